@@ -1,0 +1,33 @@
+# Vigil — developer tasks. `make test` is what CI runs (via .ci/run).
+
+SHELL := /bin/bash
+VENV  := .venv
+PY    := $(VENV)/bin/python
+VIGIL := $(VENV)/bin/vigil
+
+.DEFAULT_GOAL := help
+.PHONY: help setup run test bench clean
+
+help:
+	@echo "make setup   install Chromium/fonts if missing, create .venv, pip install -e .[test]"
+	@echo "make run     start Vigil on the bundled demo site"
+	@echo "make test    run the test suite (headless, QT_QPA_PLATFORM=offscreen)"
+	@echo "make bench   run the snapshot benchmark"
+	@echo "make clean   remove .venv and caches"
+
+setup:
+	bash scripts/setup.sh
+
+run: setup
+	$(VIGIL) run-demo
+
+test: export QT_QPA_PLATFORM = offscreen
+test: setup
+	$(PY) -m pytest -q tests
+
+bench: setup
+	$(VIGIL) bench snapshot
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist
+	find . -path ./.git -prune -o \( -name __pycache__ -o -name "*.egg-info" \) -type d -prune -exec rm -rf {} +

@@ -1,0 +1,197 @@
+"""DomSnapshot: an immutable view of one page at one moment, and its serializations."""
+
+from __future__ import annotations
+
+import time
+import urllib.parse
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from engine.errors import UnknownNodeError
+from engine.models import FORMATS, FrameInfo, PageContext, Serialization, SnapshotStats, Viewport
+from engine.snapshot.vnode import VirtualNode
+
+if TYPE_CHECKING:
+    from engine.browser.session import Tab
+
+
+class NodeRef:
+    """Where a node lives: its frame, the CDP session that reaches the frame, and the node ID the
+    page-side registry resolves to the live element (and from there to a backend node id)."""
+
+    __slots__ = ("node_id", "frame_id", "session_id")
+
+    def __init__(self, node_id: str, frame_id: str, session_id: str):
+        self.node_id, self.frame_id, self.session_id = node_id, frame_id, session_id
+
+    def __repr__(self) -> str:
+        return f"NodeRef({self.node_id!r}, frame={self.frame_id!r})"
+
+
+class DomSnapshot:
+    """The complete VirtualNode tree of a page plus lookups; never changes after creation."""
+
+    __slots__ = ("_root", "_by_id", "_nodes", "context", "frames", "stats", "taken_at", "generation",
+                 "_tab", "_cache", "_sessions", "_frozen")
+
+    @classmethod
+    def create(cls, *, tab: "Tab", main: dict, root: VirtualNode | None, by_id: dict[str, VirtualNode],
+               counts: dict, frames: list[FrameInfo], timings: dict, generation: int, truncated: bool) -> "DomSnapshot":
+        self = object.__new__(cls)
+        set_ = object.__setattr__
+        url = main.get("url", "")
+        host = urllib.parse.urlsplit(url).hostname or ""
+        ctx = PageContext(url=url, title=main.get("title", ""), domain=host,
+                          viewport=Viewport(width=int(main.get("vw", 0)), height=int(main.get("vh", 0))),
+                          scroll_x=main.get("sx", 0), scroll_y=main.get("sy", 0),
+                          page_width=main.get("sw", 0), page_height=main.get("sh", 0),
+                          device_pixel_ratio=main.get("dpr", 1) or 1)
+        nodes = tuple(root.iter()) if root is not None else ()
+        interactive = [n for n in nodes if n.interactive]
+        stats = SnapshotStats(
+            nodes=len(nodes),
+            tiers={"semantic": counts["semantic"], "non-semantic": counts["non-semantic"],
+                   "structural": counts["structural"]},
+            interactive=len(interactive),
+            visible_interactive=sum(1 for n in interactive if n.visible),
+            frames=1 + len(frames), shadow_nodes=counts["shadow"], truncated=truncated,
+            timings_ms={k: round(v, 2) for k, v in timings.items()},
+        )
+        sessions = {fid: ft.session_id for fid, ft in tab.frames.items()}
+        set_(self, "_root", root)
+        set_(self, "_by_id", MappingProxyType(by_id))
+        set_(self, "_nodes", nodes)
+        set_(self, "context", ctx)
+        set_(self, "frames", tuple(frames))
+        set_(self, "stats", stats)
+        set_(self, "taken_at", time.time())
+        set_(self, "generation", generation)
+        set_(self, "_tab", tab)
+        set_(self, "_cache", {})
+        set_(self, "_sessions", MappingProxyType(sessions))
+        set_(self, "_frozen", True)
+        return self
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError("DomSnapshot is immutable; take a new snapshot instead")
+
+    # -- lookups ---------------------------------------------------------------------------
+    @property
+    def root(self) -> VirtualNode | None:
+        return self._root
+
+    @property
+    def url(self) -> str:
+        return self.context.url
+
+    @property
+    def title(self) -> str:
+        return self.context.title
+
+    def nodes(self) -> tuple[VirtualNode, ...]:
+        """Every node, in document order (frames and shadow content in place)."""
+        return self._nodes
+
+    def interactive(self, *, visible_only: bool = False) -> list[VirtualNode]:
+        return [n for n in self._nodes if n.interactive and (n.visible or not visible_only)]
+
+    def __contains__(self, node_id: str) -> bool:
+        return node_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def get(self, node_id: str) -> VirtualNode:
+        """The node with this ID, or UnknownNodeError saying so."""
+        n = self._by_id.get(str(node_id))
+        if n is None:
+            raise UnknownNodeError(f"No node with ID {node_id!r} in this snapshot of {self.url}. Use an ID from the "
+                                   "latest snapshot.")
+        return n
+
+    @property
+    def node_map(self) -> Mapping[str, VirtualNode]:
+        return self._by_id
+
+    def ref(self, node_id: str) -> NodeRef:
+        """ID → (frame, session): the page-side registry maps the ID to the live element."""
+        n = self.get(node_id)
+        return NodeRef(n.node_id, n.frame_id, self._sessions.get(n.frame_id, ""))
+
+    def id_for(self, frame_id: str, element_node_id: str) -> str | None:
+        n = self._by_id.get(element_node_id)
+        return n.node_id if n is not None and n.frame_id == frame_id else None
+
+    async def backend_node_id(self, node_id: str) -> int:
+        """The CDP backendNodeId of a node (resolved on demand; stable for the element's life)."""
+        from engine.snapshot.resolve import backend_node_id
+        return await backend_node_id(self._tab, self.ref(node_id))
+
+    def find(self, role: str | None = None, name: str | None = None, *, exact: bool = False,
+             interactive: bool | None = None, visible: bool | None = None, tier: str | None = None,
+             text: str | None = None) -> list[VirtualNode]:
+        """Nodes matching every given filter. Names match case-insensitively, exact matches first
+        (substring matches follow unless exact=True)."""
+        want_name = name.casefold().strip() if name is not None else None
+        want_text = text.casefold() if text is not None else None
+        hits: list[tuple[int, int, VirtualNode]] = []
+        for i, n in enumerate(self._nodes):
+            if role is not None and n.role != role:
+                continue
+            if interactive is not None and n.interactive != interactive:
+                continue
+            if visible is not None and n.visible != visible:
+                continue
+            if tier is not None and n.tier != tier:
+                continue
+            if want_text is not None and want_text not in (n.text or "").casefold():
+                continue
+            rank = 0
+            if want_name is not None:
+                nm = (n.name or "").casefold()
+                if nm == want_name:
+                    rank = 0
+                elif not exact and want_name and want_name in nm:
+                    rank = 1
+                else:
+                    continue
+            hits.append((rank, i, n))
+        hits.sort(key=lambda t: (t[0], t[1]))
+        return [n for _, _, n in hits]
+
+    def new_ids_since(self, previous: "DomSnapshot | None") -> set[str]:
+        """IDs present here and not in `previous` (ID drift made visible)."""
+        if previous is None:
+            return set()
+        return set(self._by_id) - set(previous._by_id)
+
+    # -- serializations ----------------------------------------------------------------------
+    def serialize(self, fmt: str = "semantic", **options: Any) -> Serialization:
+        """`tree`, `semantic`, `skeleton` or `full` — each with a token estimate. Cached per options."""
+        if fmt not in FORMATS:
+            raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+        key = (fmt, tuple(sorted(options.items())))
+        if key in self._cache:
+            return self._cache[key]
+        from engine.snapshot.serialize import render
+        t = time.perf_counter()
+        out = render(self, fmt, **options)
+        self._cache[key] = out
+        self.stats.tokens[fmt if not options else f"{fmt}:{','.join(f'{k}={v}' for k, v in sorted(options.items()))}"] = out.tokens
+        self.stats.timings_ms[f"serialize_{fmt}"] = round((time.perf_counter() - t) * 1000, 2)
+        return out
+
+    def to_json_dict(self, fmt: str = "semantic", **options: Any) -> dict:
+        """What `vigil snapshot --json` prints: payload, stats and a flat list of every node."""
+        s = self.serialize(fmt, **options)
+        payload: Any = s.data if s.data is not None else s.text
+        return {"format": fmt, "context": self.context.model_dump(), "payload": payload,
+                "tokens": s.tokens, "stats": self.stats.model_dump(),
+                "frames": [f.model_dump() for f in self.frames],
+                "nodes": [n.to_dict() for n in self._nodes]}
+
+    def iter_frames(self) -> Iterable[FrameInfo]:
+        return iter(self.frames)
+
+    def __repr__(self) -> str:
+        return f"<DomSnapshot {self.url} nodes={len(self._nodes)} interactive={self.stats.interactive}>"

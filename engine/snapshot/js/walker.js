@@ -1,0 +1,528 @@
+// Pass 1 of a snapshot, run in one document (main world) through Runtime.callFunctionOn.
+// Walks the whole document — open and closed shadow roots included — and returns one JSON
+// string: a flat, pre-ordered list of element rows plus page facts. Child frames are not
+// entered: each iframe element is listed in `frames` and walked in its own context by Python.
+//
+// Row layout (keep in sync with engine/snapshot/capture.py):
+//   [parent, id, tag, role, name, text, value, flags, tier, x, y, w, h, ratio, extra]
+// flags: 1 rendered, 2 occluded, 4 in shadow, 8 interactive, 16 redacted, 32 listener,
+//        64 cursor-pointer, 128 focusable, 256 frame owner
+// tier:  0 structural, 1 non-semantic, 2 semantic
+// extra: 0 or {st: states, a: attributes, sc: scroll, ob: occluder id}
+function vigilWalk(KEY, opts) {
+  const t0 = performance.now();
+  let S = window[KEY];
+  if (!S) throw new Error('vigil state missing');
+  opts = opts || {};
+  const prefix = opts.prefix || '';
+  const OX = opts.ox || 0, OY = opts.oy || 0;          // offset of this document in top coordinates
+  const VW = window.innerWidth, VH = window.innerHeight;
+  // Clip of this frame's viewport, in local coordinates (parent frames may hide part of it).
+  const C0 = opts.clip ? opts.clip : [0, 0, VW, VH];
+  const MAXT = opts.maxText || 200;
+  const wf = (s) => (s && s.isWellFormed && !s.isWellFormed()) ? s.toWellFormed() : s;
+  const squash = (s) => s.replace(/\s+/g, ' ').trim();
+  const cut = (s, n) => (s.length > n ? s.slice(0, n) : s);
+
+  const IMPLICIT = {
+    a: null, area: null, article: 'article', aside: 'complementary', button: 'button',
+    datalist: 'listbox', dd: 'definition', details: 'group', dialog: 'dialog', dt: 'term',
+    fieldset: 'group', figure: 'figure', footer: null, form: 'form', h1: 'heading', h2: 'heading',
+    h3: 'heading', h4: 'heading', h5: 'heading', h6: 'heading', header: null, hr: 'separator',
+    iframe: 'iframe', img: null, input: null, li: 'listitem', main: 'main', menu: 'list', meter: 'meter',
+    nav: 'navigation', ol: 'list', optgroup: 'group', option: 'option', output: 'status',
+    p: 'paragraph', progress: 'progressbar', search: 'search', section: null, select: null,
+    summary: 'button', table: 'table', tbody: 'rowgroup', thead: 'rowgroup', tfoot: 'rowgroup',
+    td: 'cell', th: 'columnheader', tr: 'row', textarea: 'textbox', ul: 'list', label: null,
+    legend: null, caption: 'caption', blockquote: 'blockquote', code: 'code', strong: 'strong',
+    em: 'emphasis', time: 'time', mark: 'mark', video: null, audio: null, svg: null, canvas: null,
+  };
+  const INPUT_ROLE = {
+    button: 'button', submit: 'button', reset: 'button', image: 'button', checkbox: 'checkbox',
+    radio: 'radio', range: 'slider', number: 'spinbutton', search: 'searchbox', email: 'textbox',
+    tel: 'textbox', text: 'textbox', url: 'textbox', password: 'textbox', '': 'textbox',
+    date: 'textbox', 'datetime-local': 'textbox', month: 'textbox', time: 'textbox', week: 'textbox',
+    color: 'button', file: 'button', hidden: null,
+  };
+  const ARIA_ROLES = new Set(('alert alertdialog application article banner blockquote button caption cell checkbox code ' +
+    'columnheader combobox complementary contentinfo definition deletion dialog directory document emphasis feed figure ' +
+    'form generic grid gridcell group heading img insertion link list listbox listitem log main mark marquee math menu ' +
+    'menubar menuitem menuitemcheckbox menuitemradio meter navigation none note option paragraph presentation progressbar ' +
+    'radio radiogroup region row rowgroup rowheader scrollbar search searchbox separator slider spinbutton status ' +
+    'strong subscript superscript switch tab table tablist tabpanel term textbox time timer toolbar tooltip tree ' +
+    'treegrid treeitem').split(' '));
+  const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox',
+    'option', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'switch', 'slider', 'spinbutton', 'treeitem',
+    'gridcell', 'scrollbar']);
+  const NAME_FROM_CONTENT = new Set(['button', 'link', 'heading', 'cell', 'columnheader', 'rowheader', 'option', 'tab',
+    'menuitem', 'menuitemcheckbox', 'menuitemradio', 'checkbox', 'radio', 'switch', 'treeitem', 'tooltip', 'gridcell',
+    'row', 'caption', 'term']);
+  const ATOMIC = new Set(['button', 'link', 'menuitem', 'tab', 'option', 'treeitem', 'checkbox', 'radio', 'switch',
+    'slider', 'spinbutton', 'textbox', 'searchbox', 'combobox']);
+  const INLINE = new Set(['span', 'b', 'i', 'em', 'strong', 'a', 'small', 'label', 'code', 'sup', 'sub', 'mark',
+    'abbr', 'img', 'u', 's', 'q', 'cite', 'kbd', 'var', 'time', 'data', 'bdi', 'bdo', 'font', 'slot', 'svg']);
+  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base']);
+  const KEEP_ATTR = new Set(['id', 'href', 'type', 'name', 'placeholder', 'title', 'alt', 'aria-label', 'data-testid',
+    'data-test', 'data-cy', 'for', 'action', 'method', 'src', 'autocomplete', 'class', 'tabindex', 'contenteditable',
+    'onclick', 'min', 'max', 'step', 'maxlength', 'pattern', 'target', 'role']);
+  const SECRET_RX = /(^|[^a-z])(otp|one.?time|2fa|totp|mfa|passcode|pin.?code|verification.?code|security.?code)([^a-z]|$)/i;
+
+  S.lastFrames = [];
+  const ctxCache = new Map();
+  const rows = [];
+  const frames = [];
+  const fresh = [];      // [rowIndex, element] for elements seen the first time
+  const suspects = [];   // custom elements that may hide a closed shadow root we do not know yet
+  const pendingNames = []; // interactive, unnamed form controls: label hunting after the walk
+  const occCandidates = [];
+  const scrollables = [];
+  let focused = document.activeElement;
+  while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
+  if (focused && S.closed.has(focused)) { const a = S.closed.get(focused).activeElement; if (a) focused = a; }
+
+  const rootOf = (el) => el.getRootNode();
+  const byIdIn = (el, id) => {
+    const r = rootOf(el);
+    return (r.getElementById ? r.getElementById(id) : null) || document.getElementById(id);
+  };
+
+  // Text of an element's content for name-from-content roles: text, img alt, aria-label of
+  // children; hidden subtrees skipped when cheaply known.
+  function contentText(el, budget) {
+    let out = '';
+    const stack = [el];
+    let guard = 0;
+    while (stack.length && out.length < budget && guard++ < 400) {
+      const n = stack.pop();
+      if (typeof n === 'string') { out += n; continue; }
+      if (n.nodeType === 3) { out += n.data; continue; }
+      if (n.nodeType !== 1) continue;
+      if (n !== el) {
+        const t = n.localName;
+        if (SKIP.has(t) || n.hidden || n.getAttribute('aria-hidden') === 'true') continue;
+        const al = n.getAttribute('aria-label');
+        if (al) { out += al + ' '; continue; }
+        if (t === 'img') { out += (n.getAttribute('alt') || '') + ' '; continue; }
+        if (t === 'input' || t === 'select' || t === 'textarea') continue;
+      }
+      const sr = n.shadowRoot || S.closed.get(n);
+      const kids = sr ? sr.childNodes : n.childNodes;
+      const block = n !== el && !INLINE.has(n.localName);
+      if (block) { out += ' '; stack.push(' '); }
+      for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+    }
+    return squash(out);
+  }
+
+  // label[for] lookups: one query per document/shadow root, not `el.labels` (which walks the
+  // whole document on first use for every input — quadratic on big forms).
+  const labelMaps = new Map();
+  function labelsFor(el) {
+    const r = rootOf(el);
+    let m = labelMaps.get(r);
+    if (!m) {
+      m = new Map();
+      if (r.querySelectorAll) for (const l of r.querySelectorAll('label[for]')) {
+        const k = l.getAttribute('for');
+        if (!m.has(k)) m.set(k, []);
+        m.get(k).push(l);
+      }
+      labelMaps.set(r, m);
+    }
+    return el.id ? (m.get(el.id) || []) : [];
+  }
+  function labelsText(el) {
+    let s = '';
+    for (const l of labelsFor(el)) s += contentText(l, 150) + ' ';
+    if (!s.trim()) { const wrap = el.closest('label'); if (wrap) s = contentText(wrap, 150); }
+    return squash(s);
+  }
+
+  // Accessible-name computation, following the precedence of accname for what matters here.
+  function nameOf(el, tag, role) {
+    const lb = el.getAttribute('aria-labelledby');
+    if (lb) {
+      let s = '';
+      for (const id of lb.split(/\s+/)) { const r = id && byIdIn(el, id); if (r) s += contentText(r, 150) + ' '; }
+      s = squash(s);
+      if (s) return s;
+    }
+    const al = el.getAttribute('aria-label');
+    if (al && al.trim()) return squash(al);
+    if (tag === 'input' || tag === 'textarea' || tag === 'select' || tag === 'meter' || tag === 'progress') {
+      const type = tag === 'input' ? (el.getAttribute('type') || '').toLowerCase() : '';
+      if (type === 'submit' || type === 'reset' || type === 'button') {
+        const v = el.getAttribute('value');
+        return v ? squash(v) : (type === 'submit' ? 'Submit' : type === 'reset' ? 'Reset' : '');
+      }
+      if (type === 'image') return squash(el.getAttribute('alt') || el.getAttribute('value') || 'Submit');
+      const l = labelsText(el);
+      if (l) return l;
+      const t = el.getAttribute('title') || el.getAttribute('placeholder') || el.getAttribute('aria-placeholder');
+      if (t && t.trim()) return squash(t);
+      return '';   // label hunting continues after the walk
+    }
+    if (tag === 'img' || tag === 'area') return squash(el.getAttribute('alt') || el.getAttribute('title') || '');
+    if (tag === 'fieldset') { const lg = el.querySelector(':scope > legend'); if (lg) return contentText(lg, 150); }
+    if (tag === 'table') { const c = el.querySelector(':scope > caption'); if (c) return contentText(c, 150); }
+    if (tag === 'figure') { const c = el.querySelector(':scope > figcaption'); if (c) return contentText(c, 150); }
+    if (NAME_FROM_CONTENT.has(role)) {
+      const s = contentText(el, 260);
+      if (s) return s;
+    }
+    const t = el.getAttribute('title');
+    return t ? squash(t) : '';
+  }
+
+  // Label hunting for unnamed form controls: nearby preceding text, then the name attribute.
+  function huntLabel(el) {
+    let n = el, hops = 0;
+    while (n && hops < 3) {
+      let p = n.previousSibling, steps = 0;
+      while (p && steps++ < 4) {
+        if (p.nodeType === 3) { const s = squash(p.data); if (s) return s; }
+        else if (p.nodeType === 1) {
+          const t = p.localName;
+          if (t === 'input' || t === 'select' || t === 'textarea' || t === 'button') break;
+          if (!SKIP.has(t)) { const s = contentText(p, 120); if (s) return s; }
+        }
+        p = p.previousSibling;
+      }
+      n = n.parentElement; hops++;
+      if (n && (n.localName === 'form' || n.localName === 'body')) break;
+    }
+    const nm = el.getAttribute('name');
+    return nm ? nm.replace(/[_-]+/g, ' ').trim() : '';
+  }
+
+  function roleOf(el, tag) {
+    const r = el.getAttribute('role');
+    if (r) {
+      const first = r.trim().split(/\s+/)[0].toLowerCase();
+      if (ARIA_ROLES.has(first)) return [first, true];
+      return [first, false];   // an unknown role: a hint, not accessibility data
+    }
+    if (tag === 'input') {
+      const type = (el.getAttribute('type') || 'text').toLowerCase();
+      const v = INPUT_ROLE[type];
+      if (v === undefined) return ['textbox', true];
+      if ((type === 'text' || type === 'search' || type === '' || type === 'email' || type === 'tel' || type === 'url') && el.getAttribute('list')) return ['combobox', true];
+      return [v, v !== null];
+    }
+    if (tag === 'select') return [(el.multiple || el.size > 1) ? 'listbox' : 'combobox', true];
+    if (tag === 'a' || tag === 'area') return el.hasAttribute('href') ? ['link', true] : [null, false];
+    if (tag === 'img') { const alt = el.getAttribute('alt'); return alt === '' ? ['presentation', true] : ['img', true]; }
+    if (tag === 'section') return (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby')) ? ['region', true] : [null, false];
+    if (tag === 'header' || tag === 'footer') {
+      const inner = el.parentElement && el.parentElement.closest('article,aside,main,nav,section');
+      return inner ? [null, false] : [tag === 'header' ? 'banner' : 'contentinfo', true];
+    }
+    if (tag === 'svg') return el.hasAttribute('aria-label') || el.querySelector(':scope > title') ? ['img', true] : [null, false];
+    if (tag === 'th') return [el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader', true];
+    const v = IMPLICIT[tag];
+    return v ? [v, true] : [null, false];
+  }
+
+  function isSecret(el, tag) {
+    if (tag !== 'input' && tag !== 'textarea') return false;
+    const type = (el.getAttribute('type') || '').toLowerCase();
+    if (type === 'password') return true;
+    const ac = (el.getAttribute('autocomplete') || '').toLowerCase();
+    if (ac.indexOf('one-time-code') >= 0 || ac.indexOf('current-password') >= 0 || ac.indexOf('new-password') >= 0) return true;
+    const hint = (el.getAttribute('name') || '') + ' ' + (el.id || '') + ' ' + ac;
+    return SECRET_RX.test(hint);
+  }
+
+  // Walk: iterative, pre-order; a stack of [node, parentRow, clip, inShadow, parentPointer, atomicAncestor]
+  const stack = [];
+  const pushChildren = (host, parentRow, clip, inShadow, ptr, atomic, dead) => {
+    const sr = host.shadowRoot || S.closed.get(host);
+    // Shadow content first (it is what renders), then light children (slotted or fallback).
+    const kids = host.children;
+    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], parentRow, clip, inShadow, ptr, atomic, dead]);
+    if (sr) { const sk = sr.children; for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], parentRow, clip, true, ptr, atomic, dead]); }
+  };
+  const rootEl = document.documentElement;
+  if (!rootEl) return JSON.stringify({ empty: true, url: location.href, title: '', vw: VW, vh: VH });
+  stack.push([rootEl, -1, C0, false, false, false, false]);
+  let count = 0;
+  const maxNodes = opts.maxNodes || 200000;
+  while (stack.length) {
+    const [el, parent, clipIn, inShadow, parentPtr, atomicAnc, deadAnc] = stack.pop();
+    const tag = el.localName;
+    if (SKIP.has(tag)) continue;
+    if (count++ >= maxNodes) break;
+    let id = S.ids.get(el);
+    const rowIndex = rows.length;
+    if (id === undefined) fresh.push([rowIndex, el]);
+    const cs = getComputedStyle(el);
+    const display = deadAnc ? 'none' : cs.display;
+    const dead = deadAnc || display === 'none' || cs.opacity === '0';
+    const rendered = !dead && cs.visibility !== 'hidden' && cs.visibility !== 'collapse';
+    let x = 0, y = 0, w = 0, h = 0, ratio = 0;
+    let rect = null;
+    const clip = (!deadAnc && cs.position === 'fixed') ? C0 : clipIn;
+    if (display !== 'none') {
+      rect = el.getBoundingClientRect();
+      x = rect.left; y = rect.top; w = rect.width; h = rect.height;
+    }
+    let flags = rendered ? 1 : 0;
+    if (inShadow) flags |= 4;
+    // Visible ratio: the part of the box inside the clip (viewport ∩ overflow-clipping ancestors),
+    // relative to the smaller of the box and the clip (so a huge wrapper that fills the view is visible).
+    if (rendered && w > 0 && h > 0) {
+      const ix = Math.max(x, clip[0]), iy = Math.max(y, clip[1]);
+      const ax = Math.min(x + w, clip[0] + clip[2]), ay = Math.min(y + h, clip[1] + clip[3]);
+      if (ax > ix && ay > iy) {
+        const vis = (ax - ix) * (ay - iy);
+        const denom = Math.min(w * h, Math.max(1, clip[2] * clip[3]));
+        ratio = Math.min(1, vis / denom);
+      }
+    }
+    const [role, roleIsAria] = roleOf(el, tag);
+    const ptr = cs.cursor === 'pointer';
+    let tier = 0, interactive = false;
+    const listener = S.listeners.has(el);
+    if (listener) flags |= 32;
+    if (ptr && !parentPtr) flags |= 64;
+    const tabindexAttr = el.getAttribute('tabindex');
+    const ti = tabindexAttr === null ? NaN : parseInt(tabindexAttr, 10);
+    const ce = el.isContentEditable && (!el.parentElement || !el.parentElement.isContentEditable);
+    if (role && roleIsAria && role !== 'none' && role !== 'presentation' && role !== 'generic') {
+      tier = 2;
+      if (INTERACTIVE.has(role)) interactive = true;
+    }
+    let hint = false;
+    if (tier < 2) {
+      const testid = el.hasAttribute('data-testid') || el.hasAttribute('data-test') || el.hasAttribute('data-cy');
+      const onattr = el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown') || el.hasAttribute('onmouseup');
+      hint = onattr || listener || (ti >= 0) || ce || (ptr && !parentPtr) || (role && !roleIsAria);
+      if (hint || testid) { tier = 1; if (!atomicAnc) interactive = true; }
+    }
+    if (tier === 2 && ce) interactive = true;
+    if (tier === 2 && ti >= 0 && !interactive && role !== 'dialog' && role !== 'region' && role !== 'main') interactive = true;
+    if (el.disabled === true && tag !== 'fieldset') { /* still interactive in kind, marked disabled in states */ }
+    if (interactive && atomicAnc && tier < 2) interactive = false;
+    if (interactive) flags |= 8;
+    if (ti >= 0 || (el.tabIndex >= 0 && interactive)) flags |= 128;
+    let name = '';
+    let value = null;
+    if (tier > 0 || role) {
+      name = nameOf(el, tag, role || '');
+      if (!name && tier === 1) name = contentText(el, 120);
+    }
+    // Direct text of this element (its own text nodes).
+    let text = '';
+    if (tag !== 'textarea') for (let c = el.firstChild; c; c = c.nextSibling) if (c.nodeType === 3) text += c.data;
+    if (text) { text = squash(text); if (text.length > MAXT) text = text.slice(0, MAXT) + '…'; }
+    let secret = false;
+    if (tag === 'input' || tag === 'textarea' || tag === 'select') {
+      secret = isSecret(el, tag);
+      if (secret) { flags |= 16; value = null; }
+      else if (tag === 'select') {
+        const o = el.selectedOptions;
+        value = o && o.length ? Array.from(o).map((x) => squash(x.textContent || x.label || '')).join(', ') : '';
+      } else {
+        const type = (el.getAttribute('type') || '').toLowerCase();
+        if (type !== 'checkbox' && type !== 'radio' && type !== 'file' && type !== 'hidden' && type !== 'submit' && type !== 'button' && type !== 'reset' && type !== 'image') value = cut(el.value || '', 500);
+        else if (type === 'file') value = el.files && el.files.length ? Array.from(el.files).map((f) => f.name).join(', ') : '';
+      }
+    } else if (ce) {
+      value = cut(squash(el.textContent || ''), 1000);
+    }
+    // States: only the non-default ones.
+    let st = null;
+    const setSt = (k, v) => { (st || (st = {}))[k] = v; };
+    if (tier > 0 || interactive) {
+      if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true') setSt('disabled', true);
+      if (tag === 'input' && (el.type === 'checkbox' || el.type === 'radio')) { if (el.checked) setSt('checked', true); if (el.indeterminate) setSt('checked', 'mixed'); }
+      const ac = el.getAttribute('aria-checked'); if (ac === 'true') setSt('checked', true); else if (ac === 'mixed') setSt('checked', 'mixed');
+      const ae = el.getAttribute('aria-expanded'); if (ae === 'true') setSt('expanded', true); else if (ae === 'false') setSt('expanded', false);
+      if (tag === 'summary' && el.parentElement && el.parentElement.localName === 'details') setSt('expanded', !!el.parentElement.open);
+      if (tag === 'option' ? el.selected : el.getAttribute('aria-selected') === 'true') setSt('selected', true);
+      const ap = el.getAttribute('aria-pressed'); if (ap === 'true') setSt('pressed', true); else if (ap === 'mixed') setSt('pressed', 'mixed');
+      if (el.required || el.getAttribute('aria-required') === 'true') setSt('required', true);
+      if (el.readOnly === true || el.getAttribute('aria-readonly') === 'true') setSt('readonly', true);
+      if (el.getAttribute('aria-invalid') === 'true' || (el.matches && (tag === 'input' || tag === 'textarea' || tag === 'select') && el.matches(':user-invalid'))) setSt('invalid', true);
+      if (role === 'heading') { const lv = el.getAttribute('aria-level') || (tag.length === 2 && tag[0] === 'h' ? tag[1] : null); if (lv) setSt('level', +lv); }
+      if (el.getAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false') setSt('haspopup', el.getAttribute('aria-haspopup'));
+      if (tag === 'dialog' && el.open) setSt('open', true);
+      if (el.getAttribute('aria-modal') === 'true' || (tag === 'dialog' && el.matches(':modal'))) setSt('modal', true);
+      if (tag === 'input' && (el.type === 'range' || el.type === 'number')) { if (el.min) setSt('min', el.min); if (el.max) setSt('max', el.max); }
+    }
+    if (el === focused) setSt('focused', true);
+    // Attributes kept for skeleton/full output and the analyst.
+    let at = null;
+    const al = el.attributes;
+    for (let i = 0; i < al.length; i++) {
+      const a = al[i].name;
+      if (KEEP_ATTR.has(a)) (at || (at = {}))[a] = wf(cut(al[i].value, a === 'class' || a === 'href' || a === 'src' || a === 'onclick' ? 120 : 200));
+    }
+    // Scroll containers: depth and whether more content lies below.
+    let sc = null;
+    let childClip = clip;
+    if (display !== 'none' && display !== 'contents' && rect) {
+      const ov = cs.overflowY, ovx = cs.overflowX;
+      const clipsY = ov !== 'visible', clipsX = ovx !== 'visible';
+      const isDocScroller = el === document.scrollingElement;
+      if (!isDocScroller && (clipsY || clipsX)) {
+        // Children are clipped to this box (its padding box approximated by the border box).
+        const nx = Math.max(clip[0], x), ny = Math.max(clip[1], y);
+        const nx2 = Math.min(clip[0] + clip[2], x + w), ny2 = Math.min(clip[1] + clip[3], y + h);
+        childClip = [clipsX ? nx : clip[0], clipsY ? ny : clip[1], clipsX ? Math.max(0, nx2 - nx) : clip[2], clipsY ? Math.max(0, ny2 - ny) : clip[3]];
+      }
+      const scrollableY = (ov === 'auto' || ov === 'scroll' || isDocScroller) && el.scrollHeight > el.clientHeight + 4;
+      if (scrollableY && !isDocScroller) {
+        const range = el.scrollHeight - el.clientHeight;
+        sc = { d: Math.round(100 * el.scrollTop / range), m: el.scrollTop + el.clientHeight < el.scrollHeight - 4, sh: el.scrollHeight, ch: el.clientHeight };
+        scrollables.push(rowIndex);
+      }
+    }
+    if (tag === 'iframe' || tag === 'frame') {
+      flags |= 256;
+      // Content box offset, for stitching the child document into top coordinates.
+      let cx = x, cy = y, cw = w, ch = h;
+      if (rect) {
+        const bl = parseFloat(cs.borderLeftWidth) + parseFloat(cs.paddingLeft);
+        const bt = parseFloat(cs.borderTopWidth) + parseFloat(cs.paddingTop);
+        cx = x + bl; cy = y + bt; cw = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+        ch = el.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+      }
+      const vx = Math.max(cx, clip[0]), vy = Math.max(cy, clip[1]);
+      const vx2 = Math.min(cx + cw, clip[0] + clip[2]), vy2 = Math.min(cy + ch, clip[1] + clip[3]);
+      frames.push([rowIndex, cx + OX, cy + OY, cw, ch, [vx - cx, vy - cy, Math.max(0, vx2 - vx), Math.max(0, vy2 - vy)], rendered]);
+      S.lastFrames.push(el);
+    }
+    if (tag.indexOf('-') > 0 && !el.shadowRoot && !S.closed.has(el) && !S.noRoot.has(el)) suspects.push(el);
+    if (interactive && !name && (tag === 'input' || tag === 'textarea' || tag === 'select' || role === 'textbox' || role === 'combobox')) pendingNames.push([rowIndex, el]);
+    if (interactive && rendered && ratio > 0) occCandidates.push([rowIndex, el, x, y, w, h, clip]);
+    let extra = 0;
+    if (st || at || sc) { extra = {}; if (st) extra.st = st; if (at) extra.a = at; if (sc) extra.sc = sc; }
+    rows.push([parent, id === undefined ? null : id, tag, role || '', wf(name.length > 250 ? name.slice(0, 250) : name),
+      wf(text), value === null ? null : wf(value), flags, tier,
+      Math.round(x + OX), Math.round(y + OY), Math.round(w), Math.round(h),
+      Math.round(ratio * 100) / 100, extra]);
+    if (tag === 'svg' || tag === 'iframe' || tag === 'frame' || tag === 'math') continue;  // opaque subtrees
+    const atomicHere = atomicAnc || (interactive && ATOMIC.has(role || ''));
+    if (el.firstElementChild || el.shadowRoot || S.closed.has(el)) pushChildren(el, rowIndex, childClip, inShadow, ptr, atomicHere, dead);
+  }
+  const tWalk = performance.now();
+
+  // Label hunting for controls that are still unnamed.
+  for (const [ri, el] of pendingNames) rows[ri][4] = wf(cut(huntLabel(el), 250));
+
+  // Stable IDs for elements seen for the first time: a framework may have destroyed and
+  // re-created an element we knew; give it its old ID back when tag, role, name and the
+  // text of its row match — the nearest such retired ID wins, however far rows shifted.
+  let recovered = 0;
+  if (fresh.length) {
+    const retired = new Map();
+    if (S.info.size) {
+      for (const [oid, inf] of S.info) {
+        const ref = S.byId.get(oid);
+        const old = ref && ref.deref();
+        if (old && old.isConnected) continue;
+        let arr = retired.get(inf.k);
+        if (!arr) retired.set(inf.k, arr = []);
+        arr.push([oid, inf.x, inf.y]);
+      }
+    }
+    for (const [ri, el] of fresh) {
+      const row = rows[ri];
+      let nid = null;
+      if (retired.size && ((row[7] & 8) || (row[8] === 2 && row[4]))) {
+        const arr = retired.get(keyOf(el, row));
+        if (arr && arr.length) {
+          let best = 0, bd = Infinity;
+          for (let i = 0; i < arr.length; i++) {
+            const d = Math.abs(arr[i][1] - row[9]) + Math.abs(arr[i][2] - row[10]);
+            if (d < bd) { bd = d; best = i; }
+          }
+          nid = arr[best][0];
+          arr.splice(best, 1);
+          recovered++;
+        }
+      }
+      if (nid === null) { nid = prefix + S.next; S.next++; }
+      S.ids.set(el, nid);
+      S.byId.set(nid, new WeakRef(el));
+      row[1] = nid;
+    }
+  }
+  const tIds = performance.now();
+
+  // Occlusion: multi-point hit test (centre + four inset corners of the visible part).
+  let hits = 0;
+  for (const [ri, el, x, y, w, h, clip] of occCandidates) {
+    const x1 = Math.max(x, clip[0], 0), y1 = Math.max(y, clip[1], 0);
+    const x2 = Math.min(x + w, clip[0] + clip[2], VW), y2 = Math.min(y + h, clip[1] + clip[3], VH);
+    if (x2 <= x1 || y2 <= y1) continue;
+    const ix = Math.min(2, (x2 - x1) / 4), iy = Math.min(2, (y2 - y1) / 4);
+    const pts = [[(x1 + x2) / 2, (y1 + y2) / 2], [x1 + ix, y1 + iy], [x2 - ix, y1 + iy], [x1 + ix, y2 - iy], [x2 - ix, y2 - iy]];
+    const root = rootOf(el);
+    const hitter = root.elementFromPoint ? root : document;
+    let ok = 0, n = 0, blocker = null;
+    for (const [px, py] of pts) {
+      const top = hitter.elementFromPoint(px, py);
+      hits++;
+      if (!top) continue;
+      n++;
+      // A hit inside the target (or in a shadow tree hosted inside it, retargeted) is fine;
+      // so is the target's own label.
+      if (top === el || el.contains(top) || (top.localName === 'label' && top.contains(el))) { ok++; continue; }
+      if (!blocker) blocker = top;
+    }
+    if (n > 0 && ok / n < 0.5) {
+      rows[ri][7] |= 2;
+      if (blocker) {
+        // Name the covering element by its highest ancestor that does not contain the target.
+        let b = blocker;
+        while (b.parentElement && b.parentElement !== document.body && !b.parentElement.contains(el)) b = b.parentElement;
+        const ex = rows[ri][14] || (rows[ri][14] = {});
+        ex.ob = S.ids.get(b) || null;
+        ex.obd = wf(cut(b.localName + (b.id ? '#' + b.id : '') + ' "' + contentText(b, 80) + '"', 120));
+      }
+    }
+  }
+  const tOcc = performance.now();
+
+  // Remember what each non-structural node looked like, for re-creation matching next time.
+  // The key is reused while the name is unchanged (it costs a text walk of the row).
+  const newInfo = new Map();
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (!(row[7] & 8) && !(row[8] === 2 && row[4])) continue;
+    const prev = S.info.get(row[1]);
+    let k;
+    if (prev && prev.n === row[4]) k = prev.k;
+    else { const ref = S.byId.get(row[1]); const el = ref && ref.deref(); k = el ? keyOf(el, row) : ''; }
+    newInfo.set(row[1], { k: k, n: row[4], x: row[9], y: row[10] });
+  }
+  S.info = newInfo;
+  // Forget IDs of elements that are gone and were not re-created.
+  if (S.byId.size > rows.length * 2 + 1000) {
+    for (const [oid, ref] of S.byId) { const e = ref.deref(); if (!e || !e.isConnected) S.byId.delete(oid); }
+  }
+  S.suspects = suspects;
+  const tEnd = performance.now();
+  function keyOf(el, row) {
+    // tag | role | name | context: the text of the nearest row-like ancestor (or the parent).
+    let ctx = '';
+    const item = el.parentElement && el.parentElement.closest('li,tr,[role=row],[role=listitem],[role=option],article,[role=article]');
+    const c = item || el.parentElement;
+    if (c) {
+      ctx = ctxCache.get(c);
+      if (ctx === undefined) { ctx = contentText(c, 80).slice(0, 80); ctxCache.set(c, ctx); }
+    }
+    return row[2] + '|' + row[3] + '|' + row[4] + '|' + ctx;
+  }
+
+  const se = document.scrollingElement || document.documentElement;
+  return JSON.stringify({
+    url: location.href, title: wf(document.title || ''), vw: VW, vh: VH,
+    sx: window.scrollX, sy: window.scrollY, sw: se.scrollWidth, sh: se.scrollHeight,
+    dpr: window.devicePixelRatio, ver: S.ver, ready: document.readyState,
+    rows: rows, frames: frames, suspects: suspects.length, truncated: count > maxNodes,
+    t: { walk: tWalk - t0, ids: tIds - tWalk, occlusion: tOcc - tIds, info: tEnd - tOcc, hits: hits, recovered: recovered },
+  });
+}

@@ -1,0 +1,107 @@
+"""The `semantic` payload: seed 000's V3 format — minified keys, viewport pruning, atomic leaves.
+
+Only interactive nodes (and visible scroll containers) are listed; descendants of atomic
+controls (a span inside a button) were never marked interactive by the walker. Without
+`full_page=True` only nodes that pass the 2/3 visibility rule are sent.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from engine.models import Serialization
+from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
+
+if TYPE_CHECKING:
+    from engine.snapshot.dom_snapshot import DomSnapshot
+
+ROLE_MIN = {
+    "button": "btn", "link": "link", "textbox": "inp", "searchbox": "inp", "checkbox": "chk", "radio": "radio",
+    "combobox": "sel", "listbox": "sel", "menuitem": "menu", "menuitemcheckbox": "menu", "menuitemradio": "menu",
+    "tab": "tab", "option": "opt", "switch": "switch", "slider": "slider", "spinbutton": "num",
+    "clickable": "clk", "treeitem": "item", "gridcell": "cell",
+}
+
+LEGEND = """LEGEND for interactive_tree format:
+- i: element ID (use it in actions: click(i), setValue(i, "text"))
+- r: role (btn=button, inp=text input, link=link, chk=checkbox, radio=radio, sel=select/combobox,
+  menu=menu item, tab=tab, opt=option, num=number input, clk=clickable element without a role)
+- n: name or label the user sees (cut at 50 characters)
+- v: current value (inputs); password and one-time-code values are never included
+- s: states that are not default (disabled, checked, expanded, selected, focused, required, invalid)
+- xy: [x, y] centre of the element in viewport pixels
+- box: [x, y, width, height] in viewport pixels (when boxes are requested)
+- occ: true when another element covers it (a click would hit the cover)
+- scr: scroll container {depth: how far scrolled, h: true when more content is below}; scroll(i) to see more
+- f: frame number (omitted for the main page)
+Only elements at least 2/3 visible in the viewport are listed; scroll to reach others."""
+
+_STATE_ORDER = ("disabled", "checked", "expanded", "selected", "pressed", "focused", "required", "readonly", "invalid")
+
+
+def _states(st: dict) -> str | None:
+    out = []
+    for k in _STATE_ORDER:
+        v = st.get(k)
+        if v is None or v is False and k != "expanded":
+            continue
+        if k == "expanded":
+            out.append("expanded" if v else "collapsed")
+        elif v == "mixed":
+            out.append(f"{k}=mixed")
+        elif v:
+            out.append(k)
+    return ",".join(out) or None
+
+
+def serialize_semantic(snap: "DomSnapshot", *, full_page: bool = False, boxes: bool = False,
+                       max_name: int = 50) -> Serialization:
+    ctx = snap.context
+    ordinals = {f.frame_id: f.ordinal for f in snap.frames}
+    items = []
+    containers = []
+    for n in snap.nodes():
+        if not n.rendered:
+            continue
+        sc = n.scroll
+        if not (n.interactive or sc):
+            continue
+        if not (n.visible or full_page):
+            continue
+        x, y, w, h = n.bounds
+        e: dict = {"i": n.node_id, "r": ROLE_MIN.get(n.role, n.role)}
+        if n.name:
+            e["n"] = clean_text(cut(n.name, max_name))
+        if n.value:
+            e["v"] = clean_text(cut(n.value, max_name))
+        s = _states(n.states) if n.states else None
+        if s:
+            e["s"] = s
+        e["xy"] = [round(x + w / 2), round(y + h / 2)]
+        if boxes:
+            e["box"] = [round(x), round(y), round(w), round(h)]
+        if n.occluded:
+            e["occ"] = True
+        if sc:
+            e["scr"] = {"depth": sc["depth"], "h": sc["has_more"]}
+            containers.append({"id": n.node_id, "depth": sc["depth"], "hasMore": sc["has_more"]})
+        f = ordinals.get(n.frame_id, 0)
+        if f:
+            e["f"] = f
+        items.append(e)
+    payload = {
+        "mode": "semantic",
+        "url": ctx.url,
+        "title": clean_text(ctx.title),
+        "viewport": {"width": ctx.viewport.width, "height": ctx.viewport.height},
+        "scroll_position": ctx.scroll_position,
+        "interactive_tree": items,
+    }
+    if containers:
+        payload["scrollable_containers"] = containers
+    if ctx.page_height > ctx.viewport.height + 4 and not full_page:
+        payload["more_below"] = ctx.scroll_y + ctx.viewport.height < ctx.page_height - 4
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return Serialization(format="semantic", text=text, tokens=estimate_tokens(text), node_count=len(items),
+                         legend=LEGEND, data=payload)

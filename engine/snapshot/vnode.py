@@ -1,0 +1,142 @@
+"""VirtualNode: one element of the complete, 1:1 snapshot tree.
+
+A plain slotted class rather than a pydantic model: a 25k-element page builds 25k of these
+per snapshot, and validation would cost more than the whole in-page walk. Treat instances as
+read-only; the contracts that cross process or GUI boundaries live in `engine.models`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+TIERS = ("structural", "non-semantic", "semantic")
+
+# flags from the walker (see js/walker.js)
+F_RENDERED, F_OCCLUDED, F_SHADOW, F_INTERACTIVE, F_REDACTED, F_LISTENER, F_POINTER, F_FOCUSABLE, F_FRAME = (
+    1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+VISIBLE_RATIO = 2 / 3  # the 2/3 rule: a node counts as visible when this much of it is in view
+
+
+class VirtualNode:
+    __slots__ = ("node_id", "tag", "role", "name", "text", "value", "states", "bounds", "visible_ratio",
+                 "flags", "tier", "frame_id", "attrs", "scroll", "occluded_by", "occluded_by_desc",
+                 "children", "parent", "depth")
+
+    def __init__(self, node_id: str, tag: str, role: str, name: str, text: str, value: str | None,
+                 states: dict, bounds: tuple[float, float, float, float], visible_ratio: float, flags: int,
+                 tier: str, frame_id: str, attrs: dict, scroll: dict | None,
+                 occluded_by: str | None = None, occluded_by_desc: str | None = None):
+        self.node_id = node_id
+        self.tag = tag
+        self.role = role
+        self.name = name
+        self.text = text
+        self.value = value
+        self.states = states
+        self.bounds = bounds
+        self.visible_ratio = visible_ratio
+        self.flags = flags
+        self.tier = tier
+        self.frame_id = frame_id
+        self.attrs = attrs
+        self.scroll = scroll
+        self.occluded_by = occluded_by
+        self.occluded_by_desc = occluded_by_desc
+        self.children: list[VirtualNode] = []
+        self.parent: VirtualNode | None = None
+        self.depth = 0
+
+    # -- derived facts -------------------------------------------------------------------
+    @property
+    def rendered(self) -> bool:
+        """Takes part in rendering (not display:none, visibility:hidden or inside opacity:0)."""
+        return bool(self.flags & F_RENDERED)
+
+    @property
+    def visible(self) -> bool:
+        """Rendered, and at least 2/3 of it inside the viewport and every clipping ancestor."""
+        return bool(self.flags & F_RENDERED) and self.visible_ratio >= VISIBLE_RATIO - 0.005
+
+    @property
+    def occluded(self) -> bool:
+        """Covered by another element at most of the sampled points (multi-point hit test)."""
+        return bool(self.flags & F_OCCLUDED)
+
+    @property
+    def in_shadow(self) -> bool:
+        return bool(self.flags & F_SHADOW)
+
+    @property
+    def interactive(self) -> bool:
+        return bool(self.flags & F_INTERACTIVE)
+
+    @property
+    def redacted(self) -> bool:
+        """A password or one-time-code field: its value is never read."""
+        return bool(self.flags & F_REDACTED)
+
+    @property
+    def has_click_listener(self) -> bool:
+        return bool(self.flags & F_LISTENER)
+
+    @property
+    def is_frame_owner(self) -> bool:
+        return bool(self.flags & F_FRAME)
+
+    @property
+    def center(self) -> tuple[float, float]:
+        x, y, w, h = self.bounds
+        return (x + w / 2, y + h / 2)
+
+    def iter(self) -> Iterator["VirtualNode"]:
+        """Pre-order walk of this subtree (iterative: pages nest thousands deep)."""
+        stack = [self]
+        while stack:
+            n = stack.pop()
+            yield n
+            if n.children:
+                stack.extend(reversed(n.children))
+
+    def label(self) -> str:
+        """A short human description: role "name" (tag#id)."""
+        bits = [self.role or self.tag]
+        if self.name:
+            nm = self.name if len(self.name) <= 60 else self.name[:59] + "…"
+            bits.append(f'"{nm}"')
+        return " ".join(bits)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "node_id": self.node_id, "tag": self.tag, "role": self.role, "name": self.name,
+            "text": self.text, "value": self.value, "states": self.states, "bounds": list(self.bounds),
+            "visible": self.visible, "visible_ratio": self.visible_ratio, "rendered": self.rendered,
+            "occluded": self.occluded, "tier": self.tier, "interactive": self.interactive,
+            "frame_id": self.frame_id, "in_shadow": self.in_shadow, "scroll": self.scroll,
+            "parent_id": self.parent.node_id if self.parent else None,
+        }
+        if self.redacted:
+            d["redacted"] = True
+        if self.occluded_by or self.occluded_by_desc:
+            d["occluded_by"] = self.occluded_by
+            d["occluded_by_desc"] = self.occluded_by_desc
+        if self.attrs:
+            d["attrs"] = self.attrs
+        return d
+
+    def to_tree_dict(self) -> dict[str, Any]:
+        """This subtree as nested dicts (built iteratively: no recursion limit on deep pages)."""
+        root = self.to_dict()
+        stack = [(self, root)]
+        while stack:
+            node, d = stack.pop()
+            kids = []
+            for c in node.children:
+                cd = c.to_dict()
+                kids.append(cd)
+                stack.append((c, cd))
+            d["children"] = kids
+        return root
+
+    def __repr__(self) -> str:
+        return f"<VirtualNode {self.node_id} {self.label()} tier={self.tier}>"

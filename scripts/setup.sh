@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Vigil developer/CI setup: Chromium, fonts, Python venv and the package itself.
+# Idempotent and quick when everything is already in place.
+#
+# Usage: bash scripts/setup.sh [--quiet]
+set -euo pipefail
+
+QUIET=0
+for arg in "$@"; do
+  case "$arg" in
+    --quiet|-q) QUIET=1 ;;
+    -h|--help)
+      echo "usage: bash scripts/setup.sh [--quiet]"
+      exit 0 ;;
+    *)
+      echo "[setup] ERROR: unknown argument: $arg (usage: bash scripts/setup.sh [--quiet])" >&2
+      exit 2 ;;
+  esac
+done
+
+say()  { if [ "$QUIET" -eq 0 ]; then echo "[setup] $*"; fi; }
+fail() { echo "[setup] ERROR: $*" >&2; exit 1; }
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+[ -f pyproject.toml ] || fail "pyproject.toml not found in $ROOT; cannot install the vigil package."
+
+# ---------------------------------------------------------------- apt helpers
+APT_UPDATED=0
+SUDO=""
+
+apt_prepare() {
+  # Decide how to run apt-get (as root, via sudo, or not at all).
+  local pkgs="$*"
+  if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+  elif command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    fail "need Debian package(s) '$pkgs' but not root and sudo is missing. Run as root:
+    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $pkgs"
+  fi
+  command -v apt-get >/dev/null 2>&1 \
+    || fail "need package(s) '$pkgs' but apt-get is not available; install them with your system's package manager."
+}
+
+apt_install() {
+  apt_prepare "$@"
+  if [ "$APT_UPDATED" -eq 0 ]; then
+    say "apt-get update"
+    $SUDO apt-get update -qq >/dev/null || fail "apt-get update failed"
+    APT_UPDATED=1
+  fi
+  say "apt-get install -y $*"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null \
+    || fail "apt-get install $* failed. Try: ${SUDO:+sudo }env DEBIAN_FRONTEND=noninteractive apt-get install -y $*"
+}
+
+# ------------------------------------------------------------------ Chromium
+PW_ROOT="${PLAYWRIGHT_BROWSERS_PATH:-$HOME/.cache/ms-playwright}"
+
+find_playwright_chromium() {
+  local c
+  for c in "$PW_ROOT"/chromium-*/chrome-linux*/chrome; do
+    if [ -x "$c" ]; then echo "$c"; return 0; fi
+  done
+  return 1
+}
+
+if [ -n "${VIGIL_CHROMIUM:-}" ]; then
+  if [ -f "$VIGIL_CHROMIUM" ] && [ -x "$VIGIL_CHROMIUM" ]; then
+    say "chromium: \$VIGIL_CHROMIUM=$VIGIL_CHROMIUM"
+  else
+    fail "VIGIL_CHROMIUM is set to '$VIGIL_CHROMIUM' but that is not an executable file. Fix or unset VIGIL_CHROMIUM."
+  fi
+elif [ -x /usr/bin/chromium ]; then
+  say "chromium: /usr/bin/chromium"
+elif pw="$(find_playwright_chromium)"; then
+  say "chromium: $pw (Playwright)"
+else
+  say "chromium not found; installing Debian package 'chromium'"
+  apt_install chromium
+  [ -x /usr/bin/chromium ] || fail "installed 'chromium' but /usr/bin/chromium is still missing"
+  say "chromium: /usr/bin/chromium"
+fi
+
+# --------------------------------------------------------------------- fonts
+if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
+  say "DejaVu fonts missing; installing 'fonts-dejavu-core'"
+  apt_install fonts-dejavu-core
+fi
+
+# -------------------------------------------------------------------- Python
+PYTHON="${PYTHON:-python3}"
+command -v "$PYTHON" >/dev/null 2>&1 || fail "python3 not found; Vigil needs Python >= 3.11."
+"$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' \
+  || fail "Python >= 3.11 required, but $PYTHON is $("$PYTHON" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')."
+
+VENV=".venv"
+if [ ! -x "$VENV/bin/python" ] || [ ! -e "$VENV/bin/pip" ]; then
+  # Debian splits venv/ensurepip into python3-venv.
+  if ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    say "python3 -m venv unavailable; installing 'python3-venv'"
+    apt_install python3-venv
+  fi
+  say "creating virtualenv $VENV"
+  "$PYTHON" -m venv --clear "$VENV" || fail "'$PYTHON -m venv $VENV' failed"
+fi
+
+# ------------------------------------------------------------------- package
+STAMP="$VENV/.vigil-installed"
+if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
+  say "pip install -e .[test] (this can take a minute)"
+  # pip may warn about unreachable local index locations (file:///opt/pypi-more);
+  # those are harmless, so filter them out of stderr. pip's exit status is kept.
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]" \
+    2> >(grep -v "Location 'file:///opt/pypi-more" >&2) \
+    || fail "pip install -e '.[test]' failed (see output above)"
+  touch "$STAMP"
+else
+  say "package up to date ($STAMP newer than pyproject.toml)"
+fi
+
+say "ready"
