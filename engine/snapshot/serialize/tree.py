@@ -120,11 +120,11 @@ def serialize_tree(snap: "DomSnapshot", *, max_nodes: int = 1500, run_max: int =
             n, parent, depth, atomic = stack.pop()
             if not n.rendered and not include_hidden:
                 continue
-            keep = _keep(n) and not (atomic and not n.interactive)
+            kept_here = _keep(n) and not (atomic and not n.interactive)
             if n.tag == "body" or n.tag == "html":
-                keep = False
+                kept_here = False
             attach, d_depth = parent, depth
-            if keep:
+            if kept_here:
                 d = _entry(n, ordinals.get(n.frame_id, 0))
                 parent.setdefault("children", []).append(d)
                 total += 1
@@ -134,45 +134,64 @@ def serialize_tree(snap: "DomSnapshot", *, max_nodes: int = 1500, run_max: int =
             if n.children:
                 for c in reversed(n.children):
                     stack.append((c, attach, d_depth, inner_atomic))
-    # Summarize repeated siblings, then apply the node budget, both iteratively.
-    pending = [body]
-    while pending:
-        d = pending.pop()
-        kids = d.get("children")
-        if kids:
-            d["children"] = kids = _summarize(kids, run_max, keep)
-            pending.extend(kids)
+    # Over the node budget: first summarize long runs of look-alike siblings, then cut what is
+    # still over. Under the budget the tree is sent whole. Both steps are iterative.
+    summarized = 0
+    if total > max_nodes:
+        pending = [body]
+        while pending:
+            d = pending.pop()
+            kids = d.get("children")
+            if kids:
+                d["children"] = kids = _summarize(kids, run_max, keep)
+                pending.extend(kids)
+        summarized = total - _count(body)
     kept = 0
-    truncated = False
-    order: list[tuple[dict, dict | None]] = [(body, None)]
+    cut_count = 0
+    order: list[dict] = [body]
     while order:
-        d, par = order.pop()
+        d = order.pop()
         if d is not body:
             kept += 1
             if kept > max_nodes:
-                truncated = True
+                cut_count += 1 + _count(d)
                 d["_cut"] = True
                 continue
         kids = d.get("children")
         if kids:
-            for c in reversed(kids):
-                order.append((c, d))
-    if truncated:
+            order.extend(reversed(kids))
+    truncated = total > max_nodes
+    if cut_count:
         _drop_cut(body)
+    if truncated:
         body.setdefault("children", []).append(
             {"role": "truncated", "tag": "summary",
-             "text": f"Truncated after {max_nodes} nodes ({kept - max_nodes} more). Scroll, filter or raise the budget."})
+             "text": (f"Truncated: {total} nodes exceed the budget of {max_nodes}; "
+                      f"{summarized} look-alike siblings summarized, {cut_count} nodes cut. "
+                      "Scroll, filter, or ask for a larger budget.")})
+    kept = min(kept, max_nodes)
     payload = {"page": {
         "context": {"url": ctx.url, "title": clean_text(ctx.title), "domain": ctx.domain,
                     "viewport": {"width": ctx.viewport.width, "height": ctx.viewport.height},
                     "scroll_position": ctx.scroll_position},
         "body": body,
-        "meta": {"version": VERSION, "total_nodes": len(snap.nodes()), "kept_nodes": min(kept, max_nodes),
+        "meta": {"version": VERSION, "total_nodes": len(snap.nodes()), "kept_nodes": kept,
                  "truncated": truncated, "node_budget": max_nodes},
     }}
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return Serialization(format="tree", text=text, tokens=estimate_tokens(text), node_count=min(kept, max_nodes),
+    return Serialization(format="tree", text=text, tokens=estimate_tokens(text), node_count=kept,
                          truncated=truncated, data=payload)
+
+
+def _count(d: dict) -> int:
+    """Nodes below `d` (not counting `d`)."""
+    n = 0
+    stack = list(d.get("children") or ())
+    while stack:
+        c = stack.pop()
+        n += 1
+        stack.extend(c.get("children") or ())
+    return n
 
 
 def _drop_cut(body: dict) -> None:

@@ -1,0 +1,108 @@
+"""The `vigil` command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from engine.errors import VigilError
+from engine.models import FORMATS
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="vigil", description="Vigil — a supervisor for browser agents.")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+
+    s = sub.add_parser("snapshot", help="snapshot a page and print one serialization")
+    s.add_argument("url", help="http(s) URL or path to a local HTML file")
+    s.add_argument("--format", choices=FORMATS, default="semantic")
+    s.add_argument("--json", action="store_true", help="print one JSON object: payload, stats and every node")
+    s.add_argument("--full-page", action="store_true", help="do not prune to the viewport")
+    s.add_argument("--headed", action="store_true", help="show the browser window (needs a display)")
+    s.add_argument("--cdp-url", help="attach to a running browser instead of launching one")
+    s.add_argument("--timeout", type=float, default=30.0, help="seconds for loading and snapshotting (default 30)")
+    s.add_argument("--viewport", default="1280x800", help="WIDTHxHEIGHT (default 1280x800)")
+
+    b = sub.add_parser("bench", help="benchmarks")
+    bsub = b.add_subparsers(dest="bench", metavar="WHAT")
+    bs = bsub.add_parser("snapshot", help="snapshot speed and size vs Playwright's aria snapshot")
+    bs.add_argument("--sizes", default="1000,5000,25000", help="element counts (default 1000,5000,25000)")
+    bs.add_argument("--reps", type=int, default=5)
+    bs.add_argument("--json", action="store_true")
+
+    d = sub.add_parser("run-demo", help="serve the bundled demo shop and snapshot it")
+    d.add_argument("--format", choices=FORMATS, default="semantic")
+    return p
+
+
+def _viewport(text: str) -> tuple[int, int]:
+    try:
+        w, h = text.lower().split("x")
+        return int(w), int(h)
+    except ValueError:
+        raise VigilError(f"--viewport must look like 1280x800, not {text!r}.", code="BAD_ARGUMENT") from None
+
+
+async def _snapshot(args: argparse.Namespace) -> int:
+    from engine import launch
+
+    async with launch(headless=not args.headed, cdp_url=args.cdp_url, viewport=_viewport(args.viewport)) as browser:
+        tab = await browser.new_tab(args.url, timeout=args.timeout)
+        snap = await tab.snapshot(timeout=args.timeout)
+        opts = {"full_page": True} if args.full_page and args.format in ("semantic", "skeleton") else {}
+        if args.json:
+            print(json.dumps(snap.to_json_dict(args.format, **opts), ensure_ascii=False))
+        else:
+            out = snap.serialize(args.format, **opts)
+            print(out.text)
+            st = snap.stats
+            print(f"-- {args.format}: ~{out.tokens} tokens, {out.node_count} nodes | page: {st.nodes} nodes "
+                  f"(semantic {st.tiers['semantic']}, non-semantic {st.tiers['non-semantic']}, structural "
+                  f"{st.tiers['structural']}), {st.interactive} interactive, {st.frames} frame(s), "
+                  f"captured in {st.timings_ms.get('capture', 0):.0f} ms", file=sys.stderr)
+    return 0
+
+
+async def _run_demo(args: argparse.Namespace) -> int:
+    from engine import launch
+    from engine.local_server import serve_directory
+
+    with serve_directory(ASSETS / "demo") as base:
+        async with launch() as browser:
+            tab = await browser.new_tab(base + "index.html")
+            snap = await tab.snapshot()
+            out = snap.serialize(args.format)
+            print(out.text)
+            print(f"-- demo shop at {base}: {snap.stats.nodes} nodes, {snap.stats.interactive} interactive, "
+                  f"{out.tokens} tokens ({args.format}). The supervisor window arrives with the GUI.", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.cmd == "snapshot":
+            return asyncio.run(_snapshot(args))
+        if args.cmd == "bench" and args.bench == "snapshot":
+            from engine.bench import run
+            sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+            return run(sizes, args.reps, args.json)
+        if args.cmd == "run-demo":
+            return asyncio.run(_run_demo(args))
+        _parser().print_help()
+        return 2
+    except VigilError as exc:
+        print(f"vigil: {exc.code}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("vigil: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
