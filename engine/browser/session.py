@@ -283,9 +283,14 @@ class Tab:
     async def _page_version(self) -> tuple | None:
         try:
             sid, ctx = await self.context_for(self.main_frame_id, timeout=1.0)
-            r = await self.cdp.send("Runtime.evaluate", {
-                "expression": f"(()=>{{const s=window[{json.dumps(self.key)}];return s?[s.ver,scrollX,scrollY,innerWidth,innerHeight,location.href]:null}})()",
-                "contextId": ctx, "returnByValue": True}, session_id=sid, timeout=5)
+            # Scroll and resize events arrive with the next frame: let one pass (50 ms at most)
+            # so a programmatic scroll of an inner container is seen before the cache is trusted.
+            expr = ("new Promise(res => { const k = " + json.dumps(self.key) + "; const v = () => { const s = window[k]; "
+                    "return s ? [s.ver, scrollX, scrollY, innerWidth, innerHeight, location.href] : null; }; "
+                    "let done = false; const fin = () => { if (!done) { done = true; res(v()); } }; "
+                    "requestAnimationFrame(() => setTimeout(fin, 0)); setTimeout(fin, 50); })")
+            r = await self.cdp.send("Runtime.evaluate", {"expression": expr, "contextId": ctx, "returnByValue": True,
+                                                         "awaitPromise": True}, session_id=sid, timeout=5)
             v = r.get("result", {}).get("value")
             return tuple(v) if v else None
         except VigilError:
@@ -328,8 +333,14 @@ class Tab:
         if self.closed:
             return
         self.closed = True
+        # Close through CDP first: Playwright's page.close() has been seen to wait forever
+        # after a failed navigation (error page in a swapped renderer).
         with contextlib.suppress(Exception):
-            await self.page.close()
+            await self.cdp.send("Target.closeTarget", {"targetId": self.target_id}, timeout=5)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.page.close(), 5)
+        if self in self.browser.tabs:
+            self.browser.tabs.remove(self)
 
 
 def _navigation_error(url: str, exc: Exception, timeout: float) -> NavigationError:

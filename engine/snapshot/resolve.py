@@ -18,9 +18,12 @@ async def element_object(tab: "Tab", ref: "NodeRef", group: str = "vigil-action"
     Raises UnknownNodeError with code STALE when the element is gone from the page."""
     sid, ctx = await tab.context_for(ref.frame_id)
     expr = (f"(()=>{{const s=window[{json.dumps(tab.key)}];const r=s&&s.byId.get({json.dumps(ref.node_id)});"
-            "const e=r&&r.deref();return e&&e.isConnected?e:null}})()")
+            "const e=r&&r.deref();return e&&e.isConnected?e:null})()")
     r = await tab.cdp.send("Runtime.evaluate", {"expression": expr, "contextId": ctx, "objectGroup": group},
                            session_id=sid)
+    if "exceptionDetails" in r:
+        raise UnknownNodeError(f"Could not look up element {ref.node_id}: the page's document changed. "
+                               "Take a new snapshot.", code="STALE")
     oid = r.get("result", {}).get("objectId")
     if not oid:
         raise UnknownNodeError(f"Element {ref.node_id} is no longer in the page (it was removed or re-rendered). "
