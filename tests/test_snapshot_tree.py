@@ -28,6 +28,7 @@ def test_every_label_style(harness, server):
         assert names["a12"] == "Save draft"             # name from content, inline text joined
         assert names["a13"] == "Home logo"              # img alt inside a link
         assert names["a14"] == "Send it"
+        assert _by_attr_id(snap, "a15").name == "Subscribe to news"   # text after a checkbox
         sel = _by_attr_id(snap, "a9")
         assert sel.role == "combobox" and sel.value == "France"
         chk = _by_attr_id(snap, "a11")

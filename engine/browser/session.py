@@ -127,8 +127,7 @@ class Tab:
             c.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
                    session_id=sid),
         )
-        if child:
-            await c.send("Runtime.runIfWaitingForDebugger", session_id=sid)
+
 
     def _register_tree(self, node: dict, parent: str | None, sid: str) -> None:
         f = node["frame"]
@@ -221,7 +220,10 @@ class Tab:
             await self._setup_session(child, child=True)
         except VigilError as exc:
             log.debug("could not set up frame session %s: %s", fid, exc)
-            return
+        finally:
+            # The frame is paused until resumed: always resume it, even if set-up failed.
+            with contextlib.suppress(VigilError):
+                await self.cdp.send("Runtime.runIfWaitingForDebugger", session_id=child)
         ft.url = info.get("url", ft.url)
         self.invalidate()
 

@@ -62,9 +62,11 @@ function vigilWalk(KEY, opts) {
   const INLINE = new Set(['span', 'b', 'i', 'em', 'strong', 'a', 'small', 'label', 'code', 'sup', 'sub', 'mark',
     'abbr', 'img', 'u', 's', 'q', 'cite', 'kbd', 'var', 'time', 'data', 'bdi', 'bdo', 'font', 'slot', 'svg']);
   const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base']);
+  // Attributes kept for skeleton/full output and the analyst. Not class, style or src: they are
+  // most of the bytes on real pages and none of the meaning.
   const KEEP_ATTR = new Set(['id', 'href', 'type', 'name', 'placeholder', 'title', 'alt', 'aria-label', 'data-testid',
-    'data-test', 'data-cy', 'for', 'action', 'method', 'src', 'autocomplete', 'class', 'tabindex', 'contenteditable',
-    'onclick', 'min', 'max', 'step', 'maxlength', 'pattern', 'target', 'role']);
+    'data-test', 'data-cy', 'for', 'action', 'method', 'autocomplete', 'tabindex', 'contenteditable',
+    'min', 'max', 'step', 'maxlength', 'pattern', 'target', 'role']);
   const SECRET_RX = /(^|[^a-z])(otp|one.?time|2fa|totp|mfa|passcode|pin.?code|verification.?code|security.?code)([^a-z]|$)/i;
 
   S.lastFrames = [];
@@ -176,6 +178,20 @@ function vigilWalk(KEY, opts) {
 
   // Label hunting for unnamed form controls: nearby preceding text, then the name attribute.
   function huntLabel(el) {
+    // Checkboxes and radios are usually followed by their text: <input type=checkbox> Subscribe
+    const ty = (el.getAttribute('type') || '').toLowerCase();
+    if (ty === 'checkbox' || ty === 'radio') {
+      let q = el.nextSibling, steps = 0;
+      while (q && steps++ < 3) {
+        if (q.nodeType === 3) { const s = squash(q.data); if (s) return s; }
+        else if (q.nodeType === 1) {
+          const t = q.localName;
+          if (t === 'input' || t === 'select' || t === 'textarea' || t === 'button' || t === 'br') break;
+          const s = contentText(q, 120); if (s) return s;
+        }
+        q = q.nextSibling;
+      }
+    }
     let n = el, hops = 0;
     while (n && hops < 3) {
       let p = n.previousSibling, steps = 0;
@@ -356,7 +372,7 @@ function vigilWalk(KEY, opts) {
     const al = el.attributes;
     for (let i = 0; i < al.length; i++) {
       const a = al[i].name;
-      if (KEEP_ATTR.has(a)) (at || (at = {}))[a] = wf(cut(al[i].value, a === 'class' || a === 'href' || a === 'src' || a === 'onclick' ? 120 : 200));
+      if (KEEP_ATTR.has(a)) (at || (at = {}))[a] = wf(cut(al[i].value, a === 'href' ? 120 : 200));
     }
     // Scroll containers: depth and whether more content lies below.
     let sc = null;

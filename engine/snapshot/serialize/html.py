@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
 
 SKELETON_ATTRS = ("name", "type", "href", "placeholder", "aria-label", "data-testid", "title")
-FULL_ATTRS = ("id", "class", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role",
-              "data-testid", "data-test", "data-cy", "for", "action", "method", "src", "target")
+FULL_ATTRS = ("id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role",
+              "data-testid", "data-test", "data-cy", "for", "action", "method", "target")
 VOID = frozenset({"input", "img", "br", "hr", "area", "col", "embed", "source", "track", "wbr", "meta", "link"})
 
 
