@@ -170,3 +170,27 @@ def test_cli_snapshot_json_and_errors(server):
     r = subprocess.run(vigil + ["snapshot", server.url("visibility.html"), "--format", "semantic", "--full-page"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "Far below" in r.stdout and "tokens" in r.stderr
+
+
+def test_crashed_tab_is_a_clear_error(harness, server):
+    from engine.errors import TabCrashedError
+
+    async def go():
+        tab = await harness.browser.new_tab(server.url("labels.html"))
+        try:
+            await tab.snapshot()
+            try:
+                await tab.cdp.send("Page.crash", session_id=tab.session_id, timeout=5)
+            except Exception:
+                pass  # the renderer dies before it can answer
+            for _ in range(50):
+                if tab.crashed:
+                    break
+                await asyncio.sleep(0.1)
+            with pytest.raises(TabCrashedError) as e:
+                await tab.snapshot()
+            assert "crashed" in str(e.value) and "reload" in str(e.value).lower()
+        finally:
+            await tab.close()
+
+    harness.run(go(), timeout=60)
