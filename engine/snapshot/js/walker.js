@@ -83,6 +83,8 @@ function vigilWalk(KEY, opts) {
   if (focused && S.closed.has(focused)) { const a = S.closed.get(focused).activeElement; if (a) focused = a; }
 
   const rootOf = (el) => el.getRootNode();
+  // Newer pseudo-classes throw on older Chromium builds: treat that as "does not match".
+  const safeMatches = (el, sel) => { try { return el.matches(sel); } catch (e) { return false; } };
   const byIdIn = (el, id) => {
     const r = rootOf(el);
     return (r.getElementById ? r.getElementById(id) : null) || document.getElementById(id);
@@ -359,11 +361,11 @@ function vigilWalk(KEY, opts) {
       const ap = el.getAttribute('aria-pressed'); if (ap === 'true') setSt('pressed', true); else if (ap === 'mixed') setSt('pressed', 'mixed');
       if (el.required || el.getAttribute('aria-required') === 'true') setSt('required', true);
       if (el.readOnly === true || el.getAttribute('aria-readonly') === 'true') setSt('readonly', true);
-      if (el.getAttribute('aria-invalid') === 'true' || (el.matches && (tag === 'input' || tag === 'textarea' || tag === 'select') && el.matches(':user-invalid'))) setSt('invalid', true);
+      if (el.getAttribute('aria-invalid') === 'true' || ((tag === 'input' || tag === 'textarea' || tag === 'select') && safeMatches(el, ':user-invalid'))) setSt('invalid', true);
       if (role === 'heading') { const lv = el.getAttribute('aria-level') || (tag.length === 2 && tag[0] === 'h' ? tag[1] : null); if (lv) setSt('level', +lv); }
       if (el.getAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false') setSt('haspopup', el.getAttribute('aria-haspopup'));
       if (tag === 'dialog' && el.open) setSt('open', true);
-      if (el.getAttribute('aria-modal') === 'true' || (tag === 'dialog' && el.matches(':modal'))) setSt('modal', true);
+      if (el.getAttribute('aria-modal') === 'true' || (tag === 'dialog' && safeMatches(el, ':modal'))) setSt('modal', true);
       if (tag === 'input' && (el.type === 'range' || el.type === 'number')) { if (el.min) setSt('min', el.min); if (el.max) setSt('max', el.max); }
     }
     if (el === focused) setSt('focused', true);
