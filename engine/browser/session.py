@@ -312,7 +312,7 @@ class Tab:
             gen = self.generation
             snap = await capture(self, max_nodes=max_nodes, timeout=timeout)
             self._snapshot = snap
-            self._snapshot_key = await self._page_version()
+            self._snapshot_key = getattr(self, "_walk_key", None)
             self._invalid = self.generation != gen
             return snap
 

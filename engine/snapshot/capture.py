@@ -192,6 +192,9 @@ async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "D
         main_data["rows"] = []
         main_data["frames"] = []
     docs.append((main, main_data, None, None))
+    # What the page looked like to this walk: lets Tab.snapshot() reuse it while nothing changed.
+    tab._walk_key = (main_data.get("ver"), main_data.get("sx"), main_data.get("sy"), main_data.get("vw"),
+                     main_data.get("vh"), main_data.get("url"))
     frame_infos: list[FrameInfo] = []
     # Child frames, breadth first: each level walks in parallel (out-of-process frames run in
     # other renderer processes), with its offset and clip from the owner's box in the parent.
