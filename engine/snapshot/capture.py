@@ -10,6 +10,7 @@ ARIA attributes and the HTML-AAM implicit roles, following accname precedence.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import time
@@ -23,6 +24,18 @@ if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
 
 GROUP = "vigil-snapshot"
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Pause the cyclic garbage collector while allocating many short, acyclic objects."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _call_source(tab: "Tab") -> str:
@@ -55,13 +68,8 @@ async def _walk(tab: "Tab", frame_id: str, opts: dict, timeout: float) -> dict:
     raw = r["result"].get("value")
     if not isinstance(raw, str):
         raise SnapshotError("The page returned no snapshot data (the document may be replaced by a navigation).")
-    gc_was = gc.isenabled()
-    gc.disable()  # hundreds of thousands of small lists: the cyclic GC only slows this down
-    try:
+    with _no_gc():  # hundreds of thousands of small lists: the cyclic GC only slows this down
         data = json.loads(raw)
-    finally:
-        if gc_was:
-            gc.enable()
     data["_bytes"] = len(raw)
     return data
 
@@ -234,14 +242,8 @@ async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "D
         level = nxt
         depth += 1
     t_walked = time.perf_counter()
-    # Building 25k small objects: the cyclic GC would run several times over them for nothing.
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
+    with _no_gc():  # 25k small objects: the cyclic GC would run several times over them for nothing
         root, by_id, counts = _build(docs)
-    finally:
-        if gc_was:
-            gc.enable()
     t_built = time.perf_counter()
     timings["build"] = (t_built - t_walked) * 1000
     timings["capture"] = (t_built - t0) * 1000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import urllib.parse
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from engine.errors import UnknownNodeError
 from engine.models import FORMATS, FrameInfo, PageContext, Serialization, SnapshotStats, Viewport
@@ -118,10 +118,6 @@ class DomSnapshot:
         n = self.get(node_id)
         return NodeRef(n.node_id, n.frame_id, self._sessions.get(n.frame_id, ""))
 
-    def id_for(self, frame_id: str, element_node_id: str) -> str | None:
-        n = self._by_id.get(element_node_id)
-        return n.node_id if n is not None and n.frame_id == frame_id else None
-
     async def backend_node_id(self, node_id: str) -> int:
         """The CDP backendNodeId of a node (resolved on demand; stable for the element's life)."""
         from engine.snapshot.resolve import backend_node_id
@@ -189,9 +185,6 @@ class DomSnapshot:
                 "tokens": s.tokens, "stats": self.stats.model_dump(),
                 "frames": [f.model_dump() for f in self.frames],
                 "nodes": [n.to_dict() for n in self._nodes]}
-
-    def iter_frames(self) -> Iterable[FrameInfo]:
-        return iter(self.frames)
 
     def __repr__(self) -> str:
         return f"<DomSnapshot {self.url} nodes={len(self._nodes)} interactive={self.stats.interactive}>"

@@ -77,7 +77,6 @@ function vigilWalk(KEY, opts) {
   const suspects = [];   // custom elements that may hide a closed shadow root we do not know yet
   const pendingNames = []; // interactive, unnamed form controls: label hunting after the walk
   const occCandidates = [];
-  const scrollables = [];
   let focused = document.activeElement;
   while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
   if (focused && S.closed.has(focused)) { const a = S.closed.get(focused).activeElement; if (a) focused = a; }
@@ -319,7 +318,6 @@ function vigilWalk(KEY, opts) {
     }
     if (tier === 2 && ce) interactive = true;
     if (tier === 2 && ti >= 0 && !interactive && role !== 'dialog' && role !== 'region' && role !== 'main') interactive = true;
-    if (el.disabled === true && tag !== 'fieldset') { /* still interactive in kind, marked disabled in states */ }
     if (interactive && atomicAnc && tier < 2) interactive = false;
     if (interactive) flags |= 8;
     if (ti >= 0 || (el.tabIndex >= 0 && interactive)) flags |= 128;
@@ -393,7 +391,6 @@ function vigilWalk(KEY, opts) {
       if (scrollableY && !isDocScroller) {
         const range = el.scrollHeight - el.clientHeight;
         sc = { d: Math.round(100 * el.scrollTop / range), m: el.scrollTop + el.clientHeight < el.scrollHeight - 4, sh: el.scrollHeight, ch: el.clientHeight };
-        scrollables.push(rowIndex);
       }
     }
     if (tag === 'iframe' || tag === 'frame') {

@@ -28,7 +28,7 @@ def _a(name: str, value: object) -> str:
 
 
 def _skeleton_tag(n: VirtualNode) -> str:
-    tag = n.tag if n.tag in ("a", "button", "input", "select", "textarea", "option") else n.tag
+    tag = n.tag
     parts = [f"<{tag}", _a("id", n.node_id)]
     a = n.attrs
     if n.role and n.role not in ("generic", "clickable") and n.role != {"a": "link", "button": "button"}.get(n.tag):
