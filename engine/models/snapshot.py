@@ -1,4 +1,4 @@
-"""Contracts: the typed shapes that cross module, process and GUI boundaries."""
+"""Contracts of a snapshot: page context, frames, stats and serializations."""
 
 from __future__ import annotations
 

@@ -1,0 +1,204 @@
+"""Contracts of the supervised observe–act loop: plans and chat messages (seed 001 §3), proposed
+steps, approval decisions, step records and the typed events a UI subscribes to."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.models.actions import Action, ActionResult, ExpectedOutcome, PageEvent, VerificationResult
+
+TaskStatus = Literal["idle", "running", "success", "error", "interrupted"]
+StepStatus = Literal["pending", "active", "completed", "failed"]
+Policy = Literal["ask", "auto", "auto-safe"]
+POLICIES: tuple[str, ...] = ("ask", "auto", "auto-safe")
+DecisionKind = Literal["approve", "edit", "skip", "reject", "take_over", "stop"]
+LoopState = Literal["idle", "observing", "planning", "awaiting_approval", "acting", "verifying", "finished"]
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class PlanStep(BaseModel):
+    """One line of the plan stepper (seed 001 §3.2); `id` is "step_{index}"."""
+
+    id: str
+    index: int
+    description: str
+    status: StepStatus = "pending"
+    reasoning: str | None = None
+    toolType: str = "DOM"
+    expectedOutcome: str | None = None
+
+
+class Plan(BaseModel):
+    steps: list[PlanStep] = Field(default_factory=list)
+    currentStepIndex: int = 0
+    createdAt: str = Field(default_factory=_now_iso)
+
+    @classmethod
+    def from_descriptions(cls, descriptions: list[str], current: int = 0) -> "Plan":
+        steps = [PlanStep(id=f"step_{i}", index=i, description=d,
+                          status="completed" if i < current else "active" if i == current else "pending")
+                 for i, d in enumerate(descriptions)]
+        return cls(steps=steps, currentStepIndex=min(current, max(0, len(steps) - 1)))
+
+
+class ChatMessage(BaseModel):
+    messageId: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    role: Literal["user", "assistant", "system"]
+    content: str
+    timestamp: str = Field(default_factory=_now_iso)
+    sequenceNumber: int = 0
+    status: Literal["pending", "success", "error"] | None = None
+    actionString: str | None = None
+    error: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ProposedStep(BaseModel):
+    """What a planner proposes: one action, why, and what it should achieve."""
+
+    thought: str = ""
+    action: Action
+    expected_outcome: ExpectedOutcome | None = None
+    plan: list[str] | None = None          # a plan update (descriptions), when the planner has one
+    plan_index: int | None = None          # which plan step this works on
+    description: str = ""                  # the step in plain words
+    sensitive: bool = False                # the planner flags this step: always ask
+    sensitive_reason: str | None = None
+
+
+class Decision(BaseModel):
+    """A person's answer at the approval gate."""
+
+    kind: DecisionKind
+    action: Action | None = None                     # edit / take_over: the action to run instead
+    expected_outcome: ExpectedOutcome | None = None  # edit: a new expected outcome
+    reason: str | None = None                        # reject: handed back to the planner
+
+    @classmethod
+    def approve(cls) -> "Decision":
+        return cls(kind="approve")
+
+
+class ApprovalRequest(BaseModel):
+    """Everything the gate shows a person before a step runs."""
+
+    step_index: int
+    proposal: ProposedStep
+    target: dict[str, Any] | None = None  # the resolved target node: id, role, name, bounds, frame
+    summary: str                          # the step in plain words, target included
+    sensitive_reasons: list[str] = Field(default_factory=list)
+    policy: Policy = "ask"
+
+
+class StepRecord(BaseModel):
+    """One step of a run, as it happened."""
+
+    index: int
+    actor: Literal["agent", "human"] = "agent"
+    proposal: ProposedStep | None = None
+    decision: Decision | None = None
+    auto_approved: bool = False
+    action: Action | None = None       # what actually ran (after edit / take over), None if nothing ran
+    result: ActionResult | None = None
+    verification: VerificationResult | None = None
+    events: list[PageEvent] = Field(default_factory=list)
+    url_before: str = ""
+    url_after: str = ""
+    screenshot_before: str | None = None  # perceptual hash (hex)
+    screenshot_after: str | None = None
+    screenshot_distance: int | None = None
+    snapshot_nodes: int = 0
+    started_at: float = Field(default_factory=time.time)
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    status: Literal["completed", "failed", "skipped", "rejected", "stopped"] = "completed"
+    note: str = ""
+
+
+class RunResult(BaseModel):
+    task: str
+    status: TaskStatus
+    answer: str | None = None
+    reason: str | None = None
+    steps: list[StepRecord] = Field(default_factory=list)
+    plan: Plan | None = None
+    messages: list[ChatMessage] = Field(default_factory=list)
+    url: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status == "success" else 1
+
+
+# -- events ----------------------------------------------------------------------------------
+class _Event(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    at: float = Field(default_factory=time.time)
+
+
+class SnapshotTaken(_Event):
+    type: Literal["snapshot_taken"] = "snapshot_taken"
+    step_index: int
+    url: str
+    nodes: int
+    interactive: int
+    capture_ms: float
+    tokens: int | None = None
+    new_ids: list[str] = Field(default_factory=list)
+
+
+class StepProposed(_Event):
+    type: Literal["step_proposed"] = "step_proposed"
+    step_index: int
+    proposal: ProposedStep
+
+
+class AwaitingApproval(_Event):
+    type: Literal["awaiting_approval"] = "awaiting_approval"
+    request: ApprovalRequest
+
+
+class ActionDone(_Event):
+    type: Literal["action_done"] = "action_done"
+    step_index: int
+    actor: Literal["agent", "human"]
+    result: ActionResult
+
+
+class VerificationDone(_Event):
+    type: Literal["verification"] = "verification"
+    step_index: int
+    result: VerificationResult
+
+
+class PlanUpdated(_Event):
+    type: Literal["plan_updated"] = "plan_updated"
+    plan: Plan
+
+
+class MessageAdded(_Event):
+    type: Literal["message_added"] = "message_added"
+    message: ChatMessage
+
+
+class StatusChanged(_Event):
+    type: Literal["status_changed"] = "status_changed"
+    status: TaskStatus
+    state: LoopState
+    detail: str = ""
+
+
+class StepRecorded(_Event):
+    type: Literal["step_recorded"] = "step_recorded"
+    record: StepRecord
+
+
+LoopEvent = Annotated[Union[SnapshotTaken, StepProposed, AwaitingApproval, ActionDone, VerificationDone,
+                            PlanUpdated, MessageAdded, StatusChanged, StepRecorded], Field(discriminator="type")]
