@@ -4,6 +4,7 @@ for everything bulky (snapshots), with child sessions for out-of-process iframes
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -17,9 +18,11 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from engine.browser.cdp import CDPConnection
+from engine.actions.tab_actions import TabActions
 from engine.browser.discovery import BASE_FLAGS, find_chromium, running_as_root
 from engine.errors import (BrowserClosedError, BrowserLaunchError, CDPError, NavigationError,
                            TabCrashedError, VigilError)
+from engine.observe.network import NetworkMonitor
 
 log = logging.getLogger("vigil.browser")
 
@@ -73,8 +76,10 @@ class FrameTarget:
         self.cross_process = cross_process
 
 
-class Tab:
-    """One controlled page. Snapshots are cached until navigation, a document update or an action."""
+class Tab(TabActions):
+    """One controlled page. Snapshots are cached until navigation, a document update or an action.
+
+    The actions (click, type, press, select, scroll, navigate …) come from `TabActions`."""
 
     def __init__(self, browser: "Browser", page: Any, target_id: str):
         self.browser = browser
@@ -93,6 +98,10 @@ class Tab:
         self.generation = 0  # bumped on every invalidation
         self._lock = asyncio.Lock()
         self.key = browser.state_key
+        self.network = NetworkMonitor(page)
+        self.loading = False   # a main-frame navigation is under way
+        self.nav_count = 0     # main-frame navigations (new documents and same-document URL changes)
+        self.recent_snapshots: collections.deque = collections.deque(maxlen=4)  # for ghost-match recovery
 
     # -- CDP plumbing --------------------------------------------------------------------
     async def _attach(self) -> None:
@@ -106,7 +115,9 @@ class Tab:
                        ("Page.frameDetached", self._on_frame_detached),
                        ("Target.attachedToTarget", self._on_attached),
                        ("Target.detachedFromTarget", self._on_detached),
-                       ("Inspector.targetCrashed", self._on_crashed)):
+                       ("Inspector.targetCrashed", self._on_crashed),
+                       ("Page.frameStartedLoading", self._on_loading),
+                       ("Page.frameStoppedLoading", self._on_loaded)):
             c.on(ev, fn)
         res = await c.send("Target.attachToTarget", {"targetId": self.target_id, "flatten": True})
         self.session_id = res["sessionId"]
@@ -175,14 +186,26 @@ class Tab:
         if not self._mine(sid):
             return
         f = p["frame"]
+        if f["id"] == self.main_frame_id:
+            self.nav_count += 1
         ft = self.frames.get(f["id"])
         if ft is None:
             ft = self.frames[f["id"]] = FrameTarget(f["id"], sid, f.get("parentId"))
         ft.url = f.get("url", ft.url)
         self.invalidate()
 
+    def _on_loading(self, p: dict, sid: str | None) -> None:
+        if sid == self.session_id and p.get("frameId") == self.main_frame_id:
+            self.loading = True
+
+    def _on_loaded(self, p: dict, sid: str | None) -> None:
+        if sid == self.session_id and p.get("frameId") == self.main_frame_id:
+            self.loading = False
+
     def _on_same_doc_nav(self, p: dict, sid: str | None) -> None:
         if self._mine(sid):
+            if p.get("frameId") == self.main_frame_id:
+                self.nav_count += 1
             ft = self.frames.get(p.get("frameId", ""))
             if ft:
                 ft.url = p.get("url", ft.url)
@@ -312,6 +335,7 @@ class Tab:
             gen = self.generation
             snap = await capture(self, max_nodes=max_nodes, timeout=timeout)
             self._snapshot = snap
+            self.recent_snapshots.append(snap)
             self._snapshot_key = getattr(self, "_walk_key", None)
             self._invalid = self.generation != gen
             return snap

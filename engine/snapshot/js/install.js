@@ -4,6 +4,10 @@
 //   closed        : closed shadow roots, recorded by wrapping Element.prototype.attachShadow
 //   listeners     : elements given click-like listeners through addEventListener
 //   ver           : bumped on any mutation / input / scroll, so a cached snapshot can be reused
+//   muts, lastMut : count and time (Date.now) of real DOM mutations, for stability waits
+//   events        : the mutation stream — a rolling buffer of meaningful changes (toasts,
+//                   errors, fields marked invalid, elements shown or removed), caught even when
+//                   they vanish before anyone looks. Secret field values are never recorded.
 // It is idempotent: running it twice in one document changes nothing.
 (function install(KEY) {
   if (Object.prototype.hasOwnProperty.call(window, KEY)) return;
@@ -41,9 +45,152 @@
     return origRemove.call(this, type, fn, opts);
   }, origRemove);
   const bump = () => { state.ver++; };
+
+  // ---- secrets: password and one-time-code fields (shared with the walker) ----------------
+  const SECRET_RX = /(^|[^a-z])(otp|one.?time|2fa|totp|mfa|passcode|pin.?code|verification.?code|security.?code)([^a-z]|$)/i;
+  state.secret = function (el) {
+    const tag = el.localName;
+    if (tag !== 'input' && tag !== 'textarea') return false;
+    const type = (el.getAttribute('type') || '').toLowerCase();
+    if (type === 'password') return true;
+    const ac = (el.getAttribute('autocomplete') || '').toLowerCase();
+    if (ac.indexOf('one-time-code') >= 0 || ac.indexOf('current-password') >= 0 || ac.indexOf('new-password') >= 0) return true;
+    return SECRET_RX.test((el.getAttribute('name') || '') + ' ' + (el.id || '') + ' ' + ac);
+  };
+
+  // ---- mutation stream ---------------------------------------------------------------------
+  const MAX_EVENTS = 80, PER_BATCH = 8, MAX_TEXT = 160;
+  state.muts = 0; state.lastMut = Date.now();
+  const SKIP = new Set(['script', 'style', 'link', 'meta', 'noscript', 'template', 'head', 'title', 'br', 'svg', 'path']);
+  const RX = [
+    ['error', /\b(error|errors|invalid|fail(ed|ure)?|incorrect|denied|required|not valid|wrong|unable|cannot|can['\u2019]t|could ?n['\u2019]?o?t|problem|expired|rejected|forbidden|not found)\b/i],
+    ['success', /\b(success(ful(ly)?)?|saved|thank(s| you)|welcome|created|completed?|done|added|submitted|confirmed|updated|sent|approved|subscribed)\b/i],
+    ['warning', /\b(warning|caution|careful|attention|are you sure)\b/i],
+    ['loading', /\b(loading|please wait|processing|saving|submitting|searching|fetching)\b/i],
+  ];
+  const CLS = [['error', /(^|[-_ ])(error|danger|invalid|fail)/i], ['success', /(^|[-_ ])(success|ok|saved|done)([-_ ]|$)/i],
+    ['warning', /(^|[-_ ])(warn|warning|caution)/i], ['loading', /(^|[-_ ])(loading|spinner|busy|skeleton)/i]];
+  const NOTICE = /(^|[-_ ])(toast|snack|alert|notif|message|msg|flash|banner|notice|callout|feedback|status|error|success|warning)/i;
+  const squash = (t) => (t || '').replace(/\s+/g, ' ').trim();
+  const shortText = (el) => { const t = squash(el.textContent); return t.length > MAX_TEXT ? t.slice(0, MAX_TEXT) + '\u2026' : t; };
+  const classify = (el, text) => {
+    const role = el.getAttribute && (el.getAttribute('role') || '');
+    const cls = (typeof el.className === 'string' ? el.className : '') + ' ' + (el.id || '');
+    for (const [c, rx] of CLS) if (rx.test(cls)) return c;
+    if (el.getAttribute && el.getAttribute('aria-busy') === 'true') return 'loading';
+    for (const [c, rx] of RX) if (rx.test(text)) return c;
+    if (role === 'alert' || role === 'alertdialog') return 'error';
+    return null;
+  };
+  const noticeLike = (el) => {
+    const role = el.getAttribute('role') || '';
+    return role === 'alert' || role === 'status' || role === 'log' || role === 'alertdialog' || role === 'dialog' ||
+      el.hasAttribute('aria-live') || NOTICE.test((typeof el.className === 'string' ? el.className : '') + ' ' + (el.id || ''));
+  };
+  const shown = (el) => { try { return el.checkVisibility ? el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true }) : !!el.offsetParent; } catch (e) { return false; } };
+  const fieldName = (el) => squash(el.getAttribute('aria-label') || (el.labels && el.labels[0] && el.labels[0].textContent) ||
+    el.getAttribute('placeholder') || el.getAttribute('name') || el.id || el.localName).slice(0, 60);
+  const recent = new Map();  // cat|kind|text → time, to drop repeats within 1.5 s
+  const push = (cat, kind, text) => {
+    if (!text) return;
+    const now = Date.now(), k = cat + '|' + kind + '|' + text, last = recent.get(k);
+    if (last && now - last < 1500) return;
+    recent.set(k, now);
+    if (recent.size > 200) recent.clear();
+    state.events.push([now, cat, kind, text]);
+    if (state.events.length > MAX_EVENTS) state.events.splice(0, state.events.length - MAX_EVENTS);
+  };
+  state.visible = new WeakMap();  // notice-like element → was it shown when last seen
+  const onAdded = (el) => {
+    if (el.nodeType !== 1 || SKIP.has(el.localName)) return 0;
+    const text = shortText(el);
+    if (!text || (squash(el.textContent).length > 400 && !noticeLike(el))) return 0;  // a big re-render, not a message
+    if (!shown(el)) return 0;
+    const cat = classify(el, text);
+    const notice = noticeLike(el);
+    if (!cat && !notice && el.childElementCount > 3) return 0;
+    state.visible.set(el, true);
+    push(cat || (notice ? 'text' : 'element'), 'added', text);
+    return 1;
+  };
+  const onShownOrHidden = (el) => {
+    if (el.nodeType !== 1 || SKIP.has(el.localName)) return 0;
+    const now = shown(el), was = state.visible.get(el);
+    const notice = noticeLike(el);
+    if (now && was !== true && (notice || was === false)) {
+      const text = shortText(el);
+      if (!text) return 0;
+      state.visible.set(el, true);
+      push(classify(el, text) || 'text', 'shown', text);
+      return 1;
+    }
+    if (!now && was === true) {
+      state.visible.set(el, false);
+      const text = shortText(el);
+      if (text) push('element', 'hidden', text);
+      return 1;
+    }
+    if (was === undefined && notice) state.visible.set(el, now);
+    return 0;
+  };
+  const onRemoved = (el) => {
+    if (el.nodeType !== 1 || SKIP.has(el.localName)) return 0;
+    const tag = el.localName, role = el.getAttribute('role') || '';
+    if (!(tag === 'button' || tag === 'a' || role === 'button' || noticeLike(el) || state.visible.get(el) === true)) return 0;
+    const text = shortText(el);
+    if (!text || text.length > 120) return 0;
+    push('element', 'removed', (role || (tag === 'a' ? 'link' : tag)) + ' \u201c' + text + '\u201d');
+    return 1;
+  };
+  const onMutations = (records) => {
+    state.ver++; state.muts += records.length; state.lastMut = Date.now();
+    let budget = PER_BATCH;
+    for (let i = 0; i < records.length && budget > 0; i++) {
+      const m = records[i];
+      try {
+        if (m.type === 'childList') {
+          for (const n of m.addedNodes) {
+            if (budget <= 0) break;
+            if (n.nodeType === 1) budget -= onAdded(n);
+            else if (n.nodeType === 3 && m.target.nodeType === 1 && squash(n.data)) {
+              const el = m.target;
+              if (shown(el)) {
+                const text = shortText(el);
+                if (text && text.length <= MAX_TEXT) { state.visible.set(el, true); push(classify(el, text) || 'text', 'text', text); budget--; }
+              }
+            }
+          }
+          for (const n of m.removedNodes) { if (budget <= 0) break; budget -= onRemoved(n); }
+        } else if (m.type === 'attributes') {
+          const el = m.target, a = m.attributeName;
+          if (a === 'aria-invalid') {
+            if (el.getAttribute('aria-invalid') === 'true') { push('form', 'invalid', fieldName(el) + ' marked invalid'); budget--; }
+          } else if (a === 'hidden' || a === 'class' || a === 'style' || a === 'open' || a === 'aria-hidden') {
+            budget -= onShownOrHidden(el);
+          }
+        } else if (m.type === 'characterData') {
+          const el = m.target.parentElement;
+          if (el && noticeLike(el) && shown(el)) { const text = shortText(el); push(classify(el, text) || 'text', 'text', text); budget--; }
+        }
+      } catch (e) {}
+    }
+  };
   try {
-    new MutationObserver(bump).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    new MutationObserver(onMutations).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   } catch (e) {}
+  // Fields the user or the agent changed (change events only, not every keystroke).
+  origAdd.call(window, 'change', (ev) => {
+    const el = ev.target;
+    if (!el || el.nodeType !== 1) return;
+    const tag = el.localName, type = (el.getAttribute('type') || '').toLowerCase();
+    let what;
+    if (tag === 'input' && (type === 'checkbox' || type === 'radio')) what = fieldName(el) + (el.checked ? ' checked' : ' unchecked');
+    else if (tag === 'select') what = fieldName(el) + ' = ' + squash(Array.from(el.selectedOptions || []).map((o) => o.textContent).join(', ')).slice(0, 60);
+    else if (tag === 'input' && type === 'file') what = fieldName(el) + ': file chosen';
+    else if (state.secret(el)) what = fieldName(el) + ' changed (value hidden)';
+    else if (tag === 'input' || tag === 'textarea') what = fieldName(el) + ' = \u201c' + squash(el.value).slice(0, 60) + '\u201d';
+    if (what) push('form', 'changed', what);
+  }, { capture: true, passive: true });
   for (const t of ['input', 'change', 'scroll', 'focusin', 'focusout', 'resize']) {
     try { origAdd.call(window, t, bump, { capture: true, passive: true }); } catch (e) {}
   }

@@ -67,7 +67,6 @@ function vigilWalk(KEY, opts) {
   const KEEP_ATTR = new Set(['id', 'href', 'type', 'name', 'placeholder', 'title', 'alt', 'aria-label', 'data-testid',
     'data-test', 'data-cy', 'for', 'action', 'method', 'autocomplete', 'tabindex', 'contenteditable',
     'min', 'max', 'step', 'maxlength', 'pattern', 'target', 'role']);
-  const SECRET_RX = /(^|[^a-z])(otp|one.?time|2fa|totp|mfa|passcode|pin.?code|verification.?code|security.?code)([^a-z]|$)/i;
 
   S.lastFrames = [];
   const ctxCache = new Map();
@@ -240,15 +239,7 @@ function vigilWalk(KEY, opts) {
     return v ? [v, true] : [null, false];
   }
 
-  function isSecret(el, tag) {
-    if (tag !== 'input' && tag !== 'textarea') return false;
-    const type = (el.getAttribute('type') || '').toLowerCase();
-    if (type === 'password') return true;
-    const ac = (el.getAttribute('autocomplete') || '').toLowerCase();
-    if (ac.indexOf('one-time-code') >= 0 || ac.indexOf('current-password') >= 0 || ac.indexOf('new-password') >= 0) return true;
-    const hint = (el.getAttribute('name') || '') + ' ' + (el.id || '') + ' ' + ac;
-    return SECRET_RX.test(hint);
-  }
+  const isSecret = (el) => S.secret(el);
 
   // Walk: iterative, pre-order; a stack of [node, parentRow, clip, inShadow, parentPointer, atomicAncestor]
   const stack = [];

@@ -1,0 +1,72 @@
+"""Real input through CDP `Input.*` on the page's top-level session: the browser routes it to
+whichever frame (same- or out-of-process) is under the pointer or holds focus, with the event
+order a person produces (seed 002, Appendix A)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.actions.keys import KeyDef, key_def, modifier_mask, parse_chord
+
+if TYPE_CHECKING:
+    from engine.browser.session import Tab
+
+PER_KEY_LIMIT = 256  # longer text: the rest goes in one Input.insertText
+
+
+async def mouse_click(tab: "Tab", x: float, y: float, *, clicks: int = 1, button: str = "left") -> None:
+    """Move, then press and release `clicks` times (clickCount 1, 2 … as a double click does)."""
+    send = tab.cdp.send
+    sid = tab.session_id
+    await send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "none"}, session_id=sid)
+    bit = {"left": 1, "right": 2, "middle": 4}[button]
+    for n in range(1, clicks + 1):
+        await send("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x, "y": y, "button": button,
+                                                "buttons": bit, "clickCount": n}, session_id=sid)
+        await send("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x, "y": y, "button": button,
+                                                "buttons": 0, "clickCount": n}, session_id=sid)
+
+
+async def mouse_move(tab: "Tab", x: float, y: float) -> None:
+    await tab.cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "none"},
+                       session_id=tab.session_id)
+
+
+async def _key(tab: "Tab", kind: str, kd: KeyDef, modifiers: int, text: str | None) -> None:
+    p = {"type": kind, "key": kd.key, "code": kd.code, "windowsVirtualKeyCode": kd.key_code,
+         "nativeVirtualKeyCode": kd.key_code, "modifiers": modifiers}
+    if text:
+        p["text"] = text
+        p["unmodifiedText"] = text
+    await tab.cdp.send("Input.dispatchKeyEvent", p, session_id=tab.session_id)
+
+
+async def press_chord(tab: "Tab", chord: str) -> None:
+    """`Enter`, `Control+A`, `Shift+Tab` …: modifiers down, key down/up, modifiers up."""
+    mods, kd = parse_chord(chord)
+    held = 0
+    for m in mods:
+        held |= modifier_mask([m])
+        await _key(tab, "rawKeyDown", key_def(m), held, None)
+    # Text is produced only without Control/Alt/Meta (Shift alone still types).
+    produces = kd.text if not (held & 0b111) else ""
+    await _key(tab, "keyDown" if produces else "rawKeyDown", kd, held, produces or None)
+    await _key(tab, "keyUp", kd, held, None)
+    for m in reversed(mods):
+        held &= ~modifier_mask([m])
+        await _key(tab, "keyUp", key_def(m), held, None)
+
+
+async def type_text(tab: "Tab", text: str) -> None:
+    """Key events per character (keydown, keypress, input, keyup); newlines press Enter."""
+    head, tail = text[:PER_KEY_LIMIT], text[PER_KEY_LIMIT:]
+    for ch in head:
+        if ch == "\n":
+            await press_chord(tab, "Enter")
+            continue
+        kd = key_def(ch) if ch != "\r" else key_def("Enter")
+        shift = 8 if (len(ch) == 1 and ch.isalpha() and ch.isupper()) else 0
+        await _key(tab, "keyDown", kd, shift, ch)
+        await _key(tab, "keyUp", kd, shift, None)
+    if tail:
+        await tab.cdp.send("Input.insertText", {"text": tail}, session_id=tab.session_id)

@@ -1,0 +1,246 @@
+"""Sentinel verification (seed 000 §2.6.3): every action carries an expected outcome, checked
+against the state captured before it ran — so a click that "worked" but only flashed an
+"Invalid email" toast is reported as a failure, with the toast's text."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from engine.models import ExpectedOutcome, PageEvent, PageState, VerificationResult
+from engine.observe.stream import read_stream, summarize
+
+if TYPE_CHECKING:
+    from engine.browser.session import Tab
+    from engine.snapshot.dom_snapshot import DomSnapshot
+    from engine.snapshot.vnode import VirtualNode
+
+ERROR_ROLES = ("alert", "alertdialog")
+
+
+@dataclass
+class PreState:
+    url: str
+    nav_count: int
+    mutations: int
+    t_ms: float                    # epoch ms when the action began
+    snapshot: "DomSnapshot | None"
+    node_id: str | None = None
+    facts: dict = field(default_factory=dict)  # probe facts of the target before the action
+    scroll: tuple[float, float] = (0.0, 0.0)
+
+
+@dataclass
+class PostState:
+    url: str
+    nav_count: int
+    mutations: int
+    snapshot: "DomSnapshot | None"
+    events: list[PageEvent]
+    facts: dict = field(default_factory=dict)
+    scroll: tuple[float, float] = (0.0, 0.0)
+
+
+def default_expectation(action: str, node_id: str | None) -> ExpectedOutcome:
+    """Sensible outcomes when the caller gives none."""
+    if action in ("navigate", "back"):
+        return ExpectedOutcome(type="navigation")
+    if action == "type":
+        return ExpectedOutcome(type="value_changes", node_id=node_id)
+    if action == "select":
+        return ExpectedOutcome(type="value_changes", node_id=node_id)
+    if action in ("check", "uncheck"):
+        return ExpectedOutcome(type="state_changes", node_id=node_id, state="checked")
+    if action in ("click", "double_click", "scroll"):
+        return ExpectedOutcome(type="any_change")
+    return ExpectedOutcome(type="no_change")  # hover, press, wait: only look for errors
+
+
+def _visible_matches(snap: "DomSnapshot | None", text: str | None, role: str | None) -> dict[str, "VirtualNode"]:
+    if snap is None:
+        return {}
+    needle = " ".join(text.casefold().split()) if text else None
+    out = {}
+    for n in snap.nodes():
+        if not n.rendered or n.visible_ratio <= 0:
+            continue
+        if role and n.role != role:
+            continue
+        if needle is not None:
+            hay = f"{n.name or ''} {n.text or ''}".casefold()
+            if needle not in " ".join(hay.split()):
+                continue
+        elif not role:
+            continue
+        out[n.node_id] = n
+    return out
+
+
+def _error_nodes(snap: "DomSnapshot | None") -> dict[str, str]:
+    """Visible alerts and fields marked invalid: key → message."""
+    if snap is None:
+        return {}
+    out = {}
+    for n in snap.nodes():
+        if not n.rendered:
+            continue
+        if n.role in ERROR_ROLES:
+            msg = (n.name or n.text or "").strip() or _subtree_text(n)
+            if msg:
+                out[f"alert:{msg}"] = msg
+        elif n.states and n.states.get("invalid") and n.interactive:
+            out[f"invalid:{n.node_id}"] = f"{n.name or n.role} is marked invalid"
+    return out
+
+
+def _subtree_text(n: "VirtualNode", limit: int = 160) -> str:
+    parts: list[str] = []
+    for d in n.iter():
+        if d.text:
+            parts.append(d.text)
+        if sum(map(len, parts)) > limit:
+            break
+    return " ".join(parts)[:limit]
+
+
+def _node_facts(snap: "DomSnapshot | None", node_id: str | None) -> "VirtualNode | None":
+    if snap is None or node_id is None or node_id not in snap:
+        return None
+    return snap.get(node_id)
+
+
+def _check(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str | None) -> tuple[bool, str, float]:
+    """(met, what actually happened, confidence)."""
+    t = exp.type
+    url_changed = post.url != pre.url
+    navigated = post.nav_count > pre.nav_count or url_changed
+    if t == "navigation":
+        if not navigated:
+            return False, f"the page did not navigate (still {post.url})", 0.9
+        if exp.url_contains and exp.url_contains not in post.url:
+            return False, f"navigated to {post.url}, which does not contain {exp.url_contains!r}", 0.9
+        return True, (f"navigated to {post.url}" if url_changed else f"reloaded {post.url}"), 0.95
+    if t in ("element_appears", "element_disappears"):
+        node_id = exp.node_id if t == "element_disappears" else None
+        if node_id:
+            before = _node_facts(pre.snapshot, node_id)
+            after = _node_facts(post.snapshot, node_id)
+            gone = after is None or not after.rendered
+            label = f'{before.role} "{before.name}"' if before is not None and before.name else f"element {node_id}"
+            return (gone, f"{label} is gone" if gone else f"{label} is still there", 0.9)
+        what = exp.describe().split(" ", 2)[-1] if (exp.text or exp.role) else "an element"
+        pre_m = _visible_matches(pre.snapshot, exp.text, exp.role)
+        post_m = _visible_matches(post.snapshot, exp.text, exp.role)
+        if t == "element_disappears":
+            if pre_m and not post_m:
+                return True, f"{what} disappeared", 0.85
+            return False, (f"{what} is still visible" if post_m else f"{what} was not visible before the action"), 0.8
+        new = [n for k, n in post_m.items() if k not in pre_m]
+        if new:
+            n = new[0]
+            return True, f'{n.role or n.tag} "{(n.name or n.text)[:80]}" appeared', 0.9
+        needle = (exp.text or "").casefold()
+        if needle:
+            for e in post.events:
+                if e.kind in ("added", "shown", "text") and needle in e.text.casefold():
+                    return True, f"\"{e.text[:80]}\" appeared briefly ({e.category} message)", 0.8
+        if post_m:
+            return False, f"{what} was already visible before the action and nothing new appeared", 0.7
+        return False, f"{what} did not appear", 0.85
+    node_id = exp.node_id or target
+    if t == "value_changes":
+        b, a = pre.facts.get("valueFp"), post.facts.get("valueFp")
+        secret = post.facts.get("secret")
+        shown = "(value hidden)" if secret else f'"{(post.facts.get("value") or "")[:80]}"'
+        if not post.facts:
+            return False, f"element {node_id} could not be read after the action", 0.6
+        if exp.value is not None and not secret and (post.facts.get("value") or "") != exp.value:
+            return False, f'the value is {shown}, not "{exp.value}"', 0.9
+        if a == b and exp.value is None:
+            return False, f"the value did not change (still {shown})", 0.9
+        return True, f"the value is now {shown}", 0.95
+    if t == "state_changes":
+        key = exp.state or "checked"
+        b = _state(pre, node_id, key)
+        a = _state(post, node_id, key)
+        if a == b:
+            return False, f"{key} stayed {a}", 0.9
+        return True, f"{key}: {b} → {a}", 0.95
+    if t == "any_change":
+        scrolled = post.scroll != pre.scroll
+        changed = navigated or post.mutations > pre.mutations or bool(post.events) or scrolled
+        if not changed:
+            return False, "nothing on the page changed", 0.7
+        bits = [x for x, on in (("navigated", navigated), ("the DOM changed", post.mutations > pre.mutations),
+                               ("scrolled", scrolled)) if on]
+        return True, ", ".join(bits) or "the page reacted", 0.6
+    return True, "no change was required", 0.5  # no_change
+
+
+def _state(s: PreState | PostState, node_id: str | None, key: str):
+    if key == "checked" and s.facts.get("checked") is not None:
+        return s.facts["checked"]
+    n = _node_facts(s.snapshot, node_id)
+    return (n.states or {}).get(key, False) if n is not None else None
+
+
+def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str | None) -> VerificationResult:
+    met, actual, conf = _check(exp, pre, post, target)
+    verified = exp.type if met else None
+    if not met and exp.or_ is not None:
+        met2, actual2, conf2 = _check(exp.or_, pre, post, target)
+        if met2:
+            met, actual, conf, verified = True, actual2, conf2, exp.or_.type
+        else:
+            actual = f"{actual}; and {actual2}"
+    errors = [e.text for e in post.events if e.category == "error"]
+    new_err = {k: v for k, v in _error_nodes(post.snapshot).items() if k not in _error_nodes(pre.snapshot)}
+    for v in new_err.values():
+        if not any(v in e or e in v for e in errors):
+            errors.append(v)
+    successes = [e.text for e in post.events if e.category == "success"]
+    success = met
+    if met and errors and verified in ("any_change", "no_change"):
+        success, conf = False, 0.8
+        actual = f"{actual}, but an error showed"
+    if success:
+        feedback = f"Verified: {actual}."
+        if errors:
+            feedback += " Errors were also seen: " + "; ".join(f"'{e}'" for e in errors[:3]) + "."
+            conf = round(conf * 0.8, 2)
+    else:
+        feedback = f"Expected {exp.describe()}, but {actual}."
+        if errors:
+            feedback += " Error: " + "; ".join(f"'{e}'" for e in errors[:3]) + "."
+    if successes and not success:
+        feedback += " Success messages: " + "; ".join(f"'{s}'" for s in successes[:3]) + "."
+    state = PageState(url=post.url, url_changed=post.url != pre.url, dom_changed=post.mutations > pre.mutations,
+                      recent_mutations=summarize(post.events))
+    return VerificationResult(success=success, verified_outcome=verified, expected=exp, actual_outcome=actual,
+                              errors_detected=errors, success_messages=successes, page_state=state,
+                              confidence=max(0.0, min(1.0, conf)), feedback=feedback)
+
+
+async def verify(tab: "Tab", exp: ExpectedOutcome, pre: PreState, target: str | None,
+                 post_facts: Callable[[], "asyncio.Future | None"] | None = None,
+                 started: float | None = None) -> VerificationResult:
+    """Check `exp` now; while it is not met, look again every 200 ms until its timeout from `started`."""
+    started = time.monotonic() if started is None else started
+    while True:
+        post = await observe_post(tab, pre, post_facts)
+        res = evaluate(exp, pre, post, target)
+        if res.success or (time.monotonic() - started) * 1000 >= exp.timeout_ms:
+            return res
+        await asyncio.sleep(0.2)
+
+
+async def observe_post(tab: "Tab", pre: PreState, post_facts=None) -> PostState:
+    snap = await tab.snapshot()
+    reading = await read_stream(tab, pre.t_ms)
+    facts = {}
+    if post_facts is not None:
+        facts = await post_facts() or {}
+    return PostState(url=snap.url, nav_count=tab.nav_count, mutations=reading.mutations, snapshot=snap,
+                     events=reading.events(), facts=facts, scroll=(snap.context.scroll_x, snap.context.scroll_y))
