@@ -94,8 +94,10 @@ def parse_chord(chord: str) -> tuple[list[str], KeyDef]:
         mods.append(m)
     main = parts[-1].strip() if len(parts[-1].strip()) > 0 else parts[-1]
     kd = key_def(main)
-    if "Shift" in mods and len(kd.key) == 1 and kd.key.isalpha():
-        kd = KeyDef(kd.key.upper(), kd.code, kd.key_code, kd.key.upper())
+    if len(kd.key) == 1 and kd.key.isalpha() and mods:
+        # in a chord the letter is the key itself: Control+A sends "a", Shift+A sends "A"
+        ch = kd.key.upper() if "Shift" in mods else kd.key.lower()
+        kd = KeyDef(ch, kd.code, kd.key_code, ch)
     return mods, kd
 
 

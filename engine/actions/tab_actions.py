@@ -77,8 +77,11 @@ class TabActions:
                                text=text, submit=submit, clear=clear)
 
     async def press(self, key: str, node_id: str | None = None, *, expect: Any = None) -> ActionResult:
-        parse_chord(key)  # a bad key name is a caller error: fail before touching the page
         s = f'press("{key}"' + (f", {node_id})" if node_id else ")")
+        try:
+            parse_chord(key)  # a bad key name: fail before touching the page
+        except VigilError as exc:
+            return ActionResult(success=False, action=s, error_code=exc.code, message=str(exc))
         return await self._run("press", s, node_id, expect, lambda c: self._press(c, key))
 
     async def select(self, node_id: str, option: str, *, expect: Any = None) -> ActionResult:
@@ -300,6 +303,7 @@ class TabActions:
             await inp.mouse_move(self, x, y)
         verb = {0: "Hovered over", 1: "Clicked", 2: "Double-clicked"}[clicks]
         via = " (through its label)" if f.get("via") == "label" else ""
+        c.data["via"] = f.get("via")
         forced = " despite the cover (force=True)" if cover else ""
         c.message = f"{verb} {what}{via}{forced}."
 
@@ -410,7 +414,8 @@ class TabActions:
         after = await probe(self, t, "state")
         if after.get("checked") != want:
             raise ActionFailure(f"Clicked {what}, but it is still {'unchecked' if want else 'checked'}.", code="NO_EFFECT")
-        c.message = f"{'Checked' if want else 'Unchecked'} {what}."
+        via = " through its label" if c.data.get("via") == "label" else ""
+        c.message = f"{'Checked' if want else 'Unchecked'} {what}{via}."
 
     async def _scroll(self, c: _Ctx, direction: str, amount: int | None) -> None:
         if c.target is None:

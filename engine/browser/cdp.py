@@ -30,7 +30,7 @@ class CDPConnection:
         self._ws = ws
         self.url = url
         self._ids = itertools.count(1)
-        self._pending: dict[int, tuple[asyncio.Future, str]] = {}
+        self._pending: dict[int, tuple[asyncio.Future, str, str]] = {}
         self._handlers: dict[str, list[Handler]] = defaultdict(list)
         self._reader = asyncio.get_running_loop().create_task(self._read())
         self.closed = False
@@ -54,7 +54,7 @@ class CDPConnection:
             raise BrowserClosedError(f"The browser connection is closed ({self.close_reason or 'browser exited'}).")
         msg_id = next(self._ids)
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._pending[msg_id] = (fut, method)
+        self._pending[msg_id] = (fut, method, session_id or "")
         msg: dict[str, Any] = {"id": msg_id, "method": method, "params": params or {}}
         if session_id:
             msg["sessionId"] = session_id
@@ -81,7 +81,7 @@ class CDPConnection:
                     entry = self._pending.get(msg["id"])
                     if entry is None:
                         continue
-                    fut, method = entry
+                    fut, method, _sid = entry
                     if fut.done():
                         continue
                     if "error" in msg:
@@ -107,8 +107,14 @@ class CDPConnection:
             self.closed = True
             self._fail_all(self.close_reason or "closed")
 
+    def fail_session(self, session_id: str, exc_factory: Callable[[str], Exception]) -> None:
+        """Fail every command waiting on one session at once (its renderer died: no answer will come)."""
+        for fut, method, sid in list(self._pending.values()):
+            if sid == session_id and not fut.done():
+                fut.set_exception(exc_factory(method))
+
     def _fail_all(self, reason: str) -> None:
-        for fut, method in list(self._pending.values()):
+        for fut, method, _sid in list(self._pending.values()):
             if not fut.done():
                 fut.set_exception(BrowserClosedError(
                     f"The browser connection closed while waiting for {method} ({reason})."))

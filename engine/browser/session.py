@@ -265,6 +265,8 @@ class Tab(TabActions):
         if sid == self.session_id:
             self.crashed = True
             self.invalidate()
+            self.cdp.fail_session(self.session_id, lambda method: TabCrashedError(
+                f"The tab crashed (renderer process died) during {method}. Open a new tab or reload the page."))
 
     # -- frames ----------------------------------------------------------------------------
     @property

@@ -1,8 +1,8 @@
 """Stability wait: observe only once the page has settled (seed 001 §6.6).
 
-Settled means no DOM mutation in any frame for `dom_quiet_ms`, no network request in flight or
-finished within `network_quiet_ms`, and no main-frame navigation loading — all measured from
-`since` at the earliest (the end of the action), so a page gets the chance to react. Capped at
+Settled means no DOM mutation in any frame for `dom_quiet_ms` — counted from `since` at the
+earliest (the end of the action), so the page gets that long to react —, no network request in
+flight or finished within `network_quiet_ms`, and no main-frame navigation loading. Capped at
 `timeout_ms`: a page that never settles (a ticking clock, an endless spinner) costs the cap
 once per step, and the result says it did not settle.
 """
@@ -61,7 +61,7 @@ async def wait_stable(tab: "Tab", config: StabilityConfig | None = None, *, sinc
         after = time.monotonic()
         since_action = (after - since) * 1000
         dom_quiet = min(reading.quiet_ms(), since_action) if reading.frames else 0.0
-        net_quiet = min(tab.network.quiet_for() * 1000, since_action)
+        net_quiet = tab.network.quiet_for() * 1000  # idle before the action counts: the DOM window gives the page time to react
         loading = tab.loading
         ok = (bool(reading.frames) and not loading and dom_quiet >= cfg.dom_quiet_ms
               and net_quiet >= cfg.network_quiet_ms)
