@@ -27,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--cdp-url", help="attach to a running browser instead of launching one")
     s.add_argument("--timeout", type=float, default=30.0, help="seconds for loading and snapshotting (default 30)")
     s.add_argument("--viewport", default="1280x800", help="WIDTHxHEIGHT (default 1280x800)")
+    s.add_argument("--som", metavar="PATH", help="also write a Set-of-Mark PNG of the viewport (boxes and IDs)")
 
     b = sub.add_parser("bench", help="benchmarks")
     bsub = b.add_subparsers(dest="bench", metavar="WHAT")
@@ -65,6 +66,16 @@ async def _snapshot(args: argparse.Namespace) -> int:
                   f"(semantic {st.tiers['semantic']}, non-semantic {st.tiers['non-semantic']}, structural "
                   f"{st.tiers['structural']}), {st.interactive} interactive, {st.frames} frame(s), "
                   f"captured in {st.timings_ms.get('capture', 0):.0f} ms", file=sys.stderr)
+        if args.som:
+            from engine.vision import som_png
+            try:
+                res = await som_png(tab, args.som, snap)
+            except OSError as exc:
+                raise VigilError(f"Cannot write the Set-of-Mark image to {args.som}: {exc.strerror or exc}. "
+                                 "Pick a path in a writable, existing directory.", code="BAD_ARGUMENT") from None
+            occluded = sum(1 for m in res.marks if m.occluded)
+            print(f"-- set-of-mark: {len(res.marks)} marks ({occluded} covered) written to {Path(args.som).resolve()}",
+                  file=sys.stderr)
     return 0
 
 

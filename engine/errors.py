@@ -64,3 +64,21 @@ class CDPError(VigilError):
         return any(s in text for s in ("context was destroyed", "cannot find context", "no frame",
                                         "target closed", "session with given id not found",
                                         "inspected target navigated", "cannot find default execution context"))
+
+
+class ScreenshotError(VigilError):
+    """A screenshot could not be taken (the page did not paint, or the capture command failed)."""
+
+    code = "SCREENSHOT_FAILED"
+
+
+class ScriptError(VigilError):
+    """A scripted plan could not be read; the message names the step and the problem."""
+
+    code = "BAD_SCRIPT"
+
+
+class ActionStringError(VigilError):
+    """An action string such as `click(12)` could not be parsed."""
+
+    code = "BAD_ACTION"

@@ -1,0 +1,171 @@
+"""Viewport screenshots for the model, with a perceptual hash so an unchanged view is not resent.
+
+The payload sent to a model is a JPEG at most 1024 px wide (quality 70), scaled by the browser
+itself (`Page.captureScreenshot` with a scaled clip), so no full-size image is decoded and
+resized in Python on the hot path. Each shot carries a 256-bit perceptual hash (pHash, 16×16
+DCT) and `ScreenshotTracker` decides from it whether a new shot is worth sending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import time
+
+import imagehash
+from PIL import Image
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.errors import CDPError, ScreenshotError
+
+HASH_SIZE = 16
+"""pHash side: 16 gives a 256-bit hash (64 hex digits). The default 8×8 (64 bits) was measured
+too coarse: a small "Saved" toast moved it by only 4 bits, the same as a focus ring."""
+
+UNCHANGED_THRESHOLD = 5
+"""Two shots whose pHashes differ by at most this many bits (of 256) count as the same picture.
+
+Measured on the demo shop (assets/demo, 1280×800 viewport, JPEG payload 1024×640, q70):
+  identical page captured twice ........ 0     page reloaded, same pixels ...... 0
+  list re-rendered (innerHTML = itself)  0     search box text typed ........... 2
+  link hover (underline) ............... 6     input focused (ring + caret) .... 10
+  toast "Saved" shown .................. 22    toast with a sentence shown ..... 30
+  cookie banner hidden ................. 46    scrolled by 50 / 200 / 400 px ... 114 / 112 / 82
+  big red block over the page .......... 78
+Re-renders of the same pixels stay at 0 and the smallest visible toast is at 22, so 5 leaves a
+wide margin on both sides; a few typed characters (≤ 2) are treated as unchanged — the DOM
+snapshot, not the picture, is what carries field values."""
+
+
+class Screenshot(BaseModel):
+    """One viewport capture: the JPEG payload for a model plus the facts needed to map it."""
+
+    model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
+
+    jpeg: bytes = Field(repr=False)
+    width: int  # of the JPEG, in image px
+    height: int
+    css_width: int  # viewport, in CSS px
+    css_height: int
+    scale: float  # JPEG px per CSS px
+    phash: str  # hex pHash of the JPEG (HASH_SIZE² bits)
+    taken_at: float
+    png: bytes | None = Field(default=None, repr=False)  # full resolution (device px), only with full=True
+
+    def image(self) -> Image.Image:
+        """The JPEG payload decoded as a Pillow image."""
+        img = Image.open(io.BytesIO(self.jpeg))
+        img.load()
+        return img
+
+    def data_url(self) -> str:
+        """`data:image/jpeg;base64,…` for embedding in HTML or a model message."""
+        return "data:image/jpeg;base64," + base64.b64encode(self.jpeg).decode("ascii")
+
+
+def phash_of(img: Image.Image) -> str:
+    """The hex pHash Vigil uses everywhere (HASH_SIZE × HASH_SIZE bits)."""
+    return str(imagehash.phash(img, hash_size=HASH_SIZE))
+
+
+def hash_distance(a: str, b: str) -> int:
+    """Hamming distance (differing bits) between two hex pHashes of the same size."""
+    if len(a) != len(b):
+        raise ValueError(f"Cannot compare pHashes of different sizes ({len(a) * 4} and {len(b) * 4} bits).")
+    return (int(a, 16) ^ int(b, 16)).bit_count()
+
+
+class ScreenshotTracker:
+    """Remembers the last screenshot that was sent and says whether a new one is worth sending."""
+
+    def __init__(self, threshold: int = UNCHANGED_THRESHOLD):
+        self.threshold = threshold
+        self.last_sent: Screenshot | None = None
+
+    @staticmethod
+    def distance(a: Screenshot | str, b: Screenshot | str) -> int:
+        """Hamming distance between two shots (or their hex pHashes)."""
+        return hash_distance(a if isinstance(a, str) else a.phash, b if isinstance(b, str) else b.phash)
+
+    def should_send(self, shot: Screenshot) -> bool:
+        """True for the first shot and for any shot that differs visibly from the last one sent."""
+        return self.last_sent is None or self.distance(self.last_sent, shot) > self.threshold
+
+    def mark_sent(self, shot: Screenshot) -> None:
+        self.last_sent = shot
+
+
+async def _viewport(tab, timeout: float) -> tuple[dict, float]:
+    """The visual viewport (CSS px, page coordinates) and the device pixel ratio."""
+    metrics, dpr = await asyncio.gather(
+        tab.cdp.send("Page.getLayoutMetrics", session_id=tab.session_id, timeout=timeout),
+        tab.cdp.send("Runtime.evaluate", {"expression": "window.devicePixelRatio", "returnByValue": True},
+                     session_id=tab.session_id, timeout=timeout),
+        return_exceptions=True)
+    if isinstance(metrics, BaseException):
+        raise metrics
+    vv = metrics.get("cssVisualViewport") or metrics["visualViewport"]
+    ratio = 1.0
+    if isinstance(dpr, dict):
+        ratio = float(dpr.get("result", {}).get("value") or 1.0)
+    return vv, ratio
+
+
+async def grab_viewport(tab, *, fmt: str, css_scale: float | None = None, max_width: int | None = None,
+                        quality: int = 70, timeout: float = 10) -> tuple[bytes, dict]:
+    """Raw capture of what is on screen: `fmt` "jpeg" or "png", either at `css_scale` image px per
+    CSS px, or (with `max_width`) at device resolution shrunk to fit that width. Returns the
+    encoded bytes and the viewport dict (pageX/pageY/clientWidth/clientHeight in CSS px)."""
+    tab.check_alive()
+    try:
+        vv, dpr = await _viewport(tab, timeout)
+        css_w, css_h = float(vv["clientWidth"]), float(vv["clientHeight"])
+        if css_w < 1 or css_h < 1:
+            raise ScreenshotError(f"The viewport is {css_w:.0f}×{css_h:.0f} CSS px: nothing to capture. "
+                                  "Give the browser window a size (viewport=(1280, 800)).")
+        if css_scale is None:
+            css_scale = dpr if max_width is None else min(dpr, max_width / css_w)
+        params: dict = {"format": fmt, "captureBeyondViewport": False, "fromSurface": True,
+                        # clip.scale multiplies device pixels: divide by the ratio to get image px per CSS px
+                        "clip": {"x": vv["pageX"], "y": vv["pageY"], "width": css_w, "height": css_h,
+                                 "scale": css_scale / dpr}}
+        if fmt == "jpeg":
+            params["quality"] = quality
+        res = await tab.cdp.send("Page.captureScreenshot", params, session_id=tab.session_id, timeout=timeout)
+    except CDPError as exc:
+        tab.check_alive()  # a crash or close mid-capture surfaces as its own error
+        if exc.code == "TIMEOUT":
+            raise ScreenshotError(f"The page did not paint a screenshot within {timeout:.0f} s (it may be busy "
+                                  "or hung). Wait for it to settle, or raise the timeout.") from None
+        raise ScreenshotError(f"Could not capture the page: {exc.detail}. Take a new snapshot and retry; if it "
+                              "keeps failing, reload the tab.") from None
+    return base64.b64decode(res["data"]), vv
+
+
+async def capture_screenshot(tab, *, max_width: int = 1024, quality: int = 70, full: bool = False,
+                             timeout: float = 10) -> Screenshot:
+    """Capture the viewport as a ≤ `max_width` JPEG payload with its pHash.
+
+    With `full=True` one full-resolution PNG (device px) is captured and the JPEG is made from
+    that same frame, so both always show the same moment."""
+    if full:
+        png, vv = await grab_viewport(tab, fmt="png", timeout=timeout)
+        img = Image.open(io.BytesIO(png))
+    else:
+        png = None
+        data, vv = await grab_viewport(tab, fmt="jpeg", max_width=max_width, quality=quality, timeout=timeout)
+        img = Image.open(io.BytesIO(data))
+    img.load()
+    reencode = full or img.width > max_width  # the browser rounds: never send more than asked
+    if img.width > max_width:
+        img = img.resize((max_width, max(1, round(img.height * max_width / img.width))), Image.Resampling.LANCZOS)
+    if reencode:
+        buf = io.BytesIO()
+        img.convert("RGB").save(buf, "JPEG", quality=quality, optimize=True)
+        data = buf.getvalue()
+        img = Image.open(io.BytesIO(data))  # hash what is sent
+    css_w = float(vv["clientWidth"])
+    return Screenshot(jpeg=data, width=img.width, height=img.height, css_width=round(css_w),
+                      css_height=round(float(vv["clientHeight"])), scale=img.width / css_w,
+                      phash=phash_of(img), taken_at=time.time(), png=png)
