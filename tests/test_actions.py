@@ -269,3 +269,20 @@ def test_bad_input_gives_clear_results(server, harness):
             await crash
         assert not r.success and r.error_code == "TAB_CRASHED" and "crashed" in r.message
     harness.page(server.url("actions.html"), go)
+
+
+def test_cover_in_the_parent_document_hides_frame_content(server, harness):
+    async def go(tab):
+        await tab.wait_stable()
+        snap = await tab.snapshot()
+        button = snap.find("button", "Frame button")[0]
+        assert button.frame_id != tab.main_frame_id
+        assert button.occluded and "div#modal" in (button.occluded_by_desc or ""), "the snapshot sees the cover"
+        r = await tab.click(button.node_id)
+        assert not r.success and r.error_code == "OCCLUDED" and "Please sign in" in r.message, r.message
+        close = snap.find("button", "Close")[0].node_id
+        assert (await tab.click(close)).success
+        r = await tab.click(button.node_id)
+        assert r.success, r.message
+        assert (await tab.snapshot()).find(text="clicked")
+    harness.page(server.url("frame_overlay.html"), go)

@@ -90,6 +90,50 @@ async def _element_objects(tab: "Tab", frame_id: str, expr: str) -> list[str]:
     return [o for _, o in sorted(out)]
 
 
+_FRAME_OCC = """function(KEY, idx, pts) {
+  const S = window[KEY], f = S && S.lastFrames[idx];
+  if (!f) return [];
+  const squash = (t) => (t || '').replace(/\\s+/g, ' ').trim();
+  return pts.map(([x, y]) => {
+    let h = document.elementFromPoint(x, y);
+    while (h && (h.shadowRoot || S.closed.get(h))) { const d = (h.shadowRoot || S.closed.get(h)).elementFromPoint(x, y); if (!d || d === h) break; h = d; }
+    if (!h || h === f) return null;
+    let id = null;
+    for (let n = h; n; n = n.parentNode || n.host) if (n.nodeType === 1 && S.ids.has(n)) { id = S.ids.get(n); break; }
+    return [id, (h.localName + (h.id ? '#' + h.id : '') + ' "' + squash(h.textContent).slice(0, 80) + '"').slice(0, 120)];
+  });
+}"""
+
+
+async def _occlusion_across_frames(tab: "Tab", parent: str, index: int, child: dict, offset: tuple[float, float],
+                                   view: tuple[float, float]) -> None:
+    """Mark a child frame's controls occluded when something in the parent document (a cookie
+    banner, a modal) covers that part of the <iframe> — the frame's own walk cannot see it."""
+    rows = child.get("rows") or []
+    todo = [r for r in rows if r[7] & 8 and r[7] & 1 and not r[7] & 2 and r[13] > 0 and r[11] > 0 and r[12] > 0]
+    if not todo:
+        return
+    vw, vh = view
+    pts = []
+    for r in todo:  # the centre of the part inside the top-level viewport, in the parent's coordinates
+        x1, y1 = max(r[9], 0), max(r[10], 0)
+        x2, y2 = min(r[9] + r[11], vw), min(r[10] + r[12], vh)
+        pts.append([(x1 + max(x1, x2)) / 2 - offset[0], (y1 + max(y1, y2)) / 2 - offset[1]])
+    try:
+        sid, ctx = await tab.context_for(parent, timeout=1.0)
+        res = await tab.cdp.send("Runtime.callFunctionOn", {
+            "functionDeclaration": _FRAME_OCC, "executionContextId": ctx, "returnByValue": True,
+            "arguments": [{"value": tab.key}, {"value": index}, {"value": pts}]}, session_id=sid, timeout=5)
+    except VigilError:
+        return  # the frame is still walked; only this refinement is lost
+    for row, cover in zip(todo, res.get("result", {}).get("value") or []):
+        if cover:
+            row[7] |= 2
+            ex = row[14] if row[14] else {}
+            ex["ob"], ex["obd"] = cover
+            row[14] = ex
+
+
 async def _frame_ids_of_owners(tab: "Tab", frame_id: str) -> list[str | None]:
     sid, _ = await tab.context_for(frame_id)
     objs = await _element_objects(tab, frame_id, f"window[{json.dumps(tab.key)}].lastFrames")
@@ -208,6 +252,9 @@ async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "D
     # other renderer processes), with its offset and clip from the owner's box in the parent.
     level = [(main, main_data)]
     depth = 0
+    offsets: dict[str, tuple[float, float]] = {main: (0.0, 0.0)}  # each document's offset in top coordinates
+    owner_index: dict[tuple[str, str], int] = {}  # (parent frame, owner node id) → index in that walk's frames
+    occ_jobs: list[tuple[str, int, dict, tuple[float, float]]] = []
     while level and depth < 8:
         nxt = []
         tasks = []
@@ -215,8 +262,9 @@ async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "D
             if not data.get("frames"):
                 continue
             owners = await _frame_ids_of_owners(tab, fid)
-            for entry, child_id in zip(data["frames"], owners):
+            for k, (entry, child_id) in enumerate(zip(data["frames"], owners)):
                 row_idx, ox, oy, cw, ch, clip, rendered = entry
+                owner_index[(fid, data["rows"][row_idx][1])] = k
                 if not child_id or child_id not in tab.frames:
                     continue
                 owner_row = data["rows"][row_idx]
@@ -235,12 +283,17 @@ async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "D
                     continue
                 raise res
             docs.append((cid, res, pfid, owner_row[1]))
+            occ_jobs.append((pfid, owner_index[(pfid, owner_row[1])], res, offsets.get(pfid, (0.0, 0.0))))
+            offsets[cid] = (co["ox"], co["oy"])
             frame_infos.append(FrameInfo(frame_id=cid, ordinal=ordinal, url=res.get("url", ""), parent_frame_id=pfid,
                                          owner_node_id=owner_row[1], cross_process=bool(ft and ft.cross_process),
                                          offset=(co["ox"], co["oy"])))
             nxt.append((cid, res))
         level = nxt
         depth += 1
+    if occ_jobs:
+        view = (main_data.get("vw") or 0, main_data.get("vh") or 0)
+        await asyncio.gather(*(_occlusion_across_frames(tab, *job, view) for job in occ_jobs))
     t_walked = time.perf_counter()
     with _no_gc():  # 25k small objects: the cyclic GC would run several times over them for nothing
         root, by_id, counts = _build(docs)
