@@ -36,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     bs.add_argument("--reps", type=int, default=5)
     bs.add_argument("--json", action="store_true")
 
+    from engine.loop.cli_run import add_run_parser
+    add_run_parser(sub)
+
     d = sub.add_parser("run-demo", help="serve the bundled demo shop and snapshot it")
     d.add_argument("--format", choices=FORMATS, default="semantic")
     return p
@@ -103,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
             from engine.bench import run
             sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
             return run(sizes, args.reps, args.json)
+        if args.cmd == "run":
+            from engine.loop.cli_run import run_command
+            return asyncio.run(run_command(args))
         if args.cmd == "run-demo":
             return asyncio.run(_run_demo(args))
         _parser().print_help()

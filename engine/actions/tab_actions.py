@@ -17,7 +17,7 @@ from engine.actions.heal import Ghost, ghost_match
 from engine.actions.keys import parse_chord
 from engine.actions.locate import (PROBE, ActionFailure, Target, call_on, cover_message, describe, probe, release,
                                    resolve, scroll_into_view, to_top_level)
-from engine.errors import NavigationError, UnknownNodeError, VigilError
+from engine.errors import BrowserClosedError, NavigationError, TabCrashedError, UnknownNodeError, VigilError
 from engine.models import NODE_ACTIONS, Action, ActionResult, ExpectedOutcome, PageEvent
 from engine.observe.sentinel import PreState, default_expectation, verify
 from engine.observe.stability import StabilityConfig, StabilityResult, wait_stable
@@ -211,6 +211,12 @@ class TabActions:
             verification = await verify(self, exp, pre, c.target.node.node_id if c.target else None,
                                         self._post_facts(c) if c.target else None, started=acted)
             timings["verify"] = _ms(t2)
+        except (TabCrashedError, BrowserClosedError) as exc:
+            # the action ran, but the page died before its effect could be seen
+            timings["total"] = _ms(t0)
+            return ActionResult(success=False, action=label(), node_id=c.target.node.node_id if c.target else node_id,
+                                error_code=exc.code, message=f"{c.message} Then: {exc}".strip(),
+                                recovered_from=c.recovered_from, point=c.point, data=c.data, timings_ms=timings)
         except VigilError as exc:
             c.data["verify_error"] = str(exc)
         finally:
@@ -333,7 +339,7 @@ class TabActions:
             await inp.press_chord(self, "Delete")
         await inp.type_text(self, text)
         chk = await call_on(self, t.session_id, t.object_id, CHECK_VALUE, self.key, text, clear)
-        shown = f"{len(text)} characters (hidden)" if c.masked else f'"{text}"'
+        shown = "a hidden value" if c.masked else f'"{text}"'
         if not chk.get("ok"):
             if c.masked or chk.get("secret"):
                 why = "the field's value does not match what was typed (value hidden)"

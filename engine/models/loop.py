@@ -72,6 +72,7 @@ class ProposedStep(BaseModel):
     description: str = ""                  # the step in plain words
     sensitive: bool = False                # the planner flags this step: always ask
     sensitive_reason: str | None = None
+    timeout_ms: int | None = Field(default=None, ge=0)  # how long to wait for the target to appear
 
 
 class Decision(BaseModel):
@@ -96,6 +97,7 @@ class ApprovalRequest(BaseModel):
     summary: str                          # the step in plain words, target included
     sensitive_reasons: list[str] = Field(default_factory=list)
     policy: Policy = "ask"
+    error: str | None = None              # why the previous answer (an invalid edit) was refused
 
 
 class StepRecord(BaseModel):

@@ -1,0 +1,127 @@
+"""`vigil run "TASK" --url URL --planner script --script FILE --approve ask|auto|auto-safe
+[--max-steps N] [--json] [--headed]`
+
+Prints one line per step (or, with --json, only the RunResult as JSON on stdout; the approval
+prompt then goes to stderr). Exit codes: 0 finished, 1 failed or stopped, 2 bad arguments or
+script, or a page that could not be opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import TextIO
+
+from engine.errors import VigilError
+from engine.models import POLICIES, RunResult, StepRecord, StepRecorded
+
+PLANNERS = ("script",)
+_WORDS = {"completed": "ok", "failed": "FAILED", "skipped": "skipped", "rejected": "rejected", "stopped": "stopped"}
+
+
+def add_run_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the `run` command to a `vigil` argparse sub-parser set."""
+    r = subparsers.add_parser("run", help="run a task on a page, one approved step at a time",
+                              description="Run a task on a live page: the planner proposes each step, you approve "
+                                          "it (or the policy does), Vigil acts and verifies.")
+    r.add_argument("task", help="what to do, in words (shown to the planner and recorded)")
+    r.add_argument("--url", required=True, help="the page to start on (http(s) URL or a local HTML file)")
+    r.add_argument("--planner", choices=PLANNERS, default="script", help="who proposes the steps (default script)")
+    r.add_argument("--script", help="for --planner script: a JSON or YAML list of steps")
+    r.add_argument("--approve", choices=POLICIES, default="ask",
+                   help="ask: every step at a prompt (default); auto-safe: only sensitive steps; auto: never")
+    r.add_argument("--max-steps", type=int, default=30, help="end with an error after this many steps (default 30)")
+    r.add_argument("--json", action="store_true", help="print the whole run as one JSON object")
+    r.add_argument("--headed", action="store_true", help="show the browser window (needs a display)")
+    r.add_argument("--timeout", type=float, default=30.0, help="seconds to load the start page (default 30)")
+    return r
+
+
+def _fail(msg: str, code: str = "BAD_ARGUMENT") -> int:
+    print(f"vigil run: {code}: {msg}", file=sys.stderr)
+    return 2
+
+
+def step_line(rec: StepRecord) -> str:
+    """One line per step: number, outcome, what ran (typed secrets stay masked), and what happened."""
+    word = _WORDS.get(rec.status, rec.status)
+    who = " (you)" if rec.actor == "human" else ""
+    if rec.result is not None:
+        what, detail = rec.result.action, rec.result.message
+    elif rec.actor == "human" and rec.action is None:
+        what, detail = "acted in the page directly", f"instead of: {rec.proposal.description}" if rec.proposal else ""
+    elif rec.action is not None:
+        what, detail = rec.action.to_string(), rec.note
+    elif rec.proposal is not None:
+        what, detail = rec.proposal.description or rec.proposal.action.to_string(), rec.note
+    else:
+        what, detail = "acted in the page", rec.note
+    return f"[{rec.index + 1}] {word:<8} {what}{who}" + (f" — {detail}" if detail else "")
+
+
+def result_line(result: RunResult) -> str:
+    if result.status == "success":
+        return "finished" + (f": {result.answer}" if result.answer else "")
+    if result.status == "interrupted":
+        return f"stopped: {result.reason or 'by request'}"
+    return f"failed: {result.reason}"
+
+
+async def run_command(args: argparse.Namespace, *, stdin: TextIO | None = None) -> int:
+    """Run `vigil run` with parsed arguments; returns the exit code (never raises for bad input)."""
+    from engine import launch
+    from engine.browser.session import normalize_url
+    from engine.loop.gates import AutoApprove, TerminalGate
+    from engine.loop.planner import close_planner
+    from engine.loop.runner import AgentLoop
+    from engine.loop.scripted import ScriptedPlanner, load_script
+
+    if args.max_steps < 1:
+        return _fail("--max-steps must be at least 1.")
+    if args.planner == "script" and not args.script:
+        return _fail("--planner script needs --script FILE (a JSON or YAML list of steps).")
+    try:
+        planner = ScriptedPlanner(load_script(args.script))
+        url = normalize_url(args.url)
+    except VigilError as exc:
+        return _fail(exc.message, exc.code)
+    out = sys.stderr if args.json else sys.stdout
+    gate = AutoApprove() if args.approve == "auto" else TerminalGate(stdin=stdin, out=out)
+    try:
+        async with launch(headless=not args.headed) as browser:
+            try:
+                tab = await browser.new_tab(url, timeout=args.timeout)
+            except VigilError as exc:
+                return _fail(exc.message, exc.code)
+            loop = AgentLoop(tab, planner, gate=gate, policy=args.approve, max_steps=args.max_steps)
+            if not args.json:
+                loop.bus.subscribe(lambda ev: print(step_line(ev.record), flush=True)
+                                   if isinstance(ev, StepRecorded) else None)
+            try:
+                result = await loop.run(args.task)
+            finally:
+                await close_planner(planner)
+    except VigilError as exc:  # the browser could not start
+        return _fail(exc.message, exc.code)
+    if args.json:
+        print(result.model_dump_json())
+    else:
+        print(result_line(result), flush=True)
+    return result.exit_code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m engine.loop.cli_run TASK --url … --script …` (the same as `vigil run`)."""
+    p = argparse.ArgumentParser(prog="vigil")
+    add_run_parser(p.add_subparsers(dest="cmd"))
+    args = p.parse_args(["run", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return asyncio.run(run_command(args))
+    except KeyboardInterrupt:
+        print("vigil run: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

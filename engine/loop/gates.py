@@ -1,0 +1,257 @@
+"""Approval gates: where a proposed step waits for a person's decision.
+
+The loop calls `await gate.decide(request)` and acts on the returned `Decision`. Gates here:
+`AutoApprove` (tests, unattended runs), `CallbackGate` (any function), `QueueGate` (a UI pushes
+decisions with `submit()`), `TerminalGate` (`vigil run --approve ask`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import sys
+import threading
+from typing import Any, Awaitable, Callable, Protocol, TextIO, runtime_checkable
+
+from pydantic import ValidationError
+
+from engine.errors import ActionStringError
+from engine.loop.action_string import parse_action_string
+from engine.models import ApprovalRequest, Decision, ExpectedOutcome
+
+
+@runtime_checkable
+class ApprovalGate(Protocol):
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        ...
+
+
+class AutoApprove:
+    """Approves everything (and records how many requests it saw)."""
+
+    def __init__(self) -> None:
+        self.requests: list[ApprovalRequest] = []
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.requests.append(request)
+        return Decision.approve()
+
+
+class CallbackGate:
+    """Asks `fn(request)` — sync or async — for each decision."""
+
+    def __init__(self, fn: Callable[[ApprovalRequest], "Decision | Awaitable[Decision]"]):
+        self.fn = fn
+        self.requests: list[ApprovalRequest] = []
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.requests.append(request)
+        res = self.fn(request)
+        if inspect.isawaitable(res):
+            res = await res
+        if not isinstance(res, Decision):
+            raise TypeError(f"the approval callback returned {res!r}, not a Decision")
+        return res
+
+
+class QueueGate:
+    """Decisions pushed from elsewhere (a UI): `submit(decision)`; `decide` awaits the next one.
+
+    `pending` is the request currently waiting (None when none is). `submit` may be called from
+    another thread; decisions submitted before a request arrives are kept in order."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[Decision] = asyncio.Queue()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.pending: ApprovalRequest | None = None
+        self.requests: list[ApprovalRequest] = []
+
+    def submit(self, decision: Decision) -> None:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if self._loop is not None and running is not self._loop:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, decision)
+        else:
+            self._queue.put_nowait(decision)
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self._loop = asyncio.get_running_loop()
+        self.pending = request
+        self.requests.append(request)
+        try:
+            return await self._queue.get()
+        finally:
+            self.pending = None
+
+
+class _LineReader:
+    """Reads lines from a blocking stream on a daemon thread, so the event loop never blocks and an
+    unanswered prompt never keeps the process alive at exit. None means end of input."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self._queue: asyncio.Queue[str | None] | None = None
+        self._wanted = threading.Semaphore(0)
+        self._thread: threading.Thread | None = None
+        self._eof = False
+
+    async def readline(self) -> str | None:
+        if self._eof:
+            return None
+        loop = asyncio.get_running_loop()
+        if self._thread is None:
+            self._queue = asyncio.Queue()
+            self._thread = threading.Thread(target=self._run, args=(loop,), daemon=True, name="vigil-stdin")
+            self._thread.start()
+        assert self._queue is not None
+        if self._queue.empty():
+            self._wanted.release()
+        line = await self._queue.get()
+        self._eof = line is None
+        return line
+
+    def _run(self, loop: asyncio.AbstractEventLoop) -> None:
+        while True:
+            self._wanted.acquire()
+            try:
+                line = self.stream.readline()
+            except (OSError, ValueError):
+                line = ""
+            value = line.rstrip("\r\n") if line else None
+            try:
+                loop.call_soon_threadsafe(self._queue.put_nowait, value)
+            except RuntimeError:
+                return  # the loop is gone
+            if value is None:
+                return
+
+
+class TerminalGate:
+    """A prompt per step on a terminal: [a]pprove, [e]dit, [s]kip, [r]eject with reason,
+    [t]ake over, [q]uit. End of input means stop."""
+
+    CHOICES = "[a]pprove, [e]dit, [s]kip, [r]eject with reason, [t]ake over, [q]uit"
+
+    def __init__(self, stdin: TextIO | None = None, out: TextIO | None = None):
+        self._reader = _LineReader(stdin or sys.stdin)
+        self.out = out or sys.stdout
+
+    def _say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    async def _ask(self, prompt: str) -> str | None:
+        print(prompt, end="", file=self.out, flush=True)
+        line = await self._reader.readline()
+        if line is None:
+            self._say()
+        return line
+
+    def show(self, request: ApprovalRequest) -> None:
+        p = request.proposal
+        self._say()
+        self._say(f"Step {request.step_index + 1}: {request.summary}")
+        t = request.target
+        if t:
+            x, y, w, h = t.get("bounds") or (0, 0, 0, 0)
+            extra = "" if t.get("visible", True) else ", not in view"
+            extra += ", covered" if t.get("occluded") else ""
+            self._say(f"  target: {t.get('role') or t.get('tag')} \"{t.get('name') or ''}\" id {t.get('id')} "
+                      f"at x={x} y={y} {w}x{h}{extra}")
+        if p.thought and p.thought not in request.summary:
+            self._say(f"  why: {p.thought}")
+        if p.action.name in ("finish", "fail"):
+            self._say("  (approving ends the run; reject or skip to let the planner go on)")
+        else:
+            expect = p.expected_outcome.describe() if p.expected_outcome else "the default check for this action"
+            self._say(f"  expect: {expect}")
+        for r in request.sensitive_reasons:
+            self._say(f"  SENSITIVE: {r}")
+        if request.error:
+            self._say(f"  refused: {request.error}")
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.show(request)
+        while True:
+            answer = await self._ask(f"{self.CHOICES} > ")
+            if answer is None:
+                return Decision(kind="stop", reason="end of input")
+            c = answer.strip().lower()[:1]
+            if c == "a":
+                return Decision.approve()
+            if c == "s":
+                return Decision(kind="skip")
+            if c == "q":
+                return Decision(kind="stop", reason="quit at the prompt")
+            if c == "r":
+                reason = await self._ask("Reason (handed to the planner): ")
+                if reason is None:
+                    return Decision(kind="stop", reason="end of input")
+                return Decision(kind="reject", reason=reason.strip() or None)
+            if c == "e":
+                d = await self._edit(request)
+                if d is not None:
+                    return d
+            elif c == "t":
+                line = await self._ask("Your action, e.g. click(12) — empty if you act in the page yourself: ")
+                if line is None:
+                    return Decision(kind="stop", reason="end of input")
+                if not line.strip():
+                    await self._ask("Act in the browser, then press Enter here when done: ")
+                    return Decision(kind="take_over")
+                try:
+                    return Decision(kind="take_over", action=parse_action_string(line))
+                except ActionStringError as exc:
+                    self._say(f"  {exc}")
+            else:
+                self._say(f"  Answer with one letter: {self.CHOICES}.")
+
+    async def _edit(self, request: ApprovalRequest) -> Decision | None:
+        action = request.proposal.action
+        if request.target and action.target is not None:
+            action = action.model_copy(update={"target": request.target["id"]})
+        current = action.to_string()
+        line = await self._ask(f"New action (empty keeps {current}): ")
+        if line is None:
+            return Decision(kind="stop", reason="end of input")
+        action = None
+        if line.strip():
+            try:
+                action = parse_action_string(line)
+            except ActionStringError as exc:
+                self._say(f"  {exc}")
+                return None
+        line = await self._ask('New expected outcome, e.g. navigation or {"type": "element_appears", '
+                               '"text": "Thanks"} (empty keeps it): ')
+        if line is None:
+            return Decision(kind="stop", reason="end of input")
+        expect = None
+        if line.strip():
+            try:
+                expect = parse_expected_outcome(line)
+            except ValueError as exc:
+                self._say(f"  {exc}")
+                return None
+        if action is None and expect is None:
+            self._say("  Nothing changed.")
+            return None
+        return Decision(kind="edit", action=action, expected_outcome=expect)
+
+
+def parse_expected_outcome(text: str) -> ExpectedOutcome:
+    """`navigation`, `element_appears Thank you`, or a JSON object → ExpectedOutcome."""
+    text = text.strip()
+    try:
+        data: Any = json.loads(text) if text.startswith("{") else None
+        if data is None:
+            kind, _, rest = text.partition(" ")
+            data = {"type": kind}
+            if rest.strip():
+                data["text"] = rest.strip()
+        return ExpectedOutcome.model_validate(data)
+    except (json.JSONDecodeError, ValidationError) as exc:
+        first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise ValueError(f"Not an expected outcome ({first}). Use navigation, element_appears TEXT, "
+                         "element_disappears TEXT, value_changes, state_changes, any_change, no_change or JSON.") from None

@@ -1,0 +1,91 @@
+"""RunJournal: the bookkeeping of one run — chat messages, the plan, step records, status — each
+change published on the event bus as it happens."""
+
+from __future__ import annotations
+
+from engine.loop.events import EventBus
+from engine.models import (ChatMessage, MessageAdded, Plan, PlanUpdated, ProposedStep, StatusChanged, StepRecord,
+                           StepRecorded)
+from engine.models.loop import LoopState, StepStatus, TaskStatus
+
+
+class RunJournal:
+    def __init__(self, bus: EventBus) -> None:
+        self.bus = bus
+        self.messages: list[ChatMessage] = []
+        self.records: list[StepRecord] = []
+        self.plan: Plan | None = None
+        self.status: TaskStatus = "idle"
+        self.state: LoopState = "idle"
+
+    # -- status ------------------------------------------------------------------------------
+    def set_state(self, state: LoopState, status: TaskStatus | None = None, detail: str = "") -> None:
+        """Publish StatusChanged when the task status or the loop state changes."""
+        status = status or self.status
+        if state == self.state and status == self.status and not detail:
+            return
+        self.state, self.status = state, status
+        self.bus.publish(StatusChanged(status=status, state=state, detail=detail))
+
+    # -- chat --------------------------------------------------------------------------------
+    def message(self, role: str, content: str, **fields) -> ChatMessage:
+        """Append a chat message with the next sequence number and publish it."""
+        msg = ChatMessage(role=role, content=content, sequenceNumber=len(self.messages), **fields)
+        self.messages.append(msg)
+        self.bus.publish(MessageAdded(message=msg))
+        return msg
+
+    def update_message(self, msg: ChatMessage, **changes) -> ChatMessage:
+        """Replace a message in place (same messageId and sequence number) and publish it again;
+        a UI updates the turn it already shows."""
+        new = msg.model_copy(update=changes)
+        self.messages[msg.sequenceNumber] = new
+        self.bus.publish(MessageAdded(message=new))
+        return new
+
+    # -- plan --------------------------------------------------------------------------------
+    def apply_proposal(self, p: ProposedStep) -> None:
+        """Adopt the proposal's plan update (keeping the status of unchanged steps) and mark the
+        step it works on active."""
+        changed = False
+        if p.plan is not None and (self.plan is None or [s.description for s in self.plan.steps] != p.plan):
+            old = {(s.index, s.description): s for s in self.plan.steps} if self.plan else {}
+            new = Plan.from_descriptions(p.plan, current=p.plan_index or 0)
+            for s in new.steps:
+                prev = old.get((s.index, s.description))
+                if prev is not None:
+                    s.status, s.reasoning, s.expectedOutcome = prev.status, prev.reasoning, prev.expectedOutcome
+                elif old and s.status == "completed":
+                    s.status = "pending"  # a re-plan does not mark new steps done
+            self.plan = new
+            changed = True
+        terminal = p.action.name in ("finish", "fail")
+        if self.plan is not None and p.plan_index is not None and 0 <= p.plan_index < len(self.plan.steps) and not terminal:
+            st = self.plan.steps[p.plan_index]
+            self.plan.currentStepIndex = p.plan_index
+            st.status = "active"
+            st.reasoning = p.thought or st.reasoning
+            st.expectedOutcome = p.expected_outcome.describe() if p.expected_outcome else st.expectedOutcome
+            changed = True
+        if changed:
+            self.publish_plan()
+
+    def mark_plan(self, index: int | None, status: StepStatus | None, note: str | None = None) -> None:
+        if self.plan is None or index is None or not 0 <= index < len(self.plan.steps):
+            return
+        st = self.plan.steps[index]
+        if status is not None:
+            st.status = status
+        if note:
+            st.reasoning = note
+        self.publish_plan()
+
+    def publish_plan(self) -> None:
+        if self.plan is not None:
+            self.bus.publish(PlanUpdated(plan=self.plan.model_copy(deep=True)))
+
+    # -- steps -------------------------------------------------------------------------------
+    def record(self, rec: StepRecord) -> StepRecord:
+        self.records.append(rec)
+        self.bus.publish(StepRecorded(record=rec))
+        return rec

@@ -1,0 +1,166 @@
+"""Approval policies: which steps are sensitive, and when the gate is asked.
+
+Policies:
+- `ask` (default): every step goes to the gate, `finish`/`fail` included.
+- `auto-safe`: automatic, except sensitive steps, which always ask.
+- `auto`: never asks. Sensitive reasons are still computed and kept in the step record, so an
+  unattended run can be audited afterwards.
+
+A step is sensitive when it types into a password or one-time-code field, submits a form, leaves
+the site the run started on, touches a file input, or the planner flags it. Only the planner and
+the page's structure can mark a step sensitive; page text cannot un-flag one.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import urllib.parse
+from typing import TYPE_CHECKING
+
+from engine.loop.redact import is_secret_field
+from engine.models import Action, ProposedStep
+
+if TYPE_CHECKING:
+    from engine.snapshot.dom_snapshot import DomSnapshot
+    from engine.snapshot.vnode import VirtualNode
+
+# Public suffixes with two labels that commonly host sites (a full list is not worth shipping
+# for this check: an unknown suffix only makes two sites look like one, or one like two).
+_TWO_LABEL_SUFFIXES = frozenset({
+    "co.uk", "org.uk", "ac.uk", "gov.uk", "me.uk", "com.au", "net.au", "org.au", "co.nz", "co.jp", "ne.jp",
+    "or.jp", "com.br", "com.cn", "com.mx", "co.in", "co.za", "com.tr", "co.kr", "com.sg", "com.hk",
+    "github.io", "gitlab.io", "herokuapp.com", "vercel.app", "netlify.app", "pages.dev", "appspot.com",
+})
+_SUBMIT_KEYS = frozenset({"enter", "numpadenter", "return"})
+_NO_IMPLICIT_SUBMIT = frozenset({"button", "reset", "checkbox", "radio", "file", "color", "range"})
+
+
+def site_of(host: str) -> str:
+    """The registrable domain of a host (`shop.example.co.uk` → `example.co.uk`); IPs and single
+    labels (localhost) are their own site."""
+    host = (host or "").lower().rstrip(".")
+    if not host:
+        return ""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return host
+    except ValueError:
+        pass
+    labels = host.split(".")
+    if len(labels) <= 2:
+        return host
+    if ".".join(labels[-2:]) in _TWO_LABEL_SUFFIXES:
+        return ".".join(labels[-3:])
+    return ".".join(labels[-2:])
+
+
+def leaves_site(url: str, start_domain: str, base_url: str = "") -> bool:
+    """True when `url` (relative to `base_url`) points to another site than `start_domain`."""
+    full = urllib.parse.urljoin(base_url, url) if base_url else url
+    parts = urllib.parse.urlsplit(full)
+    scheme = parts.scheme.lower()
+    if scheme in ("javascript", "mailto", "tel", "about", "data", "blob", ""):
+        return False
+    if not start_domain:
+        return False  # the run started on a blank page: there is no site to leave yet
+    return site_of(parts.hostname or "") != site_of(start_domain)
+
+
+def _ancestors(node: "VirtualNode"):
+    p = node.parent
+    while p is not None:
+        yield p
+        p = p.parent
+
+
+def _in_form(node: "VirtualNode") -> bool:
+    return any(a.tag == "form" or a.role == "form" for a in _ancestors(node))
+
+
+def _attr(node: "VirtualNode", name: str) -> str:
+    return str((node.attrs or {}).get(name, "")).lower()
+
+
+def is_file_input(node: "VirtualNode") -> bool:
+    return node.tag == "input" and _attr(node, "type") == "file"
+
+
+def is_submit_button(node: "VirtualNode") -> bool:
+    """A button that submits: type=submit (or an image input), or a button in a <form> whose type
+    is not button/reset (the HTML default for <button> is submit)."""
+    typ = _attr(node, "type")
+    if node.tag == "input":
+        return typ in ("submit", "image")
+    if typ == "submit":
+        return True
+    if node.tag == "button" or node.role == "button":
+        return typ not in ("button", "reset") and _in_form(node)
+    return False
+
+
+def _enter_submits(node: "VirtualNode") -> bool:
+    """Enter in a text-like input of a form submits it (implicit submission), as does Enter on a
+    submit button; not in a textarea, a select or a checkbox."""
+    if node.tag == "input" and _attr(node, "type") not in _NO_IMPLICIT_SUBMIT:
+        return _in_form(node)
+    return is_submit_button(node)
+
+
+def _focused(snapshot: "DomSnapshot | None") -> "VirtualNode | None":
+    if snapshot is None:
+        return None
+    for n in snapshot.nodes():
+        if n.states and n.states.get("focused"):
+            return n
+    return None
+
+
+def _base_url(snapshot: "DomSnapshot | None", node: "VirtualNode | None") -> str:
+    if snapshot is None:
+        return ""
+    if node is not None and node.frame_id:
+        for f in snapshot.frames:
+            if f.frame_id == node.frame_id:
+                return f.url
+    return snapshot.url
+
+
+def sensitive_reasons(action: Action, node: "VirtualNode | None", snapshot: "DomSnapshot | None",
+                      start_domain: str, proposal: ProposedStep | None = None) -> list[str]:
+    """Why this step needs a person's approval under `auto-safe` (empty when it does not)."""
+    reasons: list[str] = []
+    n = action.name
+    if n == "press" and node is None:
+        node = _focused(snapshot)  # a key press goes to the focused element
+    if n == "type" and node is not None and is_secret_field(node):
+        reasons.append("types into a password or one-time-code field")
+    if node is not None and is_file_input(node) and n not in ("hover", "scroll"):
+        reasons.append("uses a file input (uploads a file from this machine)")
+    if n == "type" and action.submit:
+        reasons.append("submits a form (types and presses Enter)")
+    elif n == "press" and (action.key or "").split("+")[-1].lower() in _SUBMIT_KEYS and node is not None \
+            and _enter_submits(node):
+        reasons.append("submits a form (Enter in a form field)")
+    elif n in ("click", "double_click") and node is not None and is_submit_button(node):
+        reasons.append(f"submits a form (clicks {node.label()})")
+    if n == "navigate" and action.url and leaves_site(action.url, start_domain, snapshot.url if snapshot else ""):
+        reasons.append(f"leaves {start_domain} for {urllib.parse.urlsplit(action.url).hostname or action.url}")
+    if n in ("click", "double_click") and node is not None and node.role == "link":
+        href = (node.attrs or {}).get("href") or ""
+        if href and leaves_site(href, start_domain, _base_url(snapshot, node)):
+            host = urllib.parse.urlsplit(urllib.parse.urljoin(_base_url(snapshot, node), href)).hostname
+            reasons.append(f"leaves {start_domain} for {host} (link)")
+    if proposal is not None and proposal.sensitive:
+        reasons.append(proposal.sensitive_reason or "the planner flagged this step as sensitive")
+    return reasons
+
+
+def needs_approval(policy: str, reasons: list[str]) -> bool:
+    """`ask` → always; `auto-safe` → only sensitive steps; `auto` → never."""
+    if policy == "ask":
+        return True
+    if policy == "auto-safe":
+        return bool(reasons)
+    if policy == "auto":
+        return False
+    raise ValueError(f"Unknown approval policy {policy!r}; use ask, auto or auto-safe.")

@@ -1,0 +1,50 @@
+"""Keeping typed secrets out of everything a run publishes or records.
+
+The loop acts with the real text, but what leaves it — events, chat messages, step records,
+plan descriptions, approval requests — carries `••••••••` instead of text typed into a password
+or one-time-code field. When the field is not known yet (a scripted `{name: "Password"}` target
+before grounding), its name decides."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from engine.models import Action, ProposedStep, TargetQuery
+
+if TYPE_CHECKING:
+    from engine.snapshot.vnode import VirtualNode
+
+MASK = "••••••••"
+_SECRET_NAME = re.compile(r"pass(word|code|phrase)|one.?time|\b(otp|2fa|mfa|totp|pin)\b|security code|verification code",
+                          re.IGNORECASE)
+
+
+def is_secret_field(node: "VirtualNode") -> bool:
+    attrs = node.attrs or {}
+    return bool(node.redacted) or str(attrs.get("type", "")).lower() == "password" \
+        or "one-time-code" in str(attrs.get("autocomplete", "")).lower()
+
+
+def types_secret(action: Action, node: "VirtualNode | None" = None) -> bool:
+    """Does this action type into a password / one-time-code field (known, or by its name)?"""
+    if action.name != "type" or not action.text:
+        return False
+    if node is not None:
+        return is_secret_field(node) or bool(_SECRET_NAME.search(node.name or ""))
+    t = action.target
+    return isinstance(t, TargetQuery) and bool(_SECRET_NAME.search(f"{t.name or ''} {t.text or ''}"))
+
+
+def mask_action(action: Action, node: "VirtualNode | None" = None) -> Action:
+    return action.model_copy(update={"text": MASK}) if types_secret(action, node) else action
+
+
+def mask_proposal(p: ProposedStep, node: "VirtualNode | None" = None) -> ProposedStep:
+    if not types_secret(p.action, node):
+        return p
+    secret = p.action.text or ""
+    scrub = (lambda s: s.replace(secret, MASK) if s and secret else s)  # noqa: E731
+    return p.model_copy(update={"action": mask_action(p.action, node), "thought": scrub(p.thought),
+                                "description": scrub(p.description),
+                                "plan": [scrub(x) for x in p.plan] if p.plan else p.plan})

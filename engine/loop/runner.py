@@ -1,0 +1,463 @@
+"""AgentLoop: the supervised observe–act loop.
+
+One cycle: observe (stable, fresh snapshot) → the planner proposes a step → its target is grounded
+in the snapshot (waiting up to the step's timeout for it to appear) → the policy decides whether a
+person is asked → the gate decides → a fresh snapshot is checked (the target must still be there
+with the same role and name, else the planner is asked again) → act → verification → record.
+
+The run ends on finish() (success), fail() (error), the step limit (error; every cycle counts,
+skipped, rejected and re-proposed ones included, so a run always ends), stop() (interrupted), or
+an unrecoverable page error such as a crashed tab (error) — never with an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.errors import BrowserClosedError, TabCrashedError, UnknownNodeError, VigilError
+from engine.loop.events import EventBus
+from engine.loop.gates import ApprovalGate
+from engine.loop.grounding import describe_action, node_changed, node_summary, resolve_target, target_label
+from engine.loop.journal import RunJournal
+from engine.loop.planner import Observation, Outcome, Planner
+from engine.loop.policy import needs_approval, sensitive_reasons
+from engine.loop.redact import mask_action, mask_proposal
+from engine.models import (POLICIES, TERMINAL_ACTIONS, ActionDone, ActionResult, ApprovalRequest, AwaitingApproval,
+                           ChatMessage, Decision, ProposedStep, RunResult, SnapshotTaken, StepProposed, StepRecord,
+                           VerificationDone)
+
+if TYPE_CHECKING:
+    from engine.browser.session import Tab
+
+log = logging.getLogger("vigil.loop")
+
+FATAL_CODES = {"TAB_CRASHED": TabCrashedError, "BROWSER_CLOSED": BrowserClosedError}
+DEFAULT_TARGET_TIMEOUT_MS = 5000
+
+
+class _Stopped(Exception):
+    """A stop request ended the run."""
+
+
+class _End(Exception):
+    def __init__(self, status: str, answer: str | None = None, reason: str | None = None):
+        super().__init__(reason or answer or status)
+        self.status, self.answer, self.reason = status, answer, reason
+
+
+@dataclass
+class _Turn:
+    """What the planner hears about its proposal at the next observation."""
+
+    outcome: Outcome
+    feedback: str | None = None
+    result: ActionResult | None = None
+
+
+def _ms(t: float) -> float:
+    return round((time.monotonic() - t) * 1000, 1)
+
+
+class AgentLoop:
+    """`await AgentLoop(tab, planner, gate=QueueGate()).run("task")` → RunResult."""
+
+    def __init__(self, tab: "Tab", planner: Planner, *, gate: ApprovalGate, policy: str = "ask", max_steps: int = 30,
+                 bus: EventBus | None = None, screenshots: bool = True,
+                 target_timeout_ms: int = DEFAULT_TARGET_TIMEOUT_MS):
+        if policy not in POLICIES:
+            raise ValueError(f"Unknown approval policy {policy!r}; use one of {', '.join(POLICIES)}.")
+        if max_steps < 1:
+            raise ValueError("max_steps must be at least 1")
+        self.tab, self.planner, self.gate, self.policy = tab, planner, gate, policy
+        self.max_steps, self.screenshots, self.target_timeout_ms = max_steps, screenshots, target_timeout_ms
+        self.bus = bus or EventBus()
+        self.journal = RunJournal(self.bus)
+        self.task = ""
+        self.start_domain = ""
+        self._prev_snap = None
+        self._stop_requested = False
+        self._stop_event: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- control -------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the run to end: after the current action, or at once when it waits at the gate, for
+        the planner or for a target. Safe from any task (and from another thread)."""
+        self._stop_requested = True
+        if self._loop is None or self._stop_event is None:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            self._stop_event.set()
+        else:
+            self._loop.call_soon_threadsafe(self._stop_event.set)
+
+    async def run(self, task: str) -> RunResult:
+        """Run the task to its end and return what happened. Never raises (except cancellation)."""
+        self._loop = asyncio.get_running_loop()
+        self._stop_event = asyncio.Event()
+        if self._stop_requested:
+            self._stop_event.set()
+        self.journal = j = RunJournal(self.bus)
+        self.task, self.start_domain, self._prev_snap = task, "", None
+        j.set_state("observing", "running", detail=task)
+        j.message("user", task)
+        try:
+            end = await self._cycles()
+        except _End as e:
+            end = e
+        except _Stopped:
+            end = _End("interrupted", reason="Stopped by request.")
+        except VigilError as exc:  # TabCrashedError, BrowserClosedError, SnapshotError, a failing planner …
+            end = _End("error", reason=exc.message)
+        except asyncio.CancelledError:
+            self._finish(_End("interrupted", reason="The run was cancelled."))
+            raise
+        except Exception as exc:  # a bug must still end the run cleanly
+            log.exception("agent loop failed")
+            end = _End("error", reason=f"Internal error in the loop: {type(exc).__name__}: {exc}")
+        return self._finish(end)
+
+    def _finish(self, end: _End) -> RunResult:
+        j = self.journal
+        self._stop_requested = False  # the loop may run again
+        text = {"success": "Finished" + (f": {end.answer}" if end.answer else "."),
+                "interrupted": end.reason or "Stopped."}.get(end.status, f"Failed: {end.reason}")
+        j.message("system", text, status="success" if end.status == "success" else "error",
+                  error=end.reason if end.status != "success" else None)
+        j.set_state("finished", end.status, detail=end.reason or end.answer or "")
+        return RunResult(task=self.task, status=end.status, answer=end.answer, reason=end.reason,
+                         steps=list(j.records), plan=j.plan.model_copy(deep=True) if j.plan else None,
+                         messages=list(j.messages), url=self._url())
+
+    # -- the cycle -----------------------------------------------------------------------------
+    async def _cycles(self) -> _End:
+        """Cycle until the run ends: finish/fail and stop end it by raising; the step limit returns."""
+        turn: _Turn | None = None
+        for _ in range(self.max_steps):
+            if self._stop_requested:
+                raise _Stopped
+            index = len(self.journal.records)
+            t0 = time.monotonic()
+            snap = await self._observe(index)
+            self.start_domain = self.start_domain or snap.context.domain
+            obs = Observation(task=self.task, step_index=index, snapshot=snap, url=snap.url,
+                              recent_events=await self._events(10_000), history=list(self.journal.records),
+                              last_result=turn.result if turn else None, feedback=turn.feedback if turn else None,
+                              plan=self.journal.plan.model_copy(deep=True) if self.journal.plan else None,
+                              last_outcome=turn.outcome if turn else None)
+            timings = {"observe": _ms(t0)}
+            proposal, msg = await self._propose(obs, timings)
+            turn = await self._step(index, proposal, snap, msg, timings)
+        if self._stop_requested:
+            raise _Stopped
+        return _End("error", reason=f"Reached the step limit of {self.max_steps} steps before the task was finished "
+                                   "(no finish() yet). Raise --max-steps or check the plan.")
+
+    async def _observe(self, index: int):
+        self.journal.set_state("observing")
+        self.tab.check_alive()
+        t = time.monotonic()
+        try:
+            await self.tab.wait_stable(since=0.0)  # quiet measured from the last change, not from now
+        except (TabCrashedError, BrowserClosedError):
+            raise
+        except VigilError as exc:  # an unsettled page is still observed
+            log.debug("stability wait failed: %s", exc)
+        snap = await self.tab.snapshot()
+        self._publish_snapshot(snap, index, _ms(t))
+        return snap
+
+    def _publish_snapshot(self, snap, index: int, ms: float) -> None:
+        if snap is self._prev_snap:
+            return
+        new = sorted(snap.new_ids_since(self._prev_snap), key=lambda s: (len(s), s))
+        self._prev_snap = snap
+        self.bus.publish(SnapshotTaken(step_index=index, url=snap.url, nodes=len(snap), interactive=snap.stats.interactive,
+                                       capture_ms=snap.stats.timings_ms.get("capture", ms),
+                                       tokens=snap.stats.tokens.get("semantic"), new_ids=new))
+
+    async def _propose(self, obs: Observation, timings: dict) -> tuple[ProposedStep, ChatMessage]:
+        self.journal.set_state("planning")
+        t = time.monotonic()
+        try:
+            p = await self._until_stopped(self.planner.propose(obs))
+        except (_Stopped, VigilError):
+            raise
+        except Exception as exc:
+            log.exception("planner failed")
+            raise VigilError(f"The planner failed: {type(exc).__name__}: {exc}", code="PLANNER_FAILED") from None
+        if not isinstance(p, ProposedStep):
+            raise VigilError(f"The planner returned {type(p).__name__}, not a ProposedStep.", code="PLANNER_FAILED")
+        timings["plan"] = _ms(t)
+        try:  # what leaves the loop never carries typed secrets
+            guess = resolve_target(obs.snapshot, p.action.target) if p.action.target is not None else None
+        except UnknownNodeError:
+            guess = None
+        shown = mask_proposal(p, guess)
+        self.bus.publish(StepProposed(step_index=obs.step_index, proposal=shown))
+        self.journal.apply_proposal(shown)
+        msg = self.journal.message("assistant", shown.thought or shown.description or describe_action(p.action, guess),
+                                   actionString=shown.action.to_string(), status="pending",
+                                   metadata={"step_index": obs.step_index})
+        return p, msg
+
+    async def _step(self, index: int, p: ProposedStep, snap, msg: ChatMessage, timings: dict) -> _Turn:
+        j = self.journal
+        node = None
+        if p.action.target is not None:
+            try:
+                node, snap = await self._ground(p.action.target, snap, index,
+                                                p.timeout_ms if p.timeout_ms is not None else self.target_timeout_ms)
+            except UnknownNodeError as exc:
+                return self._target_missing(index, p, snap, msg, exc, timings)
+        reasons = sensitive_reasons(p.action, node, snap, self.start_domain, p)
+        ask = needs_approval(self.policy, reasons)
+        shown = mask_proposal(p, node)
+        request = ApprovalRequest(step_index=index, proposal=shown, target=node_summary(node) if node else None,
+                                  summary=describe_action(p.action, node, p.expected_outcome),
+                                  sensitive_reasons=reasons, policy=self.policy)
+        base = dict(index=index, proposal=shown, auto_approved=not ask, url_before=snap.url, url_after=snap.url,
+                    snapshot_nodes=len(snap), timings_ms=timings)
+        while True:
+            t = time.monotonic()
+            decision = await self._decide(request) if ask else Decision.approve()
+            timings["approval"] = timings.get("approval", 0) + _ms(t)
+            base["decision"] = decision
+            if decision.kind == "stop":
+                j.record(StepRecord(**base, status="stopped", note=decision.reason or "stopped"))
+                j.update_message(msg, status="error", error="Stopped before this step ran.")
+                raise _Stopped
+            if decision.kind in ("skip", "reject"):
+                return self._declined(decision, p, msg, base)
+            fresh = await self.tab.snapshot()
+            self._publish_snapshot(fresh, index, 0)
+            if decision.kind == "take_over" and decision.action is None:
+                return await self._human_in_page(decision, p, msg, base, fresh, timings["approval"])
+            try:
+                action, run_node, expect = self._chosen(decision, p, node, fresh)
+            except (UnknownNodeError, ValueError) as exc:
+                request = request.model_copy(update={"error": f"Edit refused, nothing ran: {exc}"})
+                continue
+            break
+        if decision.action is None and node is not None:
+            stale = node_changed(node, fresh)
+            if stale:
+                note = f"The page changed while this step waited for approval: {stale}. Nothing ran; asking again."
+                j.update_message(msg, status="error", error="Not run: the page changed before it could run.")
+                j.message("system", note)
+                return _Turn("stale", note)
+        if self._stop_requested:
+            j.record(StepRecord(**base, status="stopped", note="Stop requested before this step ran."))
+            raise _Stopped
+        actor = "human" if decision.kind == "take_over" else "agent"
+        said = mask_action(action, run_node).to_string()
+        if action.name in TERMINAL_ACTIONS:
+            self._terminal(action, actor, p, msg, base)
+        rec = await self._execute(action, run_node, expect, actor, base, fresh)
+        ok = rec.status == "completed"
+        if actor == "human":
+            j.update_message(msg, status="error", error="The person took over this step.")
+            j.message("user", f"Took over: {said}", actionString=said,
+                      status="success" if ok else "error", error=None if ok else rec.result.message)
+            j.mark_plan(p.plan_index, "completed" if ok else None, "done by the person")
+            self._check_fatal(rec.result)
+            return _Turn("taken_over", f"The person took over and ran {said} instead of your step: "
+                                       f"{rec.result.message}", rec.result)
+        j.update_message(msg, status="success" if ok else "error", actionString=said,
+                         error=None if ok else rec.result.message,
+                         metadata={**msg.metadata, "edited": decision.kind == "edit"})
+        j.mark_plan(p.plan_index, "completed" if ok else "failed")
+        self._check_fatal(rec.result)
+        return _Turn("completed" if ok else "failed", None if ok else rec.result.message, rec.result)
+
+    # -- pieces of a step ------------------------------------------------------------------------
+    async def _ground(self, target, snap, index: int, timeout_ms: int):
+        """Resolve the target, re-observing until it appears or `timeout_ms` passes."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            try:
+                return resolve_target(snap, target), snap
+            except UnknownNodeError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise
+            await self._until_stopped(asyncio.sleep(min(0.25, left)))
+            snap = await self.tab.snapshot()
+            self._publish_snapshot(snap, index, 0)
+
+    def _target_missing(self, index: int, p: ProposedStep, snap, msg: ChatMessage, exc: UnknownNodeError,
+                        timings: dict) -> _Turn:
+        waited = (p.timeout_ms if p.timeout_ms is not None else self.target_timeout_ms) / 1000
+        text = f"The target {target_label(p.action.target)} did not appear within {waited:g} s. {exc.message}"
+        shown = mask_proposal(p)
+        result = ActionResult(success=False, action=shown.action.to_string(), error_code=exc.code, message=text)
+        self.bus.publish(ActionDone(step_index=index, actor="agent", result=result))
+        self.journal.record(StepRecord(index=index, proposal=shown, action=shown.action, result=result, url_before=snap.url,
+                                       url_after=snap.url, snapshot_nodes=len(snap), timings_ms=timings,
+                                       status="failed", note="The target never appeared; nothing ran."))
+        self.journal.update_message(msg, status="error", error=text)
+        self.journal.mark_plan(p.plan_index, "failed")
+        return _Turn("failed", text, result)
+
+    async def _decide(self, request: ApprovalRequest) -> Decision:
+        self.journal.set_state("awaiting_approval")
+        self.bus.publish(AwaitingApproval(request=request))
+        try:
+            d = await self._until_stopped(self.gate.decide(request))
+        except _Stopped:
+            return Decision(kind="stop", reason="Stop requested while waiting for approval.")
+        except Exception as exc:
+            log.exception("approval gate failed")
+            raise VigilError(f"The approval gate failed: {type(exc).__name__}: {exc}", code="GATE_FAILED") from None
+        if not isinstance(d, Decision):
+            raise VigilError(f"The approval gate returned {type(d).__name__}, not a Decision.", code="GATE_FAILED")
+        return d
+
+    def _declined(self, d: Decision, p: ProposedStep, msg: ChatMessage, base: dict) -> _Turn:
+        j = self.journal
+        if d.kind == "skip":
+            j.record(StepRecord(**base, status="skipped", note="Skipped by the person."))
+            j.update_message(msg, status="error", error="Skipped by the person.")
+            j.message("user", "Skip this step.", metadata={"decision": "skip"})
+            j.mark_plan(p.plan_index, "pending", "skipped by the person")
+            return _Turn("skipped", "The person skipped this step; nothing ran. Go on with the task.")
+        reason = (d.reason or "").strip() or "no reason given"
+        j.record(StepRecord(**base, status="rejected", note=f"Rejected: {reason}"))
+        j.update_message(msg, status="error", error=f"Rejected: {reason}")
+        j.message("user", d.reason or "Rejected.", metadata={"decision": "reject"})
+        j.mark_plan(p.plan_index, None, f"rejected: {reason}")
+        return _Turn("rejected", f"The person rejected this step (nothing ran). Their reason: {reason}")
+
+    def _chosen(self, d: Decision, p: ProposedStep, node, fresh):
+        """(action, node, expected outcome) to run after approve / edit / take over with an action;
+        an edit or take-over is checked against the fresh snapshot (UnknownNodeError, ValueError)."""
+        if d.kind == "edit" and d.action is None and d.expected_outcome is None:
+            raise ValueError("an edit needs a new action or a new expected outcome")
+        if d.action is None:
+            return p.action, node, d.expected_outcome if d.expected_outcome is not None else p.expected_outcome
+        a = d.action
+        target_node = resolve_target(fresh, a.target) if a.target is not None else None
+        keep = d.kind == "edit" and a.name == p.action.name
+        return a, target_node, d.expected_outcome if d.expected_outcome is not None else (
+            p.expected_outcome if keep else None)
+
+    def _terminal(self, action, actor: str, p: ProposedStep, msg: ChatMessage, base: dict) -> None:
+        j = self.journal
+        j.record(StepRecord(**base, actor=actor, action=action, status="completed"))
+        if action.name == "finish":
+            j.update_message(msg, status="success", actionString=action.to_string())
+            j.mark_plan(p.plan_index, "completed")
+            raise _End("success", answer=action.answer)
+        reason = action.reason or "The planner gave up without giving a reason."
+        j.update_message(msg, status="error", actionString=action.to_string(), error=reason)
+        raise _End("error", reason=reason)
+
+    async def _human_in_page(self, d: Decision, p: ProposedStep, msg: ChatMessage, base: dict, fresh,
+                             waited_ms: float) -> _Turn:
+        j = self.journal
+        events = await self._events(int(waited_ms) + 1000)
+        j.record(StepRecord(**{**base, "url_after": fresh.url, "snapshot_nodes": len(fresh)}, actor="human",
+                            events=events, note="The person acted in the page directly."))
+        j.update_message(msg, status="error", error="The person took over this step.")
+        j.message("user", "I acted in the page myself.", metadata={"decision": "take_over"})
+        j.mark_plan(p.plan_index, "completed", "done by the person")
+        seen = "; ".join(e.describe() for e in events[-5:])
+        return _Turn("taken_over", f"The person took over and acted in the page directly instead of your step. "
+                                   f"The page is now {fresh.url}." + (f" Recent page events: {seen}." if seen else ""))
+
+    async def _execute(self, action, node, expect, actor: str, base: dict, fresh) -> StepRecord:
+        timings = base["timings_ms"]
+        run = action.model_copy(update={"target": node.node_id}) if node is not None else action
+        t = time.monotonic()
+        before = await self._phash()
+        self.journal.set_state("acting")
+        t_act = time.monotonic()
+        try:
+            result = await self.tab.act(run, expect)
+        except VigilError as exc:  # the action layer reports page problems in the result; be safe anyway
+            result = ActionResult(success=False, action=run.to_string(), node_id=run.node_id, error_code=exc.code,
+                                  message=exc.message)
+        timings["act"] = _ms(t_act)
+        self.journal.set_state("verifying")
+        after = await self._phash()
+        timings["screenshots"] = round(_ms(t) - timings["act"], 1)
+        index = base["index"]
+        self.bus.publish(ActionDone(step_index=index, actor=actor, result=result))
+        v = result.verification
+        if v is not None:
+            self.bus.publish(VerificationDone(step_index=index, result=v))
+        failed = not result.success or (v is not None and not v.success and expect is not None)
+        note = f"Not verified: {v.feedback}" if v is not None and not v.success and not failed else ""
+        try:
+            self.tab.check_alive()
+        except VigilError as exc:  # the action "worked" but the tab died under it
+            failed, note = True, exc.message
+        distance = None
+        if before and after:
+            from engine.vision.screenshot import hash_distance
+            distance = hash_distance(before, after)
+        return self.journal.record(StepRecord(
+            **{**base, "url_before": fresh.url, "url_after": self._url(), "snapshot_nodes": len(fresh)}, actor=actor,
+            action=mask_action(run, node), result=result, verification=v, events=await self._events(int(timings["act"]) + 1000),
+            screenshot_before=before, screenshot_after=after, screenshot_distance=distance,
+            status="failed" if failed else "completed", note=note))
+
+    def _check_fatal(self, result: ActionResult | None) -> None:
+        """End the run when the tab crashed or the browser closed."""
+        self.tab.check_alive()
+        if result is not None and result.error_code in FATAL_CODES:
+            raise FATAL_CODES[result.error_code](result.message)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    async def _until_stopped(self, aw):
+        """Await `aw` unless a stop request comes first (then cancel it and raise _Stopped). A stop
+        wins a tie: nothing may run after it was asked for."""
+        if self._stop_event.is_set():
+            if asyncio.iscoroutine(aw):
+                aw.close()
+            raise _Stopped
+        task = asyncio.ensure_future(aw)
+        stopper = asyncio.ensure_future(self._stop_event.wait())
+        try:
+            done, _ = await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopper.cancel()
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if self._stop_event.is_set():
+            raise _Stopped
+        return task.result()
+
+    async def _events(self, max_age_ms: int) -> list:
+        try:
+            return await self.tab.recent_events(max_age_ms=max_age_ms)
+        except VigilError as exc:
+            log.debug("could not read page events: %s", exc)
+            return []
+
+    async def _phash(self) -> str | None:
+        """The perceptual hash of the viewport now, or None (screenshots off or failing)."""
+        if not self.screenshots:
+            return None
+        try:
+            from engine.vision.screenshot import capture_screenshot
+            return (await capture_screenshot(self.tab)).phash
+        except Exception as exc:  # a missing picture never stops a run
+            log.debug("screenshot failed: %s", exc)
+            return None
+
+    def _url(self) -> str:
+        try:
+            return self.tab.page.url
+        except Exception:
+            return self._prev_snap.url if self._prev_snap is not None else ""
+
