@@ -286,3 +286,36 @@ def test_cover_in_the_parent_document_hides_frame_content(server, harness):
         assert r.success, r.message
         assert (await tab.snapshot()).find(text="clicked")
     harness.page(server.url("frame_overlay.html"), go)
+
+
+def test_mutation_stream_reaches_into_frames(server, harness):
+    async def go(tab):
+        await tab.wait_stable()
+        snap = await tab.snapshot()
+        saves = snap.find("button", "Save in frame")
+        assert len(saves) == 2
+        cross = saves[1]
+        r = await tab.click(cross.node_id, expect={"type": "element_appears", "text": "Saved successfully"})
+        assert r.success and r.verification.success, r.message
+        assert "Saved successfully" in r.verification.success_messages
+        events = [e for e in await tab.recent_events() if e.text == "Saved successfully"]
+        assert events and events[0].category == "success" and events[0].frame_id == cross.frame_id
+    harness.page(server.url("act_frames.html"), go)
+
+
+def test_stability_wait_on_busy_dom_and_network(server, harness):
+    from engine.observe.stability import StabilityConfig
+
+    async def go(tab):
+        short = StabilityConfig(timeout_ms=800)
+        await tab.page.evaluate("window.tick = setInterval(() => { document.title = 'busy ' + Date.now(); "
+                                "document.getElementById('count').textContent = Date.now(); }, 50)")
+        st = await tab.wait_stable(short)
+        assert not st.stable and 700 <= st.waited_ms < 1500 and "DOM keeps changing" in st.describe()
+        await tab.page.evaluate("clearInterval(window.tick)")
+        st = await tab.wait_stable()
+        assert st.stable and st.waited_ms < 1500, st.describe()
+        await tab.page.evaluate("fetch('/hang').catch(() => {})")  # a request that never finishes
+        st = await tab.wait_stable(short)
+        assert not st.stable and st.inflight >= 1 and "in flight" in st.describe()
+    harness.page(server.url("actions.html"), go)
