@@ -76,13 +76,15 @@ class TabActions:
         return await self._run("type", None, node_id, expect, lambda c: self._type(c, text, clear, submit),
                                text=text, submit=submit, clear=clear)
 
-    async def press(self, key: str, node_id: str | None = None, *, expect: Any = None) -> ActionResult:
-        s = f'press("{key}"' + (f", {node_id})" if node_id else ")")
+    async def press(self, key: str, node_id: str | None = None, *, repeat: int = 1, expect: Any = None) -> ActionResult:
+        s = f'press("{key}"' + (f", {node_id}" if node_id else "") + (f", repeat={repeat})" if repeat > 1 else ")")
         try:
             parse_chord(key)  # a bad key name: fail before touching the page
         except VigilError as exc:
             return ActionResult(success=False, action=s, error_code=exc.code, message=str(exc))
-        return await self._run("press", s, node_id, expect, lambda c: self._press(c, key))
+        if not 1 <= repeat <= 500:
+            return ActionResult(success=False, action=s, error_code="BAD_ARGUMENT", message="repeat must be 1–500.")
+        return await self._run("press", s, node_id, expect, lambda c: self._press(c, key, repeat))
 
     async def select(self, node_id: str, option: str, *, expect: Any = None) -> ActionResult:
         return await self._run("select", f'select({node_id}, "{option}")', node_id, expect,
@@ -134,7 +136,7 @@ class TabActions:
         if n == "type":
             return await self.type(t, a.text or "", clear=a.clear, submit=a.submit, expect=expect)
         if n == "press":
-            return await self.press(a.key, t, expect=expect)
+            return await self.press(a.key, t, repeat=a.repeat, expect=expect)
         if n == "select":
             return await self.select(t, a.option, expect=expect)
         if n == "check":
@@ -353,11 +355,13 @@ class TabActions:
             await inp.press_chord(self, "Enter")
             c.message += " Pressed Enter to submit."
 
-    async def _press(self, c: _Ctx, key: str) -> None:
+    async def _press(self, c: _Ctx, key: str, repeat: int = 1) -> None:
         if c.target is not None:
             await self._focus(c, False)
-        await inp.press_chord(self, key)
-        c.message = f"Pressed {key}" + (f" in {describe(c.target.node)}." if c.target else ".")
+        for _ in range(repeat):
+            await inp.press_chord(self, key)
+        times = f" {repeat} times" if repeat > 1 else ""
+        c.message = f"Pressed {key}{times}" + (f" in {describe(c.target.node)}." if c.target else ".")
 
     async def _select(self, c: _Ctx, option: str) -> None:
         t = c.target

@@ -101,6 +101,7 @@ class Action(BaseModel):
     clear: bool = True             # type
     submit: bool = False           # type
     key: str | None = None         # press
+    repeat: int = Field(default=1, ge=1, le=500)  # press: how many times
     option: str | None = None      # select
     direction: Literal["up", "down", "left", "right", "top", "bottom"] = "down"  # scroll
     amount: int | None = None      # scroll, px
@@ -151,7 +152,7 @@ class Action(BaseModel):
             extra = (", clear=false" if not self.clear else "") + (", submit=true" if self.submit else "")
             return f"type({tgt}, {q(self.text)}{extra})"
         if n == "press":
-            return f"press({q(self.key)}{', ' + tgt if tgt else ''})"
+            return f"press({q(self.key)}{', ' + tgt if tgt else ''}{f', repeat={self.repeat}' if self.repeat > 1 else ''})"
         if n == "select":
             return f"select({tgt}, {q(self.option)})"
         if n == "scroll":

@@ -200,7 +200,7 @@ function vigilWalk(KEY, opts) {
         else if (p.nodeType === 1) {
           const t = p.localName;
           if (t === 'input' || t === 'select' || t === 'textarea' || t === 'button') break;
-          if (!SKIP.has(t)) { const s = contentText(p, 120); if (s) return s; }
+          if (!SKIP.has(t) && p.getClientRects().length) { const s = contentText(p, 120); if (s) return s; }  // hidden text is no label
         }
         p = p.previousSibling;
       }
