@@ -185,6 +185,11 @@ class HeuristicPlanner:
             if st.done_nodes:
                 return None
         elif found:
+            if spec.quoted and found[0].score < 97 and st.explored < MAX_EXPLORE and \
+                    any(c.score >= 97 for c in m.ground(snap, spec, roles=roles, rendered=False, interactive_only=False)):
+                step = self._explore(it, spec, snap, roles)  # the exact one is hidden: reveal it, not a look-alike
+                if step is not None:
+                    return step
             return [c.node for c in found]
         if spec.name and not roles and it.kind in ("click", "focus", "open"):
             # plain text a person would click (a file name in a tree, a label): only a close match
@@ -204,7 +209,7 @@ class HeuristicPlanner:
             return None
         st.explored += 1
         hidden = m.ground(snap, spec, roles=roles, rendered=False, interactive_only=False) if spec.name else []
-        for c in hidden[:2]:
+        for c in hidden[:3]:
             for opener in m.openers(snap, c.node, st.tried):
                 return self._propose("explore", opener, Action(name="click", target=opener.node_id),
                                      f"{spec.describe()} is hidden; open {m.describe(opener)} to reveal it.")
@@ -311,6 +316,10 @@ class HeuristicPlanner:
     def _slider(self, it: Intent, snap: "DomSnapshot") -> ProposedStep | None:
         """Set a slider with its keyboard: Home (the minimum), then arrows; reads the shown value."""
         st = self._state
+        spin = [c.node for c in m.ground(snap, TargetSpec(), roles=("spinbutton",)) if c.node.tag == "input"]
+        if spin and "slider" not in it.target.describe():
+            return self._propose("main", spin[0], Action(name="type", target=spin[0].node_id, text=it.value or ""),
+                                 f"Set {m.describe(spin[0])} to {it.value}.")
         handle = _slider_handle(snap)
         try:
             want = float(it.value or "")

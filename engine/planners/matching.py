@@ -46,6 +46,9 @@ def labels(node: "VirtualNode") -> list[str]:
     out = [node.name, a.get("placeholder"), a.get("title"), a.get("aria-label"), a.get("value"), node.text]
     if node.value and node.role in ("button", "combobox"):
         out.append(node.value)
+    if node.tag == "input" and a.get("type") in ("date", "time", "datetime-local", "month", "week", "email", "password",
+                                                 "search", "tel", "url", "number", "color", "file"):
+        out.append(a["type"].replace("datetime-local", "date and time"))  # "the date", "the email field"
     return [_norm(x) for x in out if x and _norm(x)]
 
 
@@ -166,17 +169,24 @@ def closest(snap: "DomSnapshot", spec: TargetSpec, limit: int = 4) -> list["Virt
 
 
 def openers(snap: "DomSnapshot", hidden: "VirtualNode", tried: set[str]) -> list["VirtualNode"]:
-    """Rendered controls that may reveal a hidden node: the nearest interactive node before it in
-    document order at the same or a shallower depth (an accordion header, a tree folder, a tab)."""
-    nodes = snap.nodes()
-    idx = nodes.index(hidden)
-    out = []
-    for n in reversed(nodes[:idx]):
-        if n.rendered and n.interactive and n.node_id not in tried and n.depth <= hidden.depth + 1:
-            out.append(n)
-            if len(out) >= 3:
+    """Rendered controls that may reveal a hidden node. From its outermost hidden ancestor H: the
+    tab that labels H when H is a tab panel, then controls just before H among its siblings (an
+    accordion header, a tree folder's toggle and label) — never content elsewhere on the page."""
+    h = hidden
+    while h.parent is not None and not h.parent.rendered:
+        h = h.parent
+    out: list["VirtualNode"] = []
+    if h.role == "tabpanel" and h.name:
+        out += [n for n in snap.nodes() if n.role == "tab" and n.rendered and _norm(n.name) == _norm(h.name)]
+    if h.parent is not None:
+        sibs = h.parent.children
+        for sib in reversed(sibs[:sibs.index(h)]):
+            found = [n for n in sib.iter() if n.rendered and n.interactive and n.depth <= h.depth + 2]
+            out += sorted(found, key=lambda n: ((n.states or {}).get("expanded") is not False, n.depth))
+            if found:
                 break
-    return out
+    seen: set[str] = set()
+    return [n for n in out if n.node_id not in tried and not (n.node_id in seen or seen.add(n.node_id))]
 
 
 def expanders(snap: "DomSnapshot", tried: set[str]) -> list["VirtualNode"]:

@@ -130,6 +130,7 @@ def parse_task(text: str) -> list[Intent]:
     clauses, quotes = split_clauses(text or "")
     intents: list[Intent] = []
     last_verb = ""
+    context = ""  # "For the user @leo, …": where the following targets are
     for c in clauses:
         words = c.split()
         while words and words[0].lower() in ("and", "then", "please", "now", "also", "finally", "next", "first"):
@@ -138,6 +139,10 @@ def parse_task(text: str) -> list[Intent]:
             continue
         verb = _VERBS.get(words[0].lower())
         rest = " ".join(words[1:])
+        if verb is None and words[0].lower() in ("for", "under", "within", "inside") and len(words) > 1:
+            context = _unprotect(" ".join(w for w in words[1:] if w.lower() not in FILLER and w.lower() not in
+                                          ("user", "row", "item", "entry", "post", "card", "section")), quotes)
+            continue
         if verb is None:
             if not last_verb:
                 continue
@@ -147,6 +152,8 @@ def parse_task(text: str) -> list[Intent]:
         got = _read(verb, rest, quotes, c)
         for it in got:
             it.text = _unprotect(c, quotes)
+            if context and not it.target.anchor:
+                it.target.anchor = context
             intents.append(it)
     if not intents:
         raise TaskParseError(f"Could not find an instruction in {text!r}. Start with a verb such as click, type, "
@@ -203,6 +210,13 @@ def target_spec(phrase: str, quotes: list[str]) -> TargetSpec:
         role_word = next((w for w in words if w.lower() in ROLE_WORDS), "")
         kept = [role_word] + kept  # "Tab #1" is the tab's name
     quoted = [w for w in kept if re.fullmatch(r"«\d+»", w)]
+    kind_words = {"widget", "element", "control", "component"}
+    if quoted and any(w.lower().strip(",.") in kind_words for w in words):
+        kind = quotes[int(quoted[0][1:-1])].lower()  # 'a "checkbox" widget' names a kind, not a label
+        roles = ROLE_WORDS.get(kind) or {"text": ROLE_WORDS["textbox"], "radio": ("radio",)}.get(kind)
+        if roles:
+            spec.roles, spec.name = roles, ""
+            return spec
     if quoted:
         spec.name, spec.quoted = quotes[int(quoted[0][1:-1])], True
     else:
@@ -235,7 +249,7 @@ def _read(verb: str, rest: str, quotes: list[str], clause: str) -> list[Intent]:
         if m:  # fill (in) Name with "Ada"
             val, _ = _q(m.group(2), quotes)
             return [Intent("type", target_spec(m.group(1), quotes), value=val, transform=transform)]
-        m = re.match(r"(?:the\s+)?value\s+(?:shown|displayed|given|written)\s+(?:for|next to|of|beside)\s+(.+?)\s+(?:into|in|to)\s+(.+)$", r, re.I)
+        m = re.match(r"(?:the\s+)?value\s+(?:(?:shown|displayed|given|written|listed)\s+)?(?:for|next to|of|beside)\s+(.+?)\s+(?:into|in|to)\s+(.+)$", r, re.I)
         if m:
             return [Intent("type", target_spec(m.group(2), quotes), value_from=_q(m.group(1), quotes)[0], transform=transform)]
         m = re.match(r"(.+?)\s+to\s+(«\d+»|\S+)$", r) if verb == "set" else None
@@ -253,8 +267,8 @@ def _read(verb: str, rest: str, quotes: list[str], clause: str) -> list[Intent]:
             if spec is before and after is not None and not spec.roles:
                 spec.roles = after.roles
             return [Intent("type", spec, value=val, transform=transform)]
-        m = re.match(r"(.+?)\s+(?:into|in|on|inside)\s+(.+)$", r)
-        if m:  # unquoted: type ada@example.com into Email
+        m = re.match(r"(.+?)\s+(?:into|in|on|inside|as)\s+(.+)$", r)
+        if m:  # unquoted: type ada@example.com into Email; enter 10/11/2011 as the date
             return [Intent("type", target_spec(m.group(2), quotes), value=_unprotect(m.group(1), quotes), transform=transform)]
         if r:
             return [Intent("type", TargetSpec(roles=ROLE_WORDS["field"]), value=_unprotect(r, quotes), transform=transform)]
@@ -279,9 +293,12 @@ def _read(verb: str, rest: str, quotes: list[str], clause: str) -> list[Intent]:
     if verb in ("check", "uncheck"):
         return [Intent(verb, target_spec(r, quotes))]
     if verb == "select":
-        m = re.match(r"(.+?)\s+(?:with|using|on)\s+(?:the\s+)?slider$", r, re.I)
+        m = re.match(r"(.+?)\s+(?:with|using|on|in)\s+(?:the\s+)?(slider|spinner|stepper)$", r, re.I)
         if m:
-            return [Intent("slider", TargetSpec(roles=("slider",), raw="the slider"), value=_q(m.group(1), quotes)[0])]
+            return [Intent("slider", TargetSpec(roles=("slider", "spinbutton"), raw=f"the {m.group(2).lower()}"),
+                           value=_q(m.group(1), quotes)[0])]
+        if ">" in r and not r.lstrip().startswith("«"):  # a menu path: Select File>Export>PDF
+            return [Intent("click", target_spec(part, quotes)) for part in r.split(">") if part.strip()]
         m = re.match(r"(.+?)\s+(?:in|from|for|as|under)\s+(.+)$", r)
         if m:
             val, _ = _q(m.group(1), quotes)
