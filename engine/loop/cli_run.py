@@ -1,5 +1,5 @@
-"""`vigil run "TASK" --url URL --planner script --script FILE --approve ask|auto|auto-safe
-[--max-steps N] [--json] [--headed]`
+"""`vigil run "TASK" --url URL [--planner heuristic|openai|backend|script] [--script FILE]
+[--base-url URL --model NAME] [--backend-url URL] --approve ask|auto|auto-safe [--max-steps N] [--json] [--headed]`
 
 Prints one line per step (or, with --json, only the RunResult as JSON on stdout; the approval
 prompt then goes to stderr). Exit codes: 0 finished, 1 failed or stopped, 2 bad arguments or
@@ -16,7 +16,7 @@ from typing import TextIO
 from engine.errors import VigilError
 from engine.models import POLICIES, RunResult, StepRecord, StepRecorded
 
-PLANNERS = ("script",)
+from engine.planners.registry import PLANNERS
 _WORDS = {"completed": "ok", "failed": "FAILED", "skipped": "skipped", "rejected": "rejected", "stopped": "stopped"}
 
 
@@ -27,8 +27,17 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
                                           "it (or the policy does), Vigil acts and verifies.")
     r.add_argument("task", help="what to do, in words (shown to the planner and recorded)")
     r.add_argument("--url", required=True, help="the page to start on (http(s) URL or a local HTML file)")
-    r.add_argument("--planner", choices=PLANNERS, default="script", help="who proposes the steps (default script)")
+    r.add_argument("--planner", choices=PLANNERS, default=None,
+                   help="who proposes the steps: heuristic (offline, the default), openai (any OpenAI-compatible "
+                        "model), backend (a /api/agent/interact server), script (a file of steps; implied by "
+                        "--script)")
     r.add_argument("--script", help="for --planner script: a JSON or YAML list of steps")
+    r.add_argument("--base-url", help="for --planner openai: the server (else VIGIL_BASE_URL / OPENAI_BASE_URL); "
+                                      "the key comes from VIGIL_API_KEY / OPENAI_API_KEY only")
+    r.add_argument("--model", help="for --planner openai: the model name (else VIGIL_MODEL / OPENAI_MODEL)")
+    r.add_argument("--vision", action="store_true", help="for --planner openai: the model can see screenshots")
+    r.add_argument("--no-tools", action="store_true", help="for --planner openai: JSON replies instead of tool calls")
+    r.add_argument("--backend-url", help="for --planner backend: the backend's base URL (else VIGIL_BACKEND_URL)")
     r.add_argument("--approve", choices=POLICIES, default="ask",
                    help="ask: every step at a prompt (default); auto-safe: only sensitive steps; auto: never")
     r.add_argument("--max-steps", type=int, default=30, help="end with an error after this many steps (default 30)")
@@ -75,14 +84,14 @@ async def run_command(args: argparse.Namespace, *, stdin: TextIO | None = None) 
     from engine.loop.gates import AutoApprove, TerminalGate
     from engine.loop.planner import close_planner
     from engine.loop.runner import AgentLoop
-    from engine.loop.scripted import ScriptedPlanner, load_script
+    from engine.planners.registry import make_planner
 
     if args.max_steps < 1:
         return _fail("--max-steps must be at least 1.")
-    if args.planner == "script" and not args.script:
-        return _fail("--planner script needs --script FILE (a JSON or YAML list of steps).")
     try:
-        planner = ScriptedPlanner(load_script(args.script))
+        name = args.planner or ("script" if args.script else "heuristic")
+        planner = make_planner(name, script=args.script, base_url=args.base_url, model=args.model,
+                               backend_url=args.backend_url, vision=args.vision, tools=not args.no_tools)
         url = normalize_url(args.url)
     except VigilError as exc:
         return _fail(exc.message, exc.code)

@@ -73,6 +73,7 @@ class ProposedStep(BaseModel):
     sensitive: bool = False                # the planner flags this step: always ask
     sensitive_reason: str | None = None
     timeout_ms: int | None = Field(default=None, ge=0)  # how long to wait for the target to appear
+    details: dict[str, Any] = Field(default_factory=dict)  # planner-specific extras kept for the record
 
 
 class Decision(BaseModel):

@@ -226,7 +226,7 @@ class BackendPlanner:
             out["dom"] = snap.serialize("full").text[:FULL_DOM_LIMIT]
         if "screenshot" in wanted:
             try:
-                shot = await capture_screenshot(getattr(snap, "_tab"))  # the tab this snapshot is of
+                shot = await capture_screenshot(snap.tab)
             except Exception as exc:  # the seed: carry on without a picture
                 exchange["screenshot_error"] = f"{type(exc).__name__}: {exc}"
                 return out

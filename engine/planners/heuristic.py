@@ -11,6 +11,7 @@ guessing. It also serves the GUI's quick-command box: `await planner.propose(obs
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,7 @@ class HeuristicPlanner:
     def __init__(self) -> None:
         self._state: _State | None = None
         self._task = ""
+        self._may_browse = False
 
     # -- protocol ------------------------------------------------------------------------------
     async def propose(self, obs: Observation) -> ProposedStep:
@@ -62,6 +64,8 @@ class HeuristicPlanner:
                 self._state = _State(parse_task(obs.task))
             except TaskParseError as exc:
                 return _fail(str(exc))
+            self._may_browse = bool(re.search(r"\b(find|look for|search|switch|expand|tabs|sections|browse|navigate)\b",
+                                              obs.task, re.I))
         st = self._state
         if obs.last_outcome is not None:
             verdict = self._absorb(obs)
@@ -79,7 +83,8 @@ class HeuristicPlanner:
             step.plan, step.plan_index = self._plan(), st.pos
             return step
         return ProposedStep(thought="Every instruction of the task has been carried out.",
-                            action=Action(name="finish", answer=f"Done: {self._task}"), plan=self._plan(),
+                            action=Action(name="finish", answer=f"Done: {len(st.intents)} instruction(s) carried out."),
+                            plan=self._plan(),
                             description="Finish: all instructions done")
 
     async def aclose(self) -> None:
@@ -213,10 +218,11 @@ class HeuristicPlanner:
             for opener in m.openers(snap, c.node, st.tried):
                 return self._propose("explore", opener, Action(name="click", target=opener.node_id),
                                      f"{spec.describe()} is hidden; open {m.describe(opener)} to reveal it.")
-        for ex in m.expanders(snap, st.tried):
-            return self._propose("explore", ex, Action(name="click", target=ex.node_id),
-                                 f"{spec.describe()} is not shown; try {m.describe(ex)}.")
-        if snap.context.page_height - snap.context.scroll_y - snap.context.viewport.height > 20:
+        if self._may_browse:  # only when the task asks to look around ("switch between the tabs to find …")
+            for ex in m.expanders(snap, st.tried):
+                return self._propose("explore", ex, Action(name="click", target=ex.node_id),
+                                     f"{spec.describe()} is not shown; try {m.describe(ex)}.")
+        if st.explored <= 2 and snap.context.page_height - snap.context.scroll_y - snap.context.viewport.height > 20:
             return self._propose("explore", None, Action(name="scroll", direction="down"),
                                  f"{spec.describe()} is not in view; scroll down.")
         return None
@@ -361,7 +367,7 @@ def _url(v: str | None) -> str:
     return v if "://" in v or v.startswith(("about:", "data:")) else "http://" + v
 
 
-_NUMBER = __import__("re").compile(r"^-?\d+(?:\.\d+)?$")
+_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 
 
 def _slider_handle(snap: "DomSnapshot") -> "VirtualNode | None":

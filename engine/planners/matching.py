@@ -165,7 +165,7 @@ def closest(snap: "DomSnapshot", spec: TargetSpec, limit: int = 4) -> list["Virt
             s += 20
         scored.append((s, n))
     scored.sort(key=lambda t: -t[0])
-    return [n for s, n in scored[:limit] if s > 30]
+    return [n for s, n in scored[:limit] if s >= 60]
 
 
 def openers(snap: "DomSnapshot", hidden: "VirtualNode", tried: set[str]) -> list["VirtualNode"]:

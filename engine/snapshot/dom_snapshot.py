@@ -81,6 +81,11 @@ class DomSnapshot:
         return self._root
 
     @property
+    def tab(self) -> "Tab":
+        """The tab this snapshot was taken of (for screenshots and other context a planner asks for)."""
+        return self._tab
+
+    @property
     def url(self) -> str:
         return self.context.url
 
