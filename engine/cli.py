@@ -35,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     bs.add_argument("--sizes", default="1000,5000,25000", help="element counts (default 1000,5000,25000)")
     bs.add_argument("--reps", type=int, default=5)
     bs.add_argument("--json", action="store_true")
+    from engine.bench_miniwob import add_bench_parser
+    add_bench_parser(bsub)
 
     from engine.loop.cli_run import add_run_parser
     add_run_parser(sub)
@@ -106,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
             from engine.bench import run
             sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
             return run(sizes, args.reps, args.json)
+        if args.cmd == "bench" and args.bench == "miniwob":
+            from engine.bench_miniwob import bench_command
+            return bench_command(args)
         if args.cmd == "run":
             from engine.loop.cli_run import run_command
             return asyncio.run(run_command(args))

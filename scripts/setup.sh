@@ -121,4 +121,23 @@ else
   say "package up to date ($STAMP newer than pyproject.toml)"
 fi
 
+# ---------------------------------------------------------- MiniWoB++ pages
+# Task pages (MIT) for `vigil bench miniwob` and its tests. Only the HTML is used, so --no-deps
+# (its gym/Selenium side is never imported). Checked on every run, independent of the stamp above,
+# so an existing venv gets them too. find_spec locates the package without importing it.
+MINIWOB_CHECK='import importlib.util as u, pathlib, sys
+s = u.find_spec("miniwob")
+ok = s and any((pathlib.Path(p) / "html/miniwob/click-test.html").is_file() for p in s.submodule_search_locations or [])
+sys.exit(0 if ok else 1)'
+if "$VENV/bin/python" -c "$MINIWOB_CHECK" >/dev/null 2>&1; then
+  say "miniwob pages present"
+else
+  say "pip install --no-deps miniwob==1.1.0 (MiniWoB++ task pages for the benchmark)"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps miniwob==1.1.0 \
+    2> >(grep -v "Location 'file:///opt/pypi" >&2) \
+    || fail "pip install --no-deps miniwob==1.1.0 failed (see output above); 'vigil bench miniwob' and its tests need it"
+  "$VENV/bin/python" -c "$MINIWOB_CHECK" \
+    || fail "installed miniwob==1.1.0 but its task pages (miniwob/html/miniwob/*.html) are missing"
+fi
+
 say "ready"

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from engine.loop import AgentLoop, AutoApprove, Observation
-from engine.models import ActionResult, StepRecord
+from engine.models import StepRecord
 from engine.observe.stability import StabilityConfig
 from engine.planners.backend import BackendPlanner, interact_endpoint, plan_of, requested_artifacts
 

@@ -3,7 +3,6 @@ actionability, hit-tested through shadow roots and up every frame boundary to to
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,7 +124,3 @@ def cover_message(node: "VirtualNode", cover: dict, snap: "DomSnapshot") -> str:
 
 def describe(node: "VirtualNode") -> str:
     return f'{node.role or node.tag} "{node.name}" [{node.node_id}]' if node.name else f"{node.role or node.tag} [{node.node_id}]"
-
-
-def js_str(s: str) -> str:
-    return json.dumps(s)

@@ -20,7 +20,7 @@ from typing import Any, AsyncIterator
 from engine.browser.cdp import CDPConnection
 from engine.actions.tab_actions import TabActions
 from engine.browser.discovery import BASE_FLAGS, find_chromium, running_as_root
-from engine.errors import (BrowserClosedError, BrowserLaunchError, CDPError, NavigationError,
+from engine.errors import (BrowserClosedError, BrowserLaunchError, NavigationError,
                            TabCrashedError, VigilError)
 from engine.observe.network import NetworkMonitor
 
