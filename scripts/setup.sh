@@ -111,10 +111,10 @@ fi
 STAMP="$VENV/.vigil-installed"
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
   say "pip install -e .[test] (this can take a minute)"
-  # pip may warn about unreachable local index locations (file:///opt/pypi-more);
+  # pip may warn about unreachable local index locations (file:///opt/pypi…);
   # those are harmless, so filter them out of stderr. pip's exit status is kept.
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]" \
-    2> >(grep -v "Location 'file:///opt/pypi-more" >&2) \
+    2> >(grep -v "Location 'file:///opt/pypi" >&2) \
     || fail "pip install -e '.[test]' failed (see output above)"
   touch "$STAMP"
 else
