@@ -10,7 +10,7 @@ VIGIL := $(VENV)/bin/vigil
 
 help:
 	@echo "make setup   install Chromium/fonts if missing, create .venv, pip install -e .[test]"
-	@echo "make run     start Vigil on the bundled demo site"
+	@echo "make run     open the Vigil window on the bundled demo shop (needs a display; see README)"
 	@echo "make test    run the test suite (headless, QT_QPA_PLATFORM=offscreen)"
 	@echo "make bench   run the snapshot benchmark"
 	@echo "make clean   remove .venv and caches"
@@ -19,7 +19,7 @@ setup:
 	bash scripts/setup.sh
 
 run: setup
-	$(VIGIL) run-demo
+	$(VIGIL) gui --demo
 
 test: export QT_QPA_PLATFORM = offscreen
 test: setup

@@ -140,4 +140,17 @@ else
     || fail "installed miniwob==1.1.0 but its task pages (miniwob/html/miniwob/*.html) are missing"
 fi
 
+# ------------------------------------------------------------------ Qt runtime libraries
+# The PySide6 wheel bundles Qt but links against a few system libraries a minimal Debian lacks.
+QT_CHECK='import os; os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from PySide6.QtWidgets import QApplication; QApplication([])'
+if "$VENV/bin/python" -c "$QT_CHECK" >/dev/null 2>&1; then
+  say "Qt runtime present"
+else
+  apt_install libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 libglib2.0-0 \
+    libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 \
+    libxcb-image0
+  "$VENV/bin/python" -c "$QT_CHECK" || fail "PySide6 still cannot start (see the error above)"
+fi
+
 say "ready"

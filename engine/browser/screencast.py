@@ -1,0 +1,254 @@
+"""Live page frames and input for a viewer that is not a browser window (the GUI's page view).
+
+`Screencast` streams JPEG frames of a tab through CDP `Page.startScreencast` on the tab's
+top-level session and acknowledges each one (Chromium sends the next frame only after the
+ack). `InputForwarder` sends mouse, wheel and keyboard input through CDP `Input.*`, in CSS px
+of the page viewport — the same channel Vigil's own actions use (`engine.actions.input`).
+
+Pure asyncio: the engine never imports Qt. Both classes tolerate a tab or browser that has
+gone away (closed, crashed): the call logs one line and returns, so a viewer never crashes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import collections
+import logging
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+from engine.actions.keys import KeyNameError, key_def
+
+if TYPE_CHECKING:
+    from engine.browser.session import Tab
+
+log = logging.getLogger("vigil.screencast")
+
+FrameCallback = Callable[[bytes, dict], Any]
+META_KEYS = ("deviceWidth", "deviceHeight", "offsetTop", "pageScaleFactor", "scrollOffsetX", "scrollOffsetY",
+             "timestamp")
+FPS_WINDOW_S = 2.0
+
+
+def _gone(tab: "Tab") -> bool:
+    cdp = getattr(tab, "cdp", None)
+    return bool(getattr(tab, "closed", False) or getattr(tab, "crashed", False) or cdp is None
+                or getattr(cdp, "closed", False) or not getattr(tab, "session_id", ""))
+
+
+class Screencast:
+    """Frames of one tab's viewport, as JPEG bytes plus metadata, until `stop()`."""
+
+    def __init__(self, tab: "Tab"):
+        self.tab = tab
+        self.frames = 0  # frames delivered since start()
+        self.running = False
+        self._on_frame: FrameCallback | None = None
+        self._session_id = ""
+        self._times: collections.deque[float] = collections.deque(maxlen=600)
+        self._started_at = 0.0
+        self._acks: set[asyncio.Task] = set()
+        self.last_meta: dict = {}
+
+    # -- public ------------------------------------------------------------------------------
+    async def start(self, on_frame: FrameCallback, *, max_width: int = 1600, quality: int = 70,
+                    every_nth: int = 1, max_height: int | None = None) -> None:
+        """Start streaming; `on_frame(jpeg_bytes, meta)` is called on the event loop for each frame."""
+        if self.running:
+            await self.stop()
+        tab = self.tab
+        if _gone(tab):
+            log.info("screencast not started: the tab is closed")
+            return
+        self._on_frame = on_frame
+        self._session_id = tab.session_id
+        self.frames = 0
+        self._times.clear()
+        self._started_at = time.monotonic()
+        tab.cdp.on("Page.screencastFrame", self._handle_frame)
+        self.running = True
+        params: dict[str, Any] = {"format": "jpeg", "quality": int(quality), "maxWidth": int(max_width),
+                                  "everyNthFrame": max(1, int(every_nth))}
+        if max_height:  # Chromium fits the frame inside maxWidth x maxHeight, keeping the aspect ratio
+            params["maxHeight"] = int(max_height)
+        try:
+            await tab.cdp.send("Page.startScreencast", params, session_id=self._session_id, timeout=10)
+        except Exception as exc:
+            log.warning("screencast could not start: %s", exc)
+            self._unsubscribe()
+            self.running = False
+            return
+        # A still page paints nothing, so no frame would come: ask for one repaint.
+        await self._nudge()
+
+    async def stop(self) -> None:
+        """Stop streaming and unsubscribe. Idempotent; safe when the tab or browser is gone."""
+        was_running = self.running
+        self.running = False
+        self._on_frame = None
+        self._unsubscribe()
+        for t in list(self._acks):
+            t.cancel()
+        if self._acks:
+            await asyncio.gather(*self._acks, return_exceptions=True)
+        self._acks.clear()
+        if was_running and not _gone(self.tab):
+            try:
+                await self.tab.cdp.send("Page.stopScreencast", session_id=self._session_id, timeout=3)
+            except Exception as exc:
+                log.info("screencast stop: %s", exc)
+
+    @property
+    def fps(self) -> float:
+        """Frames per second over the last two seconds (0 when idle)."""
+        now = time.monotonic()
+        recent = [t for t in self._times if now - t <= FPS_WINDOW_S]
+        if len(recent) < 2:
+            return 0.0
+        span = max(now - recent[0], 1e-6)
+        return (len(recent) - 1) / span
+
+    @property
+    def average_fps(self) -> float:
+        """Frames per second since start()."""
+        if not self._started_at:
+            return 0.0
+        return self.frames / max(time.monotonic() - self._started_at, 1e-6)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _unsubscribe(self) -> None:
+        cdp = getattr(self.tab, "cdp", None)
+        if cdp is not None:
+            cdp.off("Page.screencastFrame", self._handle_frame)
+
+    async def _nudge(self) -> None:
+        try:
+            await self.tab.cdp.send("Runtime.evaluate", {
+                "expression": "(()=>{const e=document.documentElement; if(!e) return;"
+                              "const o=e.style.outline; e.style.outline='0px solid transparent';"
+                              "requestAnimationFrame(()=>{e.style.outline=o;});})()",
+                "returnByValue": True}, session_id=self._session_id, timeout=3)
+        except Exception as exc:
+            log.debug("screencast nudge: %s", exc)
+
+    def _handle_frame(self, params: dict, session_id: str | None) -> None:
+        if not self.running or session_id != self._session_id:
+            return
+        ack = asyncio.get_running_loop().create_task(self._ack(params.get("sessionId")))
+        self._acks.add(ack)
+        ack.add_done_callback(self._acks.discard)
+        try:
+            data = base64.b64decode(params.get("data", ""))
+        except Exception:
+            return
+        md = params.get("metadata") or {}
+        meta = {k: md.get(k) for k in META_KEYS if k in md}
+        self.last_meta = meta
+        self.frames += 1
+        self._times.append(time.monotonic())
+        cb = self._on_frame
+        if cb is None:
+            return
+        try:
+            r = cb(data, meta)
+            if asyncio.iscoroutine(r):
+                asyncio.get_running_loop().create_task(r)
+        except Exception:
+            log.exception("screencast frame callback failed")
+
+    async def _ack(self, screencast_session: Any) -> None:
+        if _gone(self.tab) or not self.running:
+            return
+        try:
+            await self.tab.cdp.send("Page.screencastFrameAck", {"sessionId": screencast_session},
+                                    session_id=self._session_id, timeout=5)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.debug("screencast ack: %s", exc)
+
+
+_MOUSE_TYPES = {"move": "mouseMoved", "down": "mousePressed", "up": "mouseReleased",
+                "mouseMoved": "mouseMoved", "mousePressed": "mousePressed", "mouseReleased": "mouseReleased"}
+_KEY_TYPES = {"down": "keyDown", "up": "keyUp", "raw": "rawKeyDown", "rawDown": "rawKeyDown", "char": "char",
+              "keyDown": "keyDown", "keyUp": "keyUp", "rawKeyDown": "rawKeyDown"}
+_BUTTON_BITS = {"left": 1, "right": 2, "middle": 4, "back": 8, "forward": 16, "none": 0}
+
+
+class InputForwarder:
+    """Mouse, wheel and key input for one tab, in CSS px of the page viewport.
+
+    Errors from a closed or crashed tab are logged and swallowed: the viewer keeps running.
+    """
+
+    def __init__(self, tab: "Tab"):
+        self.tab = tab
+        self.sent = 0
+        self.errors = 0
+
+    async def _send(self, method: str, params: dict) -> bool:
+        tab = self.tab
+        if _gone(tab):
+            return False
+        try:
+            await tab.cdp.send(method, params, session_id=tab.session_id, timeout=10)
+            self.sent += 1
+            return True
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.errors += 1
+            log.info("input not delivered (%s): %s", method, exc)
+            return False
+
+    async def mouse(self, kind: str, x: float, y: float, button: str = "left", click_count: int = 1,
+                    modifiers: int = 0, buttons: int | None = None) -> bool:
+        """kind: move / down / up. `buttons` is the held-buttons mask (derived when omitted)."""
+        typ = _MOUSE_TYPES[kind]
+        if typ == "mouseMoved":
+            btn = button if buttons else "none"
+            mask = buttons or 0
+        else:
+            btn = button
+            mask = buttons if buttons is not None else (_BUTTON_BITS.get(button, 0) if typ == "mousePressed" else 0)
+        p = {"type": typ, "x": float(x), "y": float(y), "button": btn, "buttons": int(mask),
+             "modifiers": int(modifiers)}
+        if typ != "mouseMoved":
+            p["clickCount"] = int(click_count)
+        return await self._send("Input.dispatchMouseEvent", p)
+
+    async def wheel(self, x: float, y: float, dx: float, dy: float, modifiers: int = 0) -> bool:
+        """Scroll by (dx, dy) CSS px at (x, y); positive dy scrolls down."""
+        return await self._send("Input.dispatchMouseEvent", {
+            "type": "mouseWheel", "x": float(x), "y": float(y), "deltaX": float(dx), "deltaY": float(dy),
+            "button": "none", "buttons": 0, "modifiers": int(modifiers)})
+
+    async def key(self, kind: str, key: str, code: str = "", text: str = "", modifiers: int = 0,
+                  key_code: int | None = None, auto_repeat: bool = False) -> bool:
+        """kind: down / up (or raw CDP types). A "down" without text is sent as rawKeyDown."""
+        typ = _KEY_TYPES[kind]
+        if typ == "keyDown" and not text:
+            typ = "rawKeyDown"
+        if key_code is None or not code:
+            try:
+                kd = key_def(key) if key else None
+            except KeyNameError:
+                kd = None
+            if kd is not None:
+                code = code or kd.code
+                key_code = kd.key_code if key_code is None else key_code
+        p: dict[str, Any] = {"type": typ, "key": key, "code": code or "", "modifiers": int(modifiers)}
+        if key_code:
+            p["windowsVirtualKeyCode"] = int(key_code)
+            p["nativeVirtualKeyCode"] = int(key_code)
+        if text and typ in ("keyDown", "char"):
+            p["text"] = text
+            p["unmodifiedText"] = text
+        if auto_repeat:
+            p["autoRepeat"] = True
+        return await self._send("Input.dispatchKeyEvent", p)
+
+    async def insert_text(self, text: str) -> bool:
+        """Commit text as an input method would (no key events)."""
+        return await self._send("Input.insertText", {"text": text})

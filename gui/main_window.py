@@ -1,0 +1,313 @@
+"""The supervisor window: live page, Set-of-Mark overlay, node tree, plan stepper, chat turns,
+approval bar, payload inspector, task input, settings and status bar."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
+                               QPushButton, QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget, QCheckBox,
+                               QDialogButtonBox)
+
+from gui.controller import Supervisor
+from gui.widgets.approval_bar import ApprovalBar
+from gui.widgets.chat_view import ChatView
+from gui.widgets.inspector import PayloadInspector
+from gui.widgets.node_tree import NodeTreePanel
+from gui.widgets.page_view import PageView
+from gui.widgets.plan_view import PlanView
+
+log = logging.getLogger("vigil.gui")
+PLANNER_CHOICES = ("heuristic", "openai", "backend")
+
+
+def _spawn(coro) -> asyncio.Task:
+    """Run an engine coroutine on the qasync loop without blocking the UI; errors are logged."""
+    task = asyncio.ensure_future(coro)
+    task.add_done_callback(lambda t: t.cancelled() or (t.exception() and log.error("UI task failed", exc_info=t.exception())))
+    return task
+
+
+class SettingsDialog(QDialog):
+    """Non-modal settings (modal exec() breaks qasync). The API key is never shown back in full."""
+
+    def __init__(self, window: "MainWindow") -> None:
+        super().__init__(window)
+        self.setWindowTitle("Vigil settings")
+        self.window_ = window
+        s = window.sup.settings
+        form = QFormLayout(self)
+        self.base_url = QLineEdit(s.get("base_url", ""))
+        self.model = QLineEdit(s.get("model", ""))
+        self.api_key = QLineEdit()
+        self.api_key.setEchoMode(QLineEdit.Password)
+        key = s.get("api_key", "")
+        self.api_key.setPlaceholderText(f"set (…{key[-4:]})" if key else "not set (VIGIL_API_KEY / OPENAI_API_KEY)")
+        self.backend_url = QLineEdit(s.get("backend_url", ""))
+        self.headless = QCheckBox("Run Chromium headless (the page is shown here either way)")
+        self.headless.setChecked(window.sup.headless)
+        form.addRow("Model base URL", self.base_url)
+        form.addRow("Model name", self.model)
+        form.addRow("API key", self.api_key)
+        form.addRow("Backend URL", self.backend_url)
+        form.addRow(self.headless)
+        buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Close)
+        buttons.accepted.connect(self._save)
+        buttons.rejected.connect(self.close)
+        form.addRow(buttons)
+
+    def _save(self) -> None:
+        s = self.window_.sup.settings
+        s["base_url"], s["model"], s["backend_url"] = (self.base_url.text().strip(), self.model.text().strip(),
+                                                       self.backend_url.text().strip())
+        if self.api_key.text():
+            s["api_key"] = self.api_key.text()
+            self.api_key.clear()
+        self.window_.sup.headless = self.headless.isChecked()
+        self.close()
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, sup: Supervisor, *, suggested_task: str = "") -> None:
+        super().__init__()
+        self.sup = sup
+        self.setWindowTitle("Vigil — browser agent supervisor")
+        self.resize(1500, 940)
+        self._closing = False
+        self.closed = asyncio.get_event_loop().create_future()
+        self._build(suggested_task)
+        self._wire()
+
+    # -- layout --------------------------------------------------------------------------------
+    def _build(self, suggested_task: str) -> None:
+        bar = QToolBar("Navigation")
+        bar.setMovable(False)
+        self.addToolBar(bar)
+        self.act_back = QAction("◀", self, toolTip="Back")
+        self.act_fwd = QAction("▶", self, toolTip="Forward")
+        self.act_reload = QAction("⟳", self, toolTip="Reload")
+        for a in (self.act_back, self.act_fwd, self.act_reload):
+            bar.addAction(a)
+        self.url = QLineEdit()
+        self.url.setPlaceholderText("http(s) URL or a local HTML file")
+        bar.addWidget(self.url)
+        self.viewport = QComboBox()
+        self.viewport.addItems(["1280x800", "1024x768", "1440x900", "390x844"])
+        self.viewport.setToolTip("Page viewport size")
+        bar.addWidget(self.viewport)
+        self.act_overlay = QAction("Set-of-Mark", self, checkable=True, toolTip="Draw every interactive node's box and ID")
+        self.act_snapshot = QAction("Snapshot", self, toolTip="Take a fresh snapshot")
+        self.act_settings = QAction("Settings", self)
+        for a in (self.act_overlay, self.act_snapshot, self.act_settings):
+            bar.addAction(a)
+
+        self.banner = QLabel()
+        self.banner.setTextFormat(Qt.PlainText)
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet("background:#fdecea;color:#8a1c13;padding:6px;border-bottom:1px solid #f5c2bd")
+        self.banner.hide()
+
+        self.page = PageView()
+        self.plan = PlanView()
+        self.chat = ChatView()
+        self.nodes = NodeTreePanel()
+        self.inspector = PayloadInspector()
+        left = QSplitter(Qt.Vertical)
+        left.addWidget(self.plan)
+        left.addWidget(self.chat)
+        left.setSizes([180, 520])
+        self.tabs = QTabWidget()
+        self.tabs.addTab(left, "Run")
+        self.tabs.addTab(self.nodes, "Nodes")
+        self.tabs.addTab(self.inspector, "Payload")
+        split = QSplitter(Qt.Horizontal)
+        split.addWidget(self.page)
+        split.addWidget(self.tabs)
+        split.setSizes([960, 540])
+
+        self.approval = ApprovalBar()
+        self.task = QLineEdit(suggested_task)
+        self.task.setPlaceholderText("Task, e.g. “type ada@example.com into Email and click Create account”")
+        self.planner = QComboBox()
+        self.planner.addItems(PLANNER_CHOICES)
+        self.planner.setToolTip("heuristic: offline, no model · openai: any OpenAI-compatible model · "
+                                "backend: a /api/agent/interact server")
+        self.policy = QComboBox()
+        self.policy.addItems(["ask", "auto-safe", "auto"])
+        self.policy.setToolTip("ask: every step · auto-safe: only sensitive steps (passwords, submitting, leaving "
+                               "the site, files) · auto: never")
+        self.run_btn = QPushButton("Run")
+        self.stop_btn = QPushButton("Stop")
+        self.stop_btn.setEnabled(False)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Task"))
+        row.addWidget(self.task, 1)
+        row.addWidget(self.planner)
+        row.addWidget(QLabel("Approve"))
+        row.addWidget(self.policy)
+        row.addWidget(self.run_btn)
+        row.addWidget(self.stop_btn)
+
+        central = QWidget()
+        v = QVBoxLayout(central)
+        v.setContentsMargins(4, 0, 4, 4)
+        v.addWidget(self.banner)
+        v.addWidget(split, 1)
+        v.addWidget(self.approval)
+        v.addLayout(row)
+        self.setCentralWidget(central)
+        self.status_snap = QLabel("no snapshot yet")
+        self.status_loop = QLabel("idle")
+        self.statusBar().addWidget(self.status_snap, 1)
+        self.statusBar().addPermanentWidget(self.status_loop)
+        self.settings_dialog: SettingsDialog | None = None
+
+    def _wire(self) -> None:
+        s = self.sup
+        self.url.returnPressed.connect(lambda: _spawn(s.navigate(self.url.text().strip())))
+        self.act_back.triggered.connect(lambda: _spawn(s.history(-1)))
+        self.act_fwd.triggered.connect(lambda: _spawn(s.history(1)))
+        self.act_reload.triggered.connect(lambda: _spawn(s.history(0)))
+        self.act_snapshot.triggered.connect(lambda: _spawn(s.refresh(force=True)))
+        self.act_overlay.toggled.connect(self.page.set_overlay)
+        self.act_settings.triggered.connect(self._settings)
+        self.viewport.currentTextChanged.connect(lambda t: _spawn(self._set_viewport(t)))
+        self.run_btn.clicked.connect(self._run)
+        self.task.returnPressed.connect(self._run)
+        self.stop_btn.clicked.connect(s.stop_task)
+        self.approval.decided.connect(s.decide)
+        self.approval.take_over_requested.connect(lambda text: _spawn(self._quick(text)))
+        self.approval.policy_changed.connect(self._policy_from_bar)
+        self.policy.currentTextChanged.connect(s.set_policy)
+        self.page.node_clicked.connect(self._select_node)
+        self.nodes.node_selected.connect(self._select_node)
+        s.snapshot_changed.connect(self._on_snapshot)
+        s.message.connect(self.chat.add_or_update_message)
+        s.plan_changed.connect(self.plan.set_plan)
+        s.record.connect(self._on_record)
+        s.request.connect(self._on_request)
+        s.request_done.connect(self._on_request_done)
+        s.status.connect(self._on_status)
+        s.error.connect(self.show_error)
+        s.busy.connect(lambda t: self.statusBar().showMessage(t) if t else self.statusBar().clearMessage())
+        s.page_changed.connect(self.url.setText)
+        QAction(self, shortcut=QKeySequence("Ctrl+L"), triggered=self.url.setFocus)
+
+    # -- reactions -----------------------------------------------------------------------------
+    def show_error(self, text: str) -> None:
+        self.banner.setText(text)
+        self.banner.show()
+
+    def _on_snapshot(self, snap, previous) -> None:
+        self.page.set_snapshot(snap)
+        self.nodes.set_snapshot(snap, previous)
+        self.inspector.show_snapshot_payload(snap)
+        if self.sup.last_exchange is not None:
+            self.inspector.show_exchange(self.sup.last_exchange)
+        st = snap.stats
+        tokens = snap.serialize("semantic").tokens
+        self.status_snap.setText(
+            f"snapshot {st.timings_ms.get('capture', 0):.0f} ms · {st.nodes} nodes (semantic {st.tiers['semantic']}, "
+            f"non-semantic {st.tiers['non-semantic']}, structural {st.tiers['structural']}) · "
+            f"{st.interactive} interactive · payload ~{tokens} tokens")
+
+    def _on_record(self, rec) -> None:
+        self.chat.add_step_record(rec)
+        if rec.screenshot_after:
+            self.status_loop.setToolTip(f"screenshot hash {rec.screenshot_after[:16]}…")
+
+    def _on_request(self, req) -> None:
+        self.approval.show_request(req)
+        if req.target:
+            self.page.highlight(req.target.get("id"), kind="target")
+
+    def _on_request_done(self) -> None:
+        self.approval.clear()
+        self.page.highlight(None, kind="target")
+
+    def _on_status(self, status: str, state: str, detail: str) -> None:
+        self.chat.set_task_status(status, detail)
+        self.status_loop.setText(f"{status} · {state}")
+        running = status == "running"
+        self.run_btn.setEnabled(not running)
+        self.stop_btn.setEnabled(running)
+
+    def _policy_from_bar(self, policy: str) -> None:
+        self.policy.setCurrentText(policy)  # also tells the running loop
+
+    def _select_node(self, node_id: str) -> None:
+        self.page.highlight(node_id, kind="selected")
+        self.nodes.select_node(node_id)
+
+    def _run(self) -> None:
+        text = self.task.text().strip()
+        if not text or self.sup.running():
+            return
+        self.banner.hide()
+        self.chat.clear()
+        self.plan.set_plan(None)
+        _spawn(self.sup.run_task(text, self.planner.currentText(), self.policy.currentText()))
+
+    async def _quick(self, text: str) -> None:
+        d = await self.sup.quick_command(text)
+        if d is not None:
+            self.sup.decide(d)
+        else:
+            self.approval.show_take_over_error(f"Could not ground {text!r} on this page; see the banner.")
+
+    async def _set_viewport(self, text: str) -> None:
+        w, h = (int(x) for x in text.split("x"))
+        if self.sup.tab is not None:
+            await self.sup.tab.page.set_viewport_size({"width": w, "height": h})
+            self.sup.tab.invalidate()
+            await self.sup.refresh()
+
+    def _settings(self) -> None:
+        if self.settings_dialog is None:
+            self.settings_dialog = SettingsDialog(self)
+        self.settings_dialog.show()
+        self.settings_dialog.raise_()
+
+    # -- start and stop ------------------------------------------------------------------------
+    async def wait_painted(self, timeout: float) -> bool:
+        """Until the first page frame is painted and the first snapshot shown (for --quit-after-load)."""
+        loop = asyncio.get_event_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline and (self.page.frame_count == 0 or self.sup.snapshot is None):
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)  # let the panels lay out
+        return self.page.frame_count > 0
+
+    async def startup(self, url: str | None) -> bool:
+        ok = await self.sup.start(url)
+        if ok and self.sup.tab is not None:
+            self.page.attach(self.sup.tab)
+            await self.page.start()
+        return ok
+
+    async def shutdown(self) -> None:
+        """Stop painting and the screencast, then the loop and the browser (in that order)."""
+        if self._closing:
+            return
+        self._closing = True
+        try:
+            await self.page.stop()
+        except Exception:  # the browser may already be gone
+            log.debug("screencast stop failed", exc_info=True)
+        await self.sup.shutdown()
+        if not self.closed.done():
+            self.closed.set_result(True)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        if self.closed.done():
+            event.accept()
+            return
+        event.ignore()  # close once the engine is down
+        _spawn(self._close_async())
+
+    async def _close_async(self) -> None:
+        await self.shutdown()
+        self.close()

@@ -1,0 +1,1 @@
+"""The window's widgets: each shows engine data it is handed and emits what the analyst did."""

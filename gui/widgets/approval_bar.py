@@ -1,0 +1,385 @@
+"""The approval bar: the proposed step in plain words, its target and expected outcome, sensitive
+reasons, and the person's answer (Approve / Edit / Skip / Reject / Take over / Stop) as a
+`Decision`. Edits are validated with the engine's own parsers before any decision is emitted.
+
+Signals:
+- `decided(Decision)` — the answer to the request on show; the bar then clears itself.
+- `take_over_requested(str)` — a quick command in plain words ("click Place order") for the window
+  to ground with the offline planner and answer with `Decision(kind="take_over", action=…)`.
+- `policy_changed(str)` — "ask", "auto" or "auto-safe".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy,
+                               QVBoxLayout, QWidget)
+
+from engine.errors import ActionStringError
+from engine.loop.action_string import parse_action_string
+from engine.loop.gates import parse_expected_outcome
+from engine.models.actions import TERMINAL_ACTIONS, ExpectedOutcome
+from engine.models.loop import POLICIES, ApprovalRequest, Decision
+from gui.widgets.chat_view import glyph
+
+_CALL = re.compile(r"^\s*[A-Za-z_][\w\-]*\s*\(")
+
+
+def _plain(text: str = "", name: str = "", style: str = "") -> QLabel:
+    lab = QLabel()
+    lab.setTextFormat(Qt.PlainText)
+    lab.setWordWrap(True)
+    lab.setText(text)
+    lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    if name:
+        lab.setObjectName(name)
+    if style:
+        lab.setStyleSheet(style)
+    return lab
+
+
+def outcome_text(expect: ExpectedOutcome | None) -> str:
+    """An expected outcome as text `parse_expected_outcome` reads back (simple form when it can)."""
+    if expect is None:
+        return ""
+    data = expect.model_dump(by_alias=True, exclude_defaults=True)
+    if set(data) <= {"type", "text"}:
+        return f"{expect.type} {expect.text}".strip() if expect.text else expect.type
+    return json.dumps(data, ensure_ascii=False)
+
+
+def target_text(target: dict | None) -> str:
+    if not target:
+        return ""
+    what = target.get("role") or target.get("tag") or "element"
+    name = target.get("name") or ""
+    s = f'{what} "{name}"' if name else what
+    s += f" · ID {target.get('id')}"
+    if target.get("visible") is False:
+        s += " · not in view"
+    if target.get("occluded"):
+        s += " · covered"
+    return s
+
+
+class ApprovalBar(QWidget):
+    decided = Signal(object)            # Decision
+    take_over_requested = Signal(str)   # a quick command in plain words
+    policy_changed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("approvalBar")
+        self.setFocusPolicy(Qt.StrongFocus)
+        self.request: ApprovalRequest | None = None
+        self._edit_action0 = ""
+        self._edit_expect0 = ""
+        frame = QFrame()
+        frame.setObjectName("approvalFrame")
+        frame.setStyleSheet("#approvalFrame { background:#fffbeb; border:1px solid #f59e0b; border-radius:6px; }")
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(frame)
+        lay = QVBoxLayout(frame)
+        lay.setContentsMargins(10, 6, 10, 8)
+        lay.setSpacing(4)
+
+        top = QHBoxLayout()
+        self.step_label = _plain(name="approvalStep", style="color:#92400e; font-weight:bold;")
+        top.addWidget(self.step_label, 1)
+        top.addWidget(QLabel("Policy:"))
+        self.policy = QComboBox()
+        self.policy.setObjectName("policySelector")
+        self.policy.addItems(list(POLICIES))
+        self.policy.setToolTip("ask: every step waits for you · auto: steps run by themselves · "
+                               "auto-safe: only sensitive steps wait. Sensitive steps always ask.")
+        self.policy.currentTextChanged.connect(self.policy_changed.emit)
+        top.addWidget(self.policy)
+        lay.addLayout(top)
+
+        self.summary = _plain(name="approvalSummary", style="font-size:14px; font-weight:bold; color:#111827;")
+        self.target = _plain(name="approvalTarget", style="color:#374151;")
+        self.thought = _plain(name="approvalThought", style="color:#4b5563; font-style:italic;")
+        self.expect = _plain(name="approvalExpect", style="color:#374151;")
+        self.sensitive = _plain(name="approvalSensitive",
+                                style="color:#991b1b; background:#fee2e2; font-weight:bold; padding:3px 6px;")
+        self.error = _plain(name="approvalError", style="color:#b91c1c;")
+        for w in (self.summary, self.target, self.thought, self.expect, self.sensitive, self.error):
+            lay.addWidget(w)
+
+        buttons = QHBoxLayout()
+        self.approve_btn = self._button("Approve", "Run this step (Enter)", self.approve, buttons)
+        self.approve_btn.setDefault(True)
+        self.approve_btn.setAutoDefault(True)
+        self.approve_btn.setStyleSheet("QPushButton { background:#16a34a; color:white; font-weight:bold; "
+                                       "padding:4px 14px; border-radius:4px; }")
+        self.edit_btn = self._button("Edit", "Change the action or the expected outcome", self.start_edit, buttons)
+        self.skip_btn = self._button("Skip", "Do not run this step; the planner goes on", self.skip, buttons)
+        self.reject_btn = self._button("Reject", "Refuse with a reason handed to the planner", self.start_reject,
+                                       buttons)
+        self.take_over_btn = self._button("Take over", "Act yourself: a command, or in the page",
+                                          self.start_take_over, buttons)
+        buttons.addStretch(1)
+        self.stop_btn = self._button("Stop", "Stop the run", self.stop, buttons)
+        self.stop_btn.setStyleSheet("QPushButton { color:#b91c1c; }")
+        lay.addLayout(buttons)
+
+        # inline panels
+        self.edit_panel, el = self._panel("editPanel")
+        self.edit_action = QLineEdit()
+        self.edit_action.setObjectName("editAction")
+        self.edit_action.setPlaceholderText('Action, e.g. click(12) or type(5, "ada@example.com")')
+        self.edit_expect = QLineEdit()
+        self.edit_expect.setObjectName("editExpect")
+        self.edit_expect.setPlaceholderText('Expected outcome: navigation, element_appears TEXT, … or JSON')
+        row1 = QHBoxLayout()
+        row1.addWidget(QLabel("Action:"))
+        row1.addWidget(self.edit_action, 1)
+        row2 = QHBoxLayout()
+        row2.addWidget(QLabel("Expect:"))
+        row2.addWidget(self.edit_expect, 1)
+        el.addLayout(row1)
+        el.addLayout(row2)
+        self.edit_error = _plain(name="editError", style="color:#b91c1c;")
+        el.addWidget(self.edit_error)
+        row3 = QHBoxLayout()
+        row3.addStretch(1)
+        self.edit_apply = self._button("Run edited step", "", self.apply_edit, row3)
+        self._button("Cancel", "", self.close_panels, row3)
+        el.addLayout(row3)
+        self.edit_action.returnPressed.connect(self.apply_edit)
+        self.edit_expect.returnPressed.connect(self.apply_edit)
+        lay.addWidget(self.edit_panel)
+
+        self.reject_panel, rl = self._panel("rejectPanel")
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Reason:"))
+        self.reject_reason = QLineEdit()
+        self.reject_reason.setObjectName("rejectReason")
+        self.reject_reason.setPlaceholderText("Why not? The planner reads this.")
+        self.reject_reason.returnPressed.connect(self.apply_reject)
+        row.addWidget(self.reject_reason, 1)
+        self.reject_apply = self._button("Reject", "", self.apply_reject, row)
+        self._button("Cancel", "", self.close_panels, row)
+        rl.addLayout(row)
+        self.reject_error = _plain(name="rejectError", style="color:#b91c1c;")
+        rl.addWidget(self.reject_error)
+        lay.addWidget(self.reject_panel)
+
+        self.take_panel, tl = self._panel("takeOverPanel")
+        row = QHBoxLayout()
+        self.take_command = QLineEdit()
+        self.take_command.setObjectName("takeOverCommand")
+        self.take_command.setPlaceholderText('click(12), or in plain words: click Place order')
+        self.take_command.returnPressed.connect(self.apply_take_over)
+        row.addWidget(self.take_command, 1)
+        self.take_apply = self._button("Run", "", self.apply_take_over, row)
+        self.in_page_btn = self._button("I'll do it in the page", "Act in the live view; the agent waits",
+                                        self.take_over_in_page, row)
+        self._button("Cancel", "", self.close_panels, row)
+        tl.addLayout(row)
+        self.take_error = _plain(name="takeOverError", style="color:#b91c1c;")
+        tl.addWidget(self.take_error)
+        lay.addWidget(self.take_panel)
+        lay.addStretch(1)  # spare height goes below the bar's content, never between its lines
+        self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)
+
+        self.close_panels()
+        self.hide()
+
+    # -- construction helpers -------------------------------------------------------------------
+    def _button(self, text: str, tip: str, slot, layout) -> QPushButton:
+        b = QPushButton(text)
+        b.setObjectName(text.lower().replace(" ", "_").replace("'", "") + "_button")
+        if tip:
+            b.setToolTip(tip)
+        b.clicked.connect(lambda _=False: slot())
+        layout.addWidget(b)
+        return b
+
+    def _panel(self, name: str) -> tuple[QFrame, QVBoxLayout]:
+        f = QFrame()
+        f.setObjectName(name)
+        f.setStyleSheet(f"#{name} {{ background:white; border:1px solid #e5e7eb; border-radius:4px; }}")
+        lay = QVBoxLayout(f)
+        lay.setContentsMargins(6, 4, 6, 4)
+        return f, lay
+
+    # -- API ------------------------------------------------------------------------------------
+    def show_request(self, req: ApprovalRequest) -> None:
+        self.request = req
+        p = req.proposal
+        self.step_label.setText(f"Step {req.step_index + 1} is waiting for you")
+        self.summary.setText(req.summary)
+        self.target.setText(f"Target: {target_text(req.target)}" if req.target else "")
+        self.target.setVisible(bool(req.target))
+        shown_thought = bool(p.thought) and p.thought not in req.summary
+        self.thought.setText(f"Why: {p.thought}" if shown_thought else "")
+        self.thought.setVisible(shown_thought)
+        if p.action.name in TERMINAL_ACTIONS:
+            self.expect.setText("Approving ends the run; reject or skip to let the planner go on.")
+        else:
+            self.expect.setText("Expect: " + (p.expected_outcome.describe() if p.expected_outcome
+                                              else "the default check for this action"))
+        self.sensitive.setText("\n".join(f"⚠ Always asks: {r}" for r in req.sensitive_reasons))
+        self.sensitive.setVisible(bool(req.sensitive_reasons))
+        self.error.setText(f"{glyph('⛔', '✖')} {req.error}" if req.error else "")
+        self.error.setVisible(bool(req.error))
+        self.set_policy(req.policy)
+        self.close_panels()
+        for b in self.buttons():
+            b.setEnabled(True)
+        self.show()
+        self.approve_btn.setFocus()
+
+    def clear(self) -> None:
+        """Nothing is pending: hide the bar."""
+        self.request = None
+        self.close_panels()
+        self.hide()
+
+    def set_policy(self, policy: str) -> None:
+        """Show `policy` without emitting policy_changed."""
+        if policy in POLICIES and self.policy.currentText() != policy:
+            self.policy.blockSignals(True)
+            self.policy.setCurrentText(policy)
+            self.policy.blockSignals(False)
+
+    def is_pending(self) -> bool:
+        return self.request is not None
+
+    def buttons(self) -> list[QPushButton]:
+        return [self.approve_btn, self.edit_btn, self.skip_btn, self.reject_btn, self.take_over_btn, self.stop_btn]
+
+    # -- answers --------------------------------------------------------------------------------
+    def approve(self) -> None:
+        self._emit(Decision.approve())
+
+    def skip(self) -> None:
+        self._emit(Decision(kind="skip"))
+
+    def stop(self) -> None:
+        self._emit(Decision(kind="stop", reason="Stopped by the person."))
+
+    def take_over_in_page(self) -> None:
+        self._emit(Decision(kind="take_over", action=None))
+
+    def start_edit(self) -> None:
+        if self.request is None:
+            return
+        self.close_panels()
+        p = self.request.proposal
+        action = p.action
+        t = self.request.target
+        if t and action.target is not None and t.get("id"):
+            action = action.model_copy(update={"target": t["id"]})
+        self._edit_action0 = action.to_string()
+        self._edit_expect0 = outcome_text(p.expected_outcome)
+        self.edit_action.setText(self._edit_action0)
+        self.edit_expect.setText(self._edit_expect0)
+        self.edit_panel.show()
+        self.edit_action.setFocus()
+        self.edit_action.selectAll()
+
+    def apply_edit(self) -> None:
+        if self.request is None:
+            return
+        a_text, e_text = self.edit_action.text().strip(), self.edit_expect.text().strip()
+        action = expect = None
+        # only what the person changed is sent: the shown action may carry masked text
+        if a_text and a_text != self._edit_action0:
+            try:
+                action = parse_action_string(a_text)
+            except ActionStringError as exc:
+                return self._inline(self.edit_error, f"Action: {exc}")
+        if e_text and e_text != self._edit_expect0:
+            try:
+                expect = parse_expected_outcome(e_text)
+            except ValueError as exc:
+                return self._inline(self.edit_error, f"Expected outcome: {exc}")
+        if action is None and expect is None:
+            return self._inline(self.edit_error, "Nothing changed: edit the action or the expected outcome, "
+                                                 "or Approve the step as it is.")
+        self._emit(Decision(kind="edit", action=action, expected_outcome=expect))
+
+    def start_reject(self) -> None:
+        if self.request is None:
+            return
+        self.close_panels()
+        self.reject_panel.show()
+        self.reject_reason.setFocus()
+
+    def apply_reject(self) -> None:
+        reason = self.reject_reason.text().strip()
+        if not reason:
+            return self._inline(self.reject_error, "Say why: the planner reads the reason to choose another step.")
+        self._emit(Decision(kind="reject", reason=reason))
+
+    def start_take_over(self) -> None:
+        if self.request is None:
+            return
+        self.close_panels()
+        self.take_panel.show()
+        self.take_command.setFocus()
+
+    def apply_take_over(self) -> None:
+        if self.request is None:
+            return
+        text = self.take_command.text().strip()
+        if not text:
+            return self._inline(self.take_error, "Type an action such as click(12) or plain words such as "
+                                                 "\"click Place order\" — or choose \"I'll do it in the page\".")
+        try:
+            action = parse_action_string(text)
+        except ActionStringError as exc:
+            if _CALL.match(text):  # meant as an action string: say what is wrong with it
+                return self._inline(self.take_error, str(exc))
+            self.take_over_requested.emit(text)
+            self.take_error.setText("Grounding the command…")
+            self.take_error.setStyleSheet("color:#4b5563;")
+            self.take_error.show()
+            return
+        self._emit(Decision(kind="take_over", action=action))
+
+    def show_take_over_error(self, message: str) -> None:
+        """For the window: the plain-words command could not be grounded."""
+        self.take_panel.show()
+        self._inline(self.take_error, message)
+
+    def close_panels(self) -> None:
+        for panel in (self.edit_panel, self.reject_panel, self.take_panel):
+            panel.hide()
+        for lab in (self.edit_error, self.reject_error, self.take_error):
+            lab.clear()
+            lab.hide()
+        self.reject_reason.clear()
+        self.take_command.clear()
+
+    def panel_open(self) -> bool:
+        return any(p.isVisibleTo(self) for p in (self.edit_panel, self.reject_panel, self.take_panel))
+
+    # -- internals ------------------------------------------------------------------------------
+    def _inline(self, label: QLabel, message: str) -> None:
+        label.setStyleSheet("color:#b91c1c;")
+        label.setText(message)
+        label.show()
+
+    def _emit(self, d: Decision) -> None:
+        if self.request is None:
+            return
+        self.clear()
+        self.decided.emit(d)
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt name
+        if event.key() in (Qt.Key_Return, Qt.Key_Enter) and self.request is not None and not self.panel_open():
+            self.approve()
+            event.accept()
+            return
+        if event.key() == Qt.Key_Escape and self.panel_open():
+            self.close_panels()
+            event.accept()
+            return
+        super().keyPressEvent(event)

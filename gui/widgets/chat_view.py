@@ -1,0 +1,403 @@
+"""Chat turns of a supervised run (seed 001 §3.3): user messages right and blue, assistant turns left
+and grey with their Thought (collapsible), Action badge and Observation, system notes centred and
+small, and a task header (RUNNING / COMPLETED / FAILED / STOPPED).
+
+Every piece of page or model text is shown as plain text (`Qt.PlainText` labels): nothing that
+comes from a page or a model is ever interpreted as rich text.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from engine.models.loop import ChatMessage, StepRecord
+
+# task status (engine TaskStatus or the header words) → (header word, background, foreground)
+_STATUS = {
+    "idle": ("IDLE", "#e5e7eb", "#374151"),
+    "running": ("RUNNING", "#dbeafe", "#1e40af"),
+    "success": ("COMPLETED", "#dcfce7", "#166534"),
+    "completed": ("COMPLETED", "#dcfce7", "#166534"),
+    "error": ("FAILED", "#fee2e2", "#991b1b"),
+    "failed": ("FAILED", "#fee2e2", "#991b1b"),
+    "interrupted": ("STOPPED", "#fef3c7", "#92400e"),
+    "stopped": ("STOPPED", "#fef3c7", "#92400e"),
+}
+MAX_EVENTS = 6  # recent page events shown per observation
+
+
+@lru_cache(maxsize=None)
+def glyph(preferred: str, fallback: str) -> str:
+    """`preferred` (e.g. an emoji) when an installed font can draw it, else `fallback`: a machine
+    without an emoji font would show an empty box instead of ✅."""
+    cp = ord(preferred[0])
+    for family in QFontDatabase.families():
+        if QFontMetrics(QFont(family)).inFontUcs4(cp):
+            return preferred
+    return fallback
+
+
+def ok_mark(ok: bool) -> str:
+    return glyph("✅", "✔") if ok else glyph("❌", "✘")
+
+
+def _msg_icon(status: str | None) -> str:
+    if status == "pending":
+        return glyph("⏳", "…")
+    if status in ("success", "error"):
+        return ok_mark(status == "success")
+    return ""
+
+
+def plain_label(text: str = "", *, name: str = "", wrap: bool = True, selectable: bool = True) -> QLabel:
+    """A label that never interprets its text as rich text."""
+    lab = QLabel()
+    lab.setTextFormat(Qt.PlainText)
+    lab.setText(text)
+    lab.setWordWrap(wrap)
+    if name:
+        lab.setObjectName(name)
+    if selectable:
+        lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    return lab
+
+
+class _Observation(QFrame):
+    """What happened after a step ran: verification, errors caught, recent page events."""
+
+    def __init__(self, rec: StepRecord, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("observation")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 4, 8, 4)
+        lay.setSpacing(2)
+        self.labels: list[QLabel] = []
+
+        def add(text: str, name: str, style: str = "") -> None:
+            lab = plain_label(text, name=name)
+            if style:
+                lab.setStyleSheet(style)
+            lay.addWidget(lab)
+            self.labels.append(lab)
+
+        v = rec.verification or (rec.result.verification if rec.result else None)
+        ok = rec.status == "completed" and (v is None or v.success) and (rec.result is None or rec.result.success)
+        if rec.status in ("skipped", "rejected", "stopped"):
+            add(f"{glyph('⏭', '»')} {rec.status.capitalize()}" + (f": {rec.note}" if rec.note else ""),
+                "obsStatus", "color:#92400e;")
+        elif v is not None:
+            mark = ok_mark(v.success)
+            add(f"{mark} {v.feedback}", "obsVerification",
+                "color:#166534;" if v.success else "color:#991b1b; font-weight:bold;")
+        elif rec.result is not None:
+            add(f"{ok_mark(rec.result.success)} {rec.result.message}", "obsVerification",
+                "color:#166534;" if rec.result.success else "color:#991b1b; font-weight:bold;")
+        elif rec.note:
+            add(f"{ok_mark(ok)} {rec.note}", "obsVerification")
+        if rec.result is not None and not rec.result.success and v is not None and rec.result.message:
+            add(f"Action: {rec.result.message}", "obsActionError", "color:#991b1b;")
+        errors = list(v.errors_detected) if v is not None else []
+        if rec.result is not None and rec.result.error_code and not errors:
+            errors.append(f"{rec.result.error_code}: {rec.result.message}")
+        for e in errors:
+            add(f"⚠ Error on the page: {e}", "obsError", "color:#b91c1c;")
+        if v is not None:
+            for s in v.success_messages:
+                add(f"✔ {s}", "obsSuccess", "color:#166534;")
+        events = rec.events or []
+        if events:
+            add("Recent page events:", "obsEventsTitle", "color:#4b5563; font-size:11px;")
+            for ev in events[-MAX_EVENTS:]:
+                add(f"• {ev.describe()}", "obsEvent", "color:#4b5563; font-size:11px;")
+        self.ok = ok
+        self.setStyleSheet("#observation { background:%s; border-radius:6px; }" % ("#f0fdf4" if ok else "#fef2f2"))
+
+    def text(self) -> str:
+        return "\n".join(lab.text() for lab in self.labels)
+
+
+class MessageTurn(QFrame):
+    """One chat turn. objectName is `userTurn`, `assistantTurn` or `systemTurn`; the bubble's
+    alignment in its row follows the role (right, left, centre)."""
+
+    ALIGN = {"user": Qt.AlignRight, "assistant": Qt.AlignLeft, "system": Qt.AlignHCenter}
+
+    def __init__(self, msg: ChatMessage, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.role = msg.role
+        self.setObjectName(f"{msg.role}Turn")
+        self.setProperty("role", msg.role)
+        self.alignment = self.ALIGN[msg.role]
+        row = QHBoxLayout(self)
+        row.setContentsMargins(4, 2, 4, 2)
+        self.bubble = QFrame()
+        self.bubble.setObjectName(f"{msg.role}Bubble")
+        self.bubble.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
+        if msg.role == "user":
+            row.addStretch(1)
+            row.addWidget(self.bubble, 0, Qt.AlignRight)
+        elif msg.role == "assistant":  # agent turns use the full bubble width
+            self.bubble.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Minimum)
+            row.addWidget(self.bubble, 10)
+            row.addStretch(1)
+        else:
+            row.addStretch(1)
+            row.addWidget(self.bubble, 0, Qt.AlignHCenter)
+            row.addStretch(1)
+        self.box = QVBoxLayout(self.bubble)
+        self.box.setContentsMargins(10, 6, 10, 6)
+        self.box.setSpacing(3)
+        self.observation: _Observation | None = None
+        self._max_width = 360
+        self.header = plain_label(name="turnHeader", selectable=False)
+        self.header.setStyleSheet("color:#6b7280; font-size:11px;")
+        self.thought_toggle: QToolButton | None = None
+        self.body = plain_label(name="turnBody")
+        self.badge = plain_label(name="actionBadge", wrap=False)
+        self.badge.setStyleSheet("background:#1f2937; color:#f9fafb; border-radius:4px; padding:2px 6px; "
+                                 "font-family:monospace;")
+        self.error = plain_label(name="turnError")
+        self.error.setStyleSheet("color:#991b1b;")
+        if msg.role == "user":
+            self.bubble.setStyleSheet("#userBubble { background:#2563eb; border-radius:10px; }"
+                                      "#userBubble QLabel { color:white; }")
+            self.header.setStyleSheet("color:#dbeafe; font-size:11px;")
+            self.box.addWidget(self.header)
+            self.box.addWidget(self.body)
+            self.box.addWidget(self.badge, 0, Qt.AlignRight)
+            self.box.addWidget(self.error)
+            self.error.setStyleSheet("color:#fee2e2;")
+        elif msg.role == "assistant":
+            self.bubble.setStyleSheet("#assistantBubble { background:#e5e7eb; border-radius:10px; }"
+                                      "#assistantBubble QLabel { color:#111827; }")
+            top = QHBoxLayout()
+            top.setSpacing(6)
+            self.thought_toggle = QToolButton()
+            self.thought_toggle.setObjectName("thoughtToggle")
+            self.thought_toggle.setCheckable(True)
+            self.thought_toggle.setChecked(True)
+            self.thought_toggle.setAutoRaise(True)
+            self.thought_toggle.setToolTip("Show or hide the agent's thought")
+            self.thought_toggle.toggled.connect(self.set_thought_visible)
+            top.addWidget(self.thought_toggle)
+            top.addWidget(self.header, 1)
+            self.box.addLayout(top)
+            self.body.setObjectName("thought")
+            self.box.addWidget(self.body)
+            self.box.addWidget(self.badge, 0, Qt.AlignLeft)
+            self.box.addWidget(self.error)
+            self.set_thought_visible(True)
+        else:
+            self.bubble.setStyleSheet("#systemBubble { background:transparent; }"
+                                      "#systemBubble QLabel { color:#6b7280; font-size:11px; }")
+            self.body.setAlignment(Qt.AlignHCenter)
+            self.box.addWidget(self.body)
+            self.box.addWidget(self.error)
+            self.header.hide()
+        self.update_message(msg)
+
+    # -- content --------------------------------------------------------------------------------
+    def update_message(self, msg: ChatMessage) -> None:
+        self.message = msg
+        icon = _msg_icon(msg.status)
+        if msg.role == "assistant":
+            step = msg.metadata.get("step_index")
+            who = f"Agent · step {step + 1}" if isinstance(step, int) else "Agent"
+            if msg.metadata.get("edited"):
+                who += " · edited"
+            self.header.setText(f"{who}  {icon}".rstrip())
+        elif msg.role == "user":
+            self.header.setText(f"You  {icon}".rstrip())
+        self.body.setText(msg.content)
+        self.body.setVisible(bool(msg.content) and (self.thought_toggle is None or self.thought_toggle.isChecked()))
+        if self.thought_toggle is not None and not msg.content:
+            self.thought_toggle.hide()
+        elif self.thought_toggle is not None:
+            self.thought_toggle.show()
+        self.badge.setText(msg.actionString or "")
+        self.badge.setVisible(bool(msg.actionString) and msg.role != "system")
+        self.error.setText(msg.error or "")
+        self.error.setVisible(bool(msg.error))
+        self._fit()
+
+    def _fit(self) -> None:
+        """User and system bubbles are as wide as their text (up to the maximum): a word-wrapped
+        label alone would wrap short messages far too early."""
+        if self.role == "assistant":
+            return
+        inner = self._max_width - 24
+        for lab in (self.body, self.error):
+            lines = lab.text().splitlines() or [""]
+            natural = max(lab.fontMetrics().horizontalAdvance(line) for line in lines) + 6
+            lab.setMinimumWidth(min(natural, inner) if lab.text() else 0)
+
+    def set_thought_visible(self, visible: bool) -> None:
+        if self.thought_toggle is None:
+            return
+        if self.thought_toggle.isChecked() != visible:
+            self.thought_toggle.setChecked(visible)  # re-enters through toggled
+            return
+        self.thought_toggle.setText(("▾" if visible else "▸") + " Thought")
+        self.body.setVisible(visible and bool(self.message.content if hasattr(self, "message") else True))
+
+    def thought_visible(self) -> bool:
+        return self.thought_toggle is not None and self.thought_toggle.isChecked()
+
+    def set_observation(self, rec: StepRecord) -> None:
+        if self.observation is not None:
+            self.box.removeWidget(self.observation)
+            self.observation.deleteLater()
+        self.observation = _Observation(rec)
+        self.box.addWidget(self.observation)
+
+    def set_max_bubble_width(self, w: int) -> None:
+        self._max_width = max(160, w)
+        self.bubble.setMaximumWidth(self._max_width)
+        self._fit()
+
+
+class ChatView(QWidget):
+    """The chat of a run, in a scroll area that follows the newest turn.
+
+    - `add_or_update_message(msg)`: adds a turn, or updates the one with the same messageId in place.
+    - `add_step_record(rec)`: attaches the Observation to the assistant turn of step `rec.index`
+      (kept until that turn arrives, if it has not yet).
+    - `set_task_status(status, detail="")`: the header; status is an engine TaskStatus
+      (running/success/error/interrupted/idle) or RUNNING/COMPLETED/FAILED/STOPPED.
+    - `clear()`.
+    """
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("chatView")
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        self.header = QFrame()
+        self.header.setObjectName("taskHeader")
+        hl = QHBoxLayout(self.header)
+        hl.setContentsMargins(8, 4, 8, 4)
+        self.status_label = plain_label(name="taskStatus", wrap=False, selectable=False)
+        f = self.status_label.font()
+        f.setBold(True)
+        self.status_label.setFont(f)
+        self.detail_label = plain_label(name="taskDetail")
+        hl.addWidget(self.status_label)
+        hl.addWidget(self.detail_label, 1)
+        outer.addWidget(self.header)
+        self.header.hide()
+        self.status: str = ""
+
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.scroll.setFrameShape(QFrame.NoFrame)
+        self.inner = QWidget()
+        self.inner.setObjectName("chatInner")
+        self.inner.setStyleSheet("#chatInner { background:white; }")
+        self.list = QVBoxLayout(self.inner)
+        self.list.setContentsMargins(6, 6, 6, 6)
+        self.list.setSpacing(6)
+        self.list.addStretch(1)
+        self.scroll.setWidget(self.inner)
+        outer.addWidget(self.scroll, 1)
+        self.auto_scroll = True
+        self.scroll.verticalScrollBar().rangeChanged.connect(self._follow)
+        self._turns: dict[str, MessageTurn] = {}
+        self._order: list[str] = []
+        self._records: dict[int, StepRecord] = {}
+
+    # -- API ------------------------------------------------------------------------------------
+    def add_or_update_message(self, msg: ChatMessage) -> MessageTurn:
+        turn = self._turns.get(msg.messageId)
+        if turn is not None and turn.role == msg.role:
+            turn.update_message(msg)
+        else:
+            if turn is not None:  # a role change: rebuild the turn where it was
+                idx = self.list.indexOf(turn)
+                self.list.removeWidget(turn)
+                turn.deleteLater()
+            else:
+                idx = self.list.count() - 1  # before the stretch
+                self._order.append(msg.messageId)
+            turn = MessageTurn(msg)
+            turn.set_max_bubble_width(self._bubble_width())
+            self.list.insertWidget(idx, turn)
+            self._turns[msg.messageId] = turn
+            step = msg.metadata.get("step_index")
+            if msg.role == "assistant" and isinstance(step, int) and step in self._records:
+                turn.set_observation(self._records[step])
+        self._scroll_soon()
+        return turn
+
+    def add_step_record(self, rec: StepRecord) -> None:
+        self._records[rec.index] = rec
+        turn = self.turn_for_step(rec.index)
+        if turn is not None:
+            turn.set_observation(rec)
+            self._scroll_soon()
+
+    def set_task_status(self, status: str, detail: str = "") -> None:
+        word, bg, fg = _STATUS.get(status.lower(), (status.upper(), "#e5e7eb", "#374151"))
+        self.status = word
+        self.status_label.setText(word)
+        self.detail_label.setText(detail)
+        self.detail_label.setVisible(bool(detail))
+        self.header.setStyleSheet(f"#taskHeader {{ background:{bg}; border-bottom:1px solid {fg}; }}"
+                                  f"#taskHeader QLabel {{ color:{fg}; }}")
+        self.header.setProperty("status", word)
+        self.header.show()
+
+    def clear(self) -> None:
+        for turn in self._turns.values():
+            self.list.removeWidget(turn)
+            turn.deleteLater()
+        self._turns.clear()
+        self._order.clear()
+        self._records.clear()
+        self.header.hide()
+        self.status = ""
+
+    # -- lookup (also for tests and the window) --------------------------------------------------
+    def turns(self) -> list[MessageTurn]:
+        return [self._turns[i] for i in self._order if i in self._turns]
+
+    def turn(self, message_id: str) -> MessageTurn | None:
+        return self._turns.get(message_id)
+
+    def turn_for_step(self, step_index: int) -> MessageTurn | None:
+        """The latest assistant turn of a step (a step asked again after the page changed has two)."""
+        for t in reversed(self.turns()):
+            if t.role == "assistant" and t.message.metadata.get("step_index") == step_index:
+                return t
+        return None
+
+    def message_count(self) -> int:
+        return len(self._turns)
+
+    # -- layout ---------------------------------------------------------------------------------
+    def _bubble_width(self) -> int:
+        return int(self.scroll.viewport().width() * 0.82) - 12
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        w = self._bubble_width()
+        for t in self._turns.values():
+            t.set_max_bubble_width(w)
+
+    def _scroll_soon(self) -> None:
+        if self.auto_scroll:
+            QTimer.singleShot(0, self.scroll_to_bottom)
+
+    def _follow(self, _min: int, maximum: int) -> None:
+        if self.auto_scroll:
+            self.scroll.verticalScrollBar().setValue(maximum)
+
+    def scroll_to_bottom(self) -> None:
+        bar = self.scroll.verticalScrollBar()
+        bar.setValue(bar.maximum())

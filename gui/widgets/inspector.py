@@ -1,0 +1,243 @@
+"""The payload inspector: exactly what the planner received for the current step.
+
+Tabs: the semantic JSON (pretty-printed), the tree and skeleton serializations, the screenshot
+(when the step escalated to one) and the raw model / backend exchange (image bytes elided). A
+header line gives the mode, the token count and the negotiation (kinds requested and why).
+
+Page content is untrusted: every text here goes into QPlainTextEdit or plain-text labels, never
+into anything that renders rich text or HTML.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontDatabase, QImage, QPixmap
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QScrollArea, QTabWidget, QVBoxLayout, QWidget
+
+_LONG = 4000  # strings longer than this that look like image data are elided defensively
+
+
+def _elide_blobs(value: Any) -> Any:
+    """`value` with any inline image bytes (data: URLs, long base64 strings) replaced by a note."""
+    if isinstance(value, str):
+        if value.startswith("data:image"):
+            return f"<image, {len(value) * 3 // 4096} KB elided>"
+        if len(value) > _LONG and " " not in value[:_LONG] and "\n" not in value[:_LONG]:
+            return f"<{len(value)} characters of binary data elided>"
+        return value
+    if isinstance(value, list):
+        return [_elide_blobs(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _elide_blobs(v) for k, v in value.items()}
+    return value
+
+
+def _pretty(value: Any) -> str:
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _text_view(parent: QWidget) -> QPlainTextEdit:
+    v = QPlainTextEdit(parent)
+    v.setReadOnly(True)
+    v.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+    v.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    return v
+
+
+class PayloadInspector(QWidget):
+    """Semantic / tree / skeleton / screenshot / exchange tabs under a one-line header."""
+
+    TABS = ("semantic", "tree", "skeleton", "screenshot", "exchange")
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.header = QLabel("No payload yet.", self)
+        self.header.setTextFormat(Qt.TextFormat.PlainText)
+        self.header.setWordWrap(True)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        f = QFont(self.header.font())
+        f.setBold(True)
+        self.header.setFont(f)
+
+        self.tabs = QTabWidget(self)
+        self.semantic_view = _text_view(self)
+        self.tree_view = _text_view(self)
+        self.skeleton_view = _text_view(self)
+        self.exchange_view = _text_view(self)
+        self.screenshot_label = QLabel("No screenshot was sent for this step.", self)
+        self.screenshot_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.screenshot_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._screenshot_scroll = QScrollArea(self)
+        self._screenshot_scroll.setWidget(self.screenshot_label)
+        self._screenshot_scroll.setWidgetResizable(True)
+        self.tabs.addTab(self.semantic_view, "Semantic")
+        self.tabs.addTab(self.tree_view, "Tree")
+        self.tabs.addTab(self.skeleton_view, "Skeleton")
+        self.tabs.addTab(self._screenshot_scroll, "Screenshot")
+        self.tabs.addTab(self.exchange_view, "Exchange")
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.header)
+        lay.addWidget(self.tabs, 1)
+
+        self.tokens: dict[str, int] = {}
+        self.mode: str | None = None
+        self.exchange_tokens: int | None = None
+        self.negotiation: list[dict] = []
+        self._page: str = ""
+        self._update_header()
+
+    # -- snapshot payloads -------------------------------------------------------------------------
+    def show_snapshot_payload(self, snap: Any, **semantic_options: Any) -> None:
+        """Fill the semantic (pretty JSON), tree and skeleton tabs from a snapshot, with token counts."""
+        self.tokens = {}
+        if snap is None:
+            for v in (self.semantic_view, self.tree_view, self.skeleton_view):
+                v.setPlainText("")
+            self._page = ""
+            self._update_header()
+            return
+        sem = snap.serialize("semantic", **semantic_options)
+        self.semantic_view.setPlainText(_pretty(sem.data) if sem.data is not None else sem.text)
+        self.tokens["semantic"] = sem.tokens
+        for fmt, view in (("tree", self.tree_view), ("skeleton", self.skeleton_view)):
+            try:
+                s = snap.serialize(fmt)
+            except Exception as exc:  # one failing format must not hide the others
+                view.setPlainText(f"Could not build the {fmt} serialization: {type(exc).__name__}: {exc}")
+                continue
+            view.setPlainText(s.text)
+            self.tokens[fmt] = s.tokens
+        self._page = f"{snap.title or snap.url}"
+        for i, name in enumerate(("semantic", "tree", "skeleton")):
+            t = self.tokens.get(name)
+            self.tabs.setTabText(i, f"{name.title()} ({t:,} tok)" if t is not None else name.title())
+        self._update_header()
+
+    def show_screenshot(self, image: Any = None, note: str = "") -> None:
+        """Show the screenshot sent to the model (JPEG/PNG bytes, QImage or QPixmap), or a note."""
+        pix = None
+        if isinstance(image, QPixmap):
+            pix = image
+        elif isinstance(image, QImage):
+            pix = QPixmap.fromImage(image)
+        elif isinstance(image, (bytes, bytearray)):
+            img = QImage.fromData(bytes(image))
+            pix = QPixmap.fromImage(img) if not img.isNull() else None
+        if pix is not None and not pix.isNull():
+            self.screenshot_label.setPixmap(pix)
+            self.screenshot_label.setToolTip(note or f"{pix.width()}×{pix.height()}")
+        else:
+            self.screenshot_label.setPixmap(QPixmap())
+            self.screenshot_label.setText(note or "No screenshot was sent for this step.")
+
+    # -- exchanges ---------------------------------------------------------------------------------
+    def show_exchange(self, exchange: Any) -> None:
+        """Show an OpenAI-planner `Exchange` (or its dict) or a backend planner's `last_exchange` dict."""
+        if exchange is None:
+            self.exchange_view.setPlainText("")
+            self.mode, self.exchange_tokens, self.negotiation = None, None, []
+            self._update_header()
+            return
+        if hasattr(exchange, "model_dump"):
+            exchange = exchange.model_dump()
+        exchange = _elide_blobs(dict(exchange))
+        if "calls" in exchange or "endpoint" in exchange:
+            self._show_backend(exchange)
+        else:
+            self._show_model(exchange)
+        self._update_header()
+
+    def _show_model(self, ex: dict) -> None:
+        self.mode = str(ex.get("mode") or "model")
+        self.exchange_tokens = int(ex.get("tokens") or 0) or None
+        self.negotiation = [{"kind": n.get("kind"), "reason": n.get("reason"), "tokens": n.get("tokens")}
+                            for n in ex.get("negotiation") or [] if isinstance(n, dict)]
+        parts = [f"model: {ex.get('model', '')} at {ex.get('base_url', '')} · mode: {self.mode} · "
+                 f"requests: {ex.get('requests', 0)} · ~{ex.get('tokens', 0):,} tokens"]
+        if ex.get("corrections"):
+            parts.append("corrections sent to the model:\n" + "\n".join(f"- {c}" for c in ex["corrections"]))
+        if ex.get("observation"):
+            parts.append("observation:\n" + _pretty(ex["observation"]))
+        for i, m in enumerate(ex.get("messages") or []):
+            parts.append(f"──── message {i + 1}: {m.get('role', '?')} ────")
+            content = m.get("content")
+            if isinstance(content, list):
+                for p in content:
+                    if isinstance(p, dict) and p.get("type") == "text":
+                        parts.append(str(p.get("text", "")))
+                    elif isinstance(p, dict) and p.get("type") == "image_url":
+                        parts.append(f"[{(p.get('image_url') or {}).get('url', 'image elided')}]")
+                    else:
+                        parts.append(_pretty(p))
+            elif content is not None:
+                parts.append(str(content))
+            extra = {k: v for k, v in m.items() if k not in ("role", "content")}
+            if extra:
+                parts.append(_pretty(extra))
+        parts.append("──── reply ────")
+        parts.append(_pretty(ex.get("reply")))
+        self.exchange_view.setPlainText("\n".join(parts))
+        if any(n.get("kind") == "screenshot" for n in self.negotiation):
+            self.show_screenshot(None, "The model asked for a screenshot; it was sent (image bytes are elided from "
+                                       "the exchange record).")
+
+    def _show_backend(self, ex: dict) -> None:
+        self.mode = "backend"
+        calls = ex.get("calls") or []
+        self.negotiation = []
+        for i, kinds in enumerate(ex.get("requested") or []):
+            resp = calls[i].get("response") if i < len(calls) and isinstance(calls[i], dict) else None
+            data = resp.get("data", resp) if isinstance(resp, dict) else None
+            why = ""
+            if isinstance(data, dict):
+                for key in ("reason", "reasoning", "thought", "message", "status"):
+                    if data.get(key):
+                        why = str(data[key])
+                        break
+            for k in kinds if isinstance(kinds, list) else [kinds]:
+                self.negotiation.append({"kind": k, "reason": why})
+        tok = 0
+        for c in calls:
+            if isinstance(c, dict) and c.get("request") is not None:
+                tok = max(tok, len(json.dumps(c["request"], ensure_ascii=False, default=str)) // 4)
+        self.exchange_tokens = tok or None
+        parts = [f"backend: {ex.get('endpoint', '')} · rounds: {ex.get('rounds', 0)} · calls: {len(calls)}"]
+        if ex.get("screenshot_error"):
+            parts.append(f"screenshot error: {ex['screenshot_error']}")
+        for i, c in enumerate(calls):
+            parts.append(f"──── call {i + 1}: HTTP {c.get('http_status')} ────")
+            parts.append("request:\n" + _pretty(c.get("request")))
+            parts.append("response:\n" + _pretty(c.get("response")))
+            if c.get("error"):
+                parts.append(f"error: {c['error']}")
+        self.exchange_view.setPlainText("\n".join(parts))
+        if any(n.get("kind") == "screenshot" for n in self.negotiation):
+            self.show_screenshot(None, "The backend asked for a screenshot; it was sent (image bytes are elided "
+                                       "from the exchange record).")
+
+    # -- header ------------------------------------------------------------------------------------
+    def _update_header(self) -> None:
+        bits = []
+        if self._page:
+            bits.append(self._page)
+        bits.append(f"mode: {self.mode or 'snapshot'}")
+        tok = self.exchange_tokens if self.exchange_tokens is not None else self.tokens.get("semantic")
+        if tok is not None:
+            bits.append(f"{tok:,} tokens")
+        if self.negotiation:
+            bits.append("negotiation: " + "; ".join(
+                f"{n.get('kind')}" + (f" ({n['reason']})" if n.get("reason") else "") for n in self.negotiation))
+        else:
+            bits.append("no negotiation")
+        self.header.setText(" · ".join(bits))
+
+    def header_text(self) -> str:
+        return self.header.text()
