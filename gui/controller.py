@@ -33,6 +33,7 @@ class Supervisor(QObject):
     error = Signal(str)                         # something the analyst must see, with the fix
     busy = Signal(str)                          # progress text ("" when idle)
     page_changed = Signal(str)                  # URL
+    step_picture = Signal(int, bytes, str)      # step index, PNG (screenshot + Set-of-Mark), perceptual hash
 
     def __init__(self, *, headless: bool = True, viewport: tuple[int, int] = (1280, 800)) -> None:
         super().__init__()
@@ -170,6 +171,8 @@ class Supervisor(QObject):
             self.plan_changed.emit(ev.plan)
         elif isinstance(ev, StepRecorded):
             self.record.emit(ev.record)
+            if ev.record.result is not None:
+                asyncio.ensure_future(self._picture(ev.record.index))
         elif isinstance(ev, AwaitingApproval):
             self.request.emit(ev.request)
         elif isinstance(ev, StatusChanged):
@@ -183,6 +186,20 @@ class Supervisor(QObject):
         ex = getattr(self.planner, "last_exchange", None)
         if ex is not None and ex is not self.last_exchange:
             self.last_exchange = ex
+
+    async def _picture(self, index: int) -> None:
+        """The page right after a step, with the Set-of-Mark overlay of the snapshot taken then."""
+        from engine.vision.screenshot import capture_screenshot
+        from engine.vision.som import draw_som
+        tab, snap = self.tab, getattr(self.tab, "_snapshot", None)
+        if tab is None or snap is None:
+            return
+        try:
+            shot = await capture_screenshot(tab)
+            res = draw_som(shot.image(), snap, scale=shot.scale)
+            self.step_picture.emit(index, res.png(), shot.phash)
+        except Exception as exc:  # a missing picture never disturbs the run
+            log.debug("step picture failed: %s", exc)
 
     # -- shutdown ------------------------------------------------------------------------------
     async def shutdown(self) -> None:

@@ -44,8 +44,7 @@ class SettingsDialog(QDialog):
         self.model = QLineEdit(s.get("model", ""))
         self.api_key = QLineEdit()
         self.api_key.setEchoMode(QLineEdit.Password)
-        key = s.get("api_key", "")
-        self.api_key.setPlaceholderText(f"set (…{key[-4:]})" if key else "not set (VIGIL_API_KEY / OPENAI_API_KEY)")
+        self.refresh()
         self.backend_url = QLineEdit(s.get("backend_url", ""))
         self.headless = QCheckBox("Run Chromium headless (the page is shown here either way)")
         self.headless.setChecked(window.sup.headless)
@@ -58,6 +57,12 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self._save)
         buttons.rejected.connect(self.close)
         form.addRow(buttons)
+
+    def refresh(self) -> None:
+        """Show the current settings; of the API key only whether it is set and its last four characters."""
+        key = self.window_.sup.settings.get("api_key", "")
+        self.api_key.clear()
+        self.api_key.setPlaceholderText(f"set (…{key[-4:]})" if key else "not set (VIGIL_API_KEY / OPENAI_API_KEY)")
 
     def _save(self) -> None:
         s = self.window_.sup.settings
@@ -194,6 +199,7 @@ class MainWindow(QMainWindow):
         s.error.connect(self.show_error)
         s.busy.connect(lambda t: self.statusBar().showMessage(t) if t else self.statusBar().clearMessage())
         s.page_changed.connect(self.url.setText)
+        s.step_picture.connect(self._on_step_picture)
         QAction(self, shortcut=QKeySequence("Ctrl+L"), triggered=self.url.setFocus)
 
     # -- reactions -----------------------------------------------------------------------------
@@ -216,8 +222,35 @@ class MainWindow(QMainWindow):
 
     def _on_record(self, rec) -> None:
         self.chat.add_step_record(rec)
+        exchange = getattr(self.sup.planner, "last_exchange", None)
+        if exchange is not None:  # what the model or backend was sent for this step
+            self.inspector.show_exchange(exchange)
         if rec.screenshot_after:
             self.status_loop.setToolTip(f"screenshot hash {rec.screenshot_after[:16]}…")
+
+    def _on_step_picture(self, index: int, png: bytes, phash: str) -> None:
+        """A button on the step's chat turn opens the screenshot taken after it, with its Set-of-Mark."""
+        self.status_loop.setToolTip(f"screenshot hash {phash}")
+        self.statusBar().showMessage(f"step {index + 1} screenshot hash {phash[:16]}…", 4000)
+        turn = self.chat.turn_for_step(index)
+        if turn is None:
+            return
+        btn = QPushButton("Screenshot after this step (Set-of-Mark)")
+        btn.setFlat(True)
+        btn.setObjectName("stepPicture")
+        btn.clicked.connect(lambda: self._show_picture(index, png))
+        turn.box.addWidget(btn)
+
+    def _show_picture(self, index: int, png: bytes) -> None:
+        from PySide6.QtGui import QPixmap
+        view = QLabel()
+        view.setWindowTitle(f"Vigil — step {index + 1}")
+        pm = QPixmap()
+        pm.loadFromData(png, "PNG")
+        view.setPixmap(pm.scaledToWidth(min(pm.width(), 1280)))
+        view.setAttribute(Qt.WA_DeleteOnClose)
+        self._pictures = [w for w in getattr(self, "_pictures", []) if w.isVisible()] + [view]
+        view.show()  # non-modal
 
     def _on_request(self, req) -> None:
         self.approval.show_request(req)
@@ -268,6 +301,7 @@ class MainWindow(QMainWindow):
     def _settings(self) -> None:
         if self.settings_dialog is None:
             self.settings_dialog = SettingsDialog(self)
+        self.settings_dialog.refresh()
         self.settings_dialog.show()
         self.settings_dialog.raise_()
 

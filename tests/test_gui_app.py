@@ -96,6 +96,25 @@ def test_run_a_task_one_approved_step_at_a_time(server):
             assert await window.sup.tab.page.input_value("#name") == "Ada"
             assert window.chat.message_count() >= 4 and window.status_loop.text().startswith("success")
             assert window.nodes is not None and window.sup.snapshot is not None
+            from PySide6.QtWidgets import QPushButton
+            for _ in range(60):  # each recorded step gets its after-screenshot with the Set-of-Mark overlay
+                pics = window.chat.findChildren(QPushButton, "stepPicture")
+                if len(pics) >= 2:
+                    break
+                await asyncio.sleep(0.05)
+            assert len(pics) >= 2
+            pics[0].click()
+            window._settings()  # non-modal; the key is kept but never shown back in full
+            dlg = window.settings_dialog
+            dlg.api_key.setText("sk-test-1234567890abcdef")
+            dlg._save()
+            window._settings()
+            assert dlg.api_key.text() == "" and "cdef" in dlg.api_key.placeholderText()
+            assert "1234567890" not in dlg.api_key.placeholderText()
+            assert window.sup.settings["api_key"] == "sk-test-1234567890abcdef"
+            dlg.close()
+            shown = [w for w in window._pictures if w.isVisible()]
+            assert shown and shown[0].pixmap().width() > 600
         finally:
             await window.shutdown()
             window.close()
