@@ -75,12 +75,7 @@ def name_score(want: str, node: "VirtualNode", quoted: bool = False) -> float:
 
 
 def _row(node: "VirtualNode") -> "VirtualNode | None":
-    p = node.parent
-    while p is not None:
-        if p.role in ROW_ROLES or p.tag in ROW_TAGS:
-            return p
-        p = p.parent
-    return None
+    return node.container(ROW_ROLES, ROW_TAGS)
 
 
 def _anchor_bonus(node: "VirtualNode", anchors: list["VirtualNode"]) -> float:

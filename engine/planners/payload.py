@@ -99,12 +99,7 @@ def _container_label(node) -> str:
 
 
 def _container_of(node) -> Any:
-    p = node.parent
-    while p is not None:
-        if p.role in _CHUNK_ROLES or p.tag in _CHUNK_TAGS:
-            return p
-        p = p.parent
-    return None
+    return node.container(_CHUNK_ROLES, _CHUNK_TAGS)
 
 
 def _chunks(items: list[dict], snapshot: "DomSnapshot | None") -> list[tuple[list[int], str]]:

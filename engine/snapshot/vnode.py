@@ -98,6 +98,15 @@ class VirtualNode:
             if n.children:
                 stack.extend(reversed(n.children))
 
+    def container(self, roles: "frozenset[str] | tuple[str, ...]", tags: "frozenset[str] | tuple[str, ...]" = ()) -> "VirtualNode | None":
+        """The nearest ancestor with one of these roles or tags (a row, a list item, a form …)."""
+        p = self.parent
+        while p is not None:
+            if p.role in roles or p.tag in tags:
+                return p
+            p = p.parent
+        return None
+
     def label(self) -> str:
         """A short human description: role "name" (tag#id)."""
         bits = [self.role or self.tag]
