@@ -113,6 +113,14 @@ def test_run_a_task_one_approved_step_at_a_time(server):
             assert "1234567890" not in dlg.api_key.placeholderText()
             assert window.sup.settings["api_key"] == "sk-test-1234567890abcdef"
             dlg.close()
+            # URL bar, back and viewport size drive the same tab
+            await window.sup.navigate(server.url("actions_next.html"))
+            assert window.url.text().endswith("actions_next.html") and window.sup.snapshot.title == "Next"
+            await window.sup.history(-1)
+            assert window.url.text().endswith("offline_shop.html")
+            await window._set_viewport("1024x768")
+            assert await window.sup.tab.page.evaluate("innerWidth") == 1024
+            assert window.sup.snapshot.context.viewport.width == 1024
             shown = [w for w in window._pictures if w.isVisible()]
             assert shown and shown[0].pixmap().width() > 600
         finally:
