@@ -15,7 +15,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from gui.widgets.inspector import PayloadInspector  # noqa: E402
-from gui.widgets.node_tree import NODE_ID_ROLE, NEW_TOOLTIP, FlatModel, NodeTreeModel, NodeTreePanel  # noqa: E402
+from gui.widgets.node_models import NEW_TOOLTIP, NODE_ID_ROLE, FlatModel, NodeTreeModel  # noqa: E402
+from gui.widgets.node_tree import NodeTreePanel  # noqa: E402
 
 TIMINGS: dict[str, float] = {}
 
