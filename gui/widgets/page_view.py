@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import html
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from engine.browser.screencast import InputForwarder, Screencast
 from engine.vision.som import OCCLUDED_COLOUR, ROLE_GROUPS, role_group
+from gui.widgets.overlay import HIGHLIGHT_STYLES, OverlayBox, node_tooltip, paint_boxes, paint_highlights
 
 log = logging.getLogger("vigil.gui.page_view")
 
@@ -44,11 +43,6 @@ _QT_BUTTONS = {Qt.LeftButton: "left", Qt.RightButton: "right", Qt.MiddleButton: 
                Qt.BackButton: "back", Qt.ForwardButton: "forward"}
 _BUTTON_BITS = {"left": 1, "right": 2, "middle": 4, "back": 8, "forward": 16}
 
-HIGHLIGHT_STYLES = {  # kind → (colour, width, dashed)
-    "selected": (QColor(0, 200, 255), 3.0, False),
-    "target": (QColor(255, 140, 0), 3.0, True),
-}
-
 
 def cdp_modifiers(mods: Any) -> int:
     """Qt keyboard modifiers → CDP bits (Alt 1, Control 2, Meta 4, Shift 8)."""
@@ -63,22 +57,6 @@ def cdp_modifiers(mods: Any) -> int:
     if m & Qt.ShiftModifier:
         bits |= 8
     return bits
-
-
-def _qcolour(rgb: tuple[int, int, int], alpha: int = 255) -> QColor:
-    return QColor(rgb[0], rgb[1], rgb[2], alpha)
-
-
-@dataclass(frozen=True)
-class OverlayBox:
-    """One drawn Set-of-Mark box: the node, its page rect (CSS px), its colour and label rect."""
-
-    node_id: str
-    role: str
-    group: str
-    page_rect: tuple[float, float, float, float]  # x, y, w, h in page CSS px
-    colour: tuple[int, int, int]
-    occluded: bool
 
 
 class PageView(QWidget):
@@ -301,25 +279,7 @@ class PageView(QWidget):
 
     def tooltip_text(self, node_id: str) -> str:
         """The hover text for a node: rich text with every page string escaped; no secret values."""
-        snap = self._snapshot
-        if snap is None or node_id not in snap:
-            return ""
-        n = snap.get(node_id)
-        e = html.escape
-        rows = [("ID", n.node_id), ("role", n.role or n.tag), ("name", n.name or "—"), ("tier", n.tier)]
-        if n.redacted:
-            rows.append(("value", "•••• (hidden)"))
-        elif n.value not in (None, ""):
-            v = str(n.value)
-            rows.append(("value", v if len(v) <= 120 else v[:119] + "…"))
-        if n.states:
-            rows.append(("states", ", ".join(f"{k}" if v is True else f"{k}={v}" for k, v in n.states.items())))
-        if n.occluded:
-            rows.append(("occluded", f"yes — covered by {n.occluded_by_desc or n.occluded_by or 'another element'}"))
-        else:
-            rows.append(("occluded", "no"))
-        body = "".join(f"<tr><td><b>{e(k)}</b></td><td>{e(str(v))}</td></tr>" for k, v in rows)
-        return f"<html><table cellspacing='0' cellpadding='1'>{body}</table></html>"
+        return node_tooltip(self._snapshot, node_id)
 
     # -- painting ----------------------------------------------------------------------------
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt name
@@ -337,65 +297,17 @@ class PageView(QWidget):
             p.setClipRect(r)
             p.setRenderHint(QPainter.Antialiasing, True)
             if self._overlay and self._boxes:
-                self._paint_overlay(p)
-            self._paint_highlights(p)
+                font = QFont(self.font())
+                font.setBold(True)
+                font.setPixelSize(11)
+                paint_boxes(p, self._boxes, self.page_rect_to_widget, font, self._hover_id, self.overlay_stale)
+            paint_highlights(p, self._snapshot, self._highlights, self.page_rect_to_widget)
         finally:
             p.end()
         if self._painted_frame != self.frame_count:
             self._painted_frame = self.frame_count
             self.paint_count += 1
         self.frame_painted.emit()
-
-    def _paint_overlay(self, p: QPainter) -> None:
-        font = QFont(self.font())
-        font.setBold(True)
-        font.setPixelSize(11)
-        p.setFont(font)
-        fm = QFontMetricsF(font)
-        if self.overlay_stale:
-            p.setOpacity(0.35)
-        labels: list[QRectF] = []
-        for b in self._boxes:
-            wr = self.page_rect_to_widget(b.page_rect)
-            colour = _qcolour(b.colour)
-            if b.occluded:
-                p.setPen(QPen(QColor(255, 255, 255), 2.0))
-                p.setBrush(Qt.NoBrush)
-                p.drawRect(wr)
-                pen = QPen(colour, 2.0, Qt.DashLine)
-            else:
-                p.setBrush(QBrush(_qcolour(b.colour, 26)))
-                pen = QPen(colour, 2.0 if b.node_id == self._hover_id else 1.5)
-            p.setPen(pen)
-            p.drawRect(wr)
-            # the ID label: above the box's top-left corner, else inside it; nudged off other labels
-            tw, th = fm.horizontalAdvance(b.node_id) + 6, fm.height() + 2
-            cands = [QRectF(wr.left(), wr.top() - th, tw, th), QRectF(wr.left(), wr.top(), tw, th),
-                     QRectF(wr.right() - tw, wr.top() - th, tw, th), QRectF(wr.left(), wr.bottom(), tw, th)]
-            lab = next((c for c in cands if c.top() >= 0 and not any(c.intersects(o) for o in labels)), cands[1])
-            labels.append(lab)
-            p.setPen(Qt.NoPen)
-            p.setBrush(colour)
-            p.drawRect(lab)
-            p.setPen(QColor(255, 255, 255))
-            p.drawText(lab, Qt.AlignCenter, b.node_id)
-        p.setOpacity(1.0)
-
-    def _paint_highlights(self, p: QPainter) -> None:
-        snap = self._snapshot
-        if snap is None:
-            return
-        for kind, nid in self._highlights.items():
-            if nid not in snap:
-                continue
-            n = snap.get(nid)
-            if n.bounds[2] <= 0 and n.bounds[3] <= 0:
-                continue
-            colour, width, dashed = HIGHLIGHT_STYLES[kind]
-            wr = self.page_rect_to_widget(n.bounds).adjusted(-2, -2, 2, 2)
-            p.setBrush(QBrush(QColor(colour.red(), colour.green(), colour.blue(), 40)))
-            p.setPen(QPen(colour, width, Qt.DashLine if dashed else Qt.SolidLine))
-            p.drawRect(wr)
 
     # -- input -------------------------------------------------------------------------------
     def _enqueue(self, method: str, *args, **kw) -> None:
