@@ -144,13 +144,19 @@ fi
 # The PySide6 wheel bundles Qt but links against a few system libraries a minimal Debian lacks.
 QT_CHECK='import os; os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtWidgets import QApplication; QApplication([])'
-if "$VENV/bin/python" -c "$QT_CHECK" >/dev/null 2>&1; then
+# The desktop (xcb) plugin is only loaded with a display, so check its libraries with ldd as well.
+QXCB="$("$VENV/bin/python" -c 'import PySide6, pathlib; print(pathlib.Path(PySide6.__file__).parent / "Qt/plugins/platforms/libqxcb.so")' 2>/dev/null)"
+qxcb_missing() { [ -f "$QXCB" ] && command -v ldd >/dev/null 2>&1 && ldd "$QXCB" 2>/dev/null | grep -q "not found"; }
+if "$VENV/bin/python" -c "$QT_CHECK" >/dev/null 2>&1 && ! qxcb_missing; then
   say "Qt runtime present"
 else
   apt_install libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 libglib2.0-0 \
     libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 \
     libxcb-image0
   "$VENV/bin/python" -c "$QT_CHECK" || fail "PySide6 still cannot start (see the error above)"
+  if qxcb_missing; then
+    fail "Qt's desktop plugin still lacks: $(ldd "$QXCB" | grep 'not found' | awk '{print $1}' | sort -u | tr '\n' ' ')"
+  fi
 fi
 
 say "ready"
