@@ -1,0 +1,154 @@
+"""The session store's schema: numbered migrations, a `meta` table holding `schema_version`, and the
+checks that refuse a database this code cannot safely touch (newer, corrupt, not SQLite at all).
+
+Each migration runs in its own `BEGIN IMMEDIATE` transaction, so a crash mid-migration leaves the
+previous version intact, and two processes opening an old database at once migrate it only once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from engine.errors import VigilError
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class StoreError(VigilError):
+    """The session store cannot be used; `code` is STORE_TOO_NEW, STORE_CORRUPT or STORE_ERROR."""
+
+    code = "STORE_ERROR"
+
+
+# Migration N brings a database from version N-1 to N. Never edit a released entry: add a new one.
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            task TEXT NOT NULL,
+            url TEXT NOT NULL,
+            domain TEXT NOT NULL,
+            status TEXT NOT NULL,
+            planner TEXT NOT NULL,
+            policy TEXT NOT NULL,
+            is_renamed INTEGER NOT NULL DEFAULT 0,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            answer TEXT,
+            reason TEXT,
+            owner_pid INTEGER,
+            owner_start TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL)""",
+        "CREATE INDEX sessions_by_created ON sessions(created_at)",
+        """CREATE TABLE messages (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            message_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL,
+            status TEXT,
+            action_string TEXT,
+            error TEXT,
+            timestamp TEXT NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, message_id))""",
+        """CREATE TABLE plans (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, version))""",
+        """CREATE TABLE steps (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT,
+            recorded_at TEXT NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, idx))""",
+    ),
+    2: (
+        """CREATE TABLE blobs (
+            sha256 TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            codec TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            data BLOB NOT NULL,
+            created_at TEXT NOT NULL)""",
+        """CREATE TABLE step_blobs (
+            session_id TEXT NOT NULL,
+            idx INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            sha256 TEXT NOT NULL REFERENCES blobs(sha256),
+            PRIMARY KEY (session_id, idx, role),
+            FOREIGN KEY (session_id, idx) REFERENCES steps(session_id, idx) ON DELETE CASCADE)""",
+    ),
+}
+LATEST_VERSION = max(MIGRATIONS)
+
+
+def corrupt_error(path: Path | str, detail: str) -> StoreError:
+    p = str(path)
+    return StoreError(
+        f"The session store {p} is not a readable Vigil database ({detail}). It was left untouched. "
+        f"Move it aside (mv '{p}' '{p}.broken', and its '-wal' and '-shm' files if present) and start "
+        f"Vigil again to create a new, empty store.", code="STORE_CORRUPT")
+
+
+def check_header(path: Path) -> None:
+    """Refuse a non-empty file that does not start with SQLite's header, before SQLite opens it."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb") as f:
+        head = f.read(len(SQLITE_HEADER))
+    if head != SQLITE_HEADER:
+        raise corrupt_error(path, "not an SQLite file")
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The version recorded in `meta`; 0 for an empty database. Only reads."""
+    has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+    if not has_meta:
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def check_not_newer(conn: sqlite3.Connection, path: Path | str) -> int:
+    """Return the database's version, or raise STORE_TOO_NEW when this code does not know it."""
+    version = schema_version(conn)
+    if version > LATEST_VERSION:
+        raise StoreError(
+            f"The session store {path} has schema version {version}, but this Vigil knows versions up to "
+            f"{LATEST_VERSION}: it was written by a newer Vigil. It was left untouched. Upgrade Vigil, or "
+            f"point VIGIL_HOME at another directory.", code="STORE_TOO_NEW")
+    return version
+
+
+def migrate(conn: sqlite3.Connection, target: int = LATEST_VERSION, path: Path | str = "the database") -> int:
+    """Apply migrations up to `target`, one transaction each; returns the resulting version.
+
+    `conn` must be in autocommit mode (`isolation_level=None`): transactions are explicit here."""
+    check_not_newer(conn, path)
+    while True:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = check_not_newer(conn, path)  # re-read under the write lock: another process may have run
+            if version >= target:
+                conn.execute("ROLLBACK")
+                return version
+            nxt = version + 1
+            if nxt == 1:
+                conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            for statement in MIGRATIONS[nxt]:
+                conn.execute(statement)
+            conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+                         "ON CONFLICT(key) DO UPDATE SET value=excluded.value", (str(nxt),))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise

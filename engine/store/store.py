@@ -1,0 +1,392 @@
+"""The SQLite session store: every run, its messages, plan versions, steps and blobs, as they happen.
+
+Durability: WAL with `synchronous=FULL`. Each write is one `BEGIN IMMEDIATE … COMMIT`; in WAL mode
+the commit appends the transaction's pages and a commit frame to the `-wal` file, and FULL fsyncs that
+file before `commit()` returns. A SIGKILL after the return cannot lose the step (the bytes are in the
+OS), and neither can a power cut (they are on disk); a kill before the return leaves no trace of it
+(WAL recovery ignores frames after the last complete commit). NORMAL would only sync at checkpoints:
+enough for a killed process, not for a crashed machine — and steps take seconds, so the fsync is free.
+
+Concurrency: two processes writing wait for each other (`busy_timeout`), and write transactions take
+the lock up front (`BEGIN IMMEDIATE`) so a waiting writer never fails with a stale read snapshot.
+
+Crash handling: each session remembers its writer (pid and that process's start time); on `open`,
+sessions still `running` whose writer is gone (or whose pid now belongs to another process) become
+`interrupted`, keeping every step they committed.
+
+Secrets: the loop already masks typed passwords and one-time codes; the store also drops dict keys
+that name credentials (api_key, *secret*, *password*, *token* unless the value is a count, cookie,
+authorization) and masks strings shaped like API keys or bearer tokens, wherever they appear.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import threading
+import urllib.parse
+import uuid
+import zlib
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from pydantic import BaseModel, Field
+
+from engine.loop.policy import site_of
+from engine.models import ChatMessage, Plan, StepRecord
+from engine.store.schema import StoreError, check_header, check_not_newer, corrupt_error, migrate
+
+DB_NAME = "sessions.db"
+BUSY_TIMEOUT_MS = 15000
+MASK = "••••••••"
+FINAL_STATUSES = ("success", "error", "interrupted", "idle")
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+_SECRET_KEY = re.compile(r"api[_-]?key|secret|passw(or)?d|cookie|authorization|credential", re.IGNORECASE)
+_TOKEN_KEY = re.compile(r"token", re.IGNORECASE)
+_SECRET_VALUE = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{16,}|\b[Bb]earer\s+[A-Za-z0-9._~+/\-]{12,}=*")
+
+
+# -- location -----------------------------------------------------------------------------------
+def store_dir() -> Path:
+    """`VIGIL_HOME` if set, else the user data dir for "vigil"."""
+    home = os.environ.get("VIGIL_HOME")
+    if home:
+        return Path(home).expanduser()
+    import platformdirs
+    return Path(platformdirs.user_data_dir("vigil", appauthor=False))
+
+
+def default_path() -> Path:
+    return store_dir() / DB_NAME
+
+
+# -- process identity ---------------------------------------------------------------------------
+def process_token(pid: int) -> str | None:
+    """What identifies a running process across pid reuse (its start time), or None if it is not running."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        stat = ""
+    if stat:
+        fields = stat[stat.rindex(")") + 2:].split()  # fields from #3 (state) on; comm may hold spaces
+        return None if fields[0] in ("Z", "X") else fields[19]  # #22: starttime in clock ticks
+    try:
+        import psutil
+    except ImportError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+        return "alive"  # no start time available: a reused pid reads as alive
+    try:
+        proc = psutil.Process(pid)
+        return None if proc.status() == psutil.STATUS_ZOMBIE else repr(proc.create_time())
+    except psutil.Error:
+        return None
+
+
+# -- secrets ------------------------------------------------------------------------------------
+def scrub(value: Any) -> Any:
+    """A copy of `value` without credential-named keys, and with key-shaped strings masked."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if _SECRET_KEY.search(str(k)):
+                continue
+            if _TOKEN_KEY.search(str(k)) and not (isinstance(v, (int, float)) and not isinstance(v, bool)):
+                continue  # a token count stays, a token does not
+            out[k] = scrub(v)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [scrub(v) for v in value]
+    if isinstance(value, str):
+        return _SECRET_VALUE.sub(MASK, value)
+    return value
+
+
+def _text(value: str | None) -> str | None:
+    return None if value is None else _SECRET_VALUE.sub(MASK, value)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(scrub(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def domain_of(url: str) -> str:
+    """The site a URL belongs to (`https://shop.example.co.uk/x` → `example.co.uk`); a file URL gives ""."""
+    return site_of(urllib.parse.urlsplit(url).hostname or "")
+
+
+# -- shapes -------------------------------------------------------------------------------------
+class SessionSummary(BaseModel):
+    """One line of `vigil sessions`."""
+
+    id: str
+    title: str
+    domain: str
+    url: str
+    status: str
+    steps: int
+    started: str
+
+
+class SessionInfo(SessionSummary):
+    """The whole session row."""
+
+    task: str
+    planner: str
+    policy: str
+    is_renamed: bool
+    metadata: dict[str, Any]
+    answer: str | None
+    reason: str | None
+    updated: str
+
+
+class SessionData(BaseModel):
+    """Everything stored about one session; `blobs` maps step index → {role: sha256}."""
+
+    session: SessionInfo
+    messages: list[ChatMessage] = Field(default_factory=list)
+    plan: Plan | None = None
+    plans: list[Plan] = Field(default_factory=list)
+    steps: list[StepRecord] = Field(default_factory=list)
+    blobs: dict[int, dict[str, str]] = Field(default_factory=dict)
+
+
+# -- the store ----------------------------------------------------------------------------------
+class Store:
+    """One connection to the store file; safe to share between threads of one process."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path):
+        self._conn = conn
+        self.path = path
+        self._lock = threading.RLock()
+        self._pid = os.getpid()
+        self._token = process_token(self._pid) or ""
+
+    @classmethod
+    def open(cls, path: str | Path | None = None) -> "Store":
+        """Open (creating or migrating) the store; sessions left running by a dead process become
+        `interrupted`. Raises StoreError STORE_CORRUPT / STORE_TOO_NEW without changing the file."""
+        path = Path(path) if path else default_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        check_header(path)
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            check_not_newer(conn, path)  # reads only: nothing is written before this passes
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(f"The session store {path} cannot use WAL journaling (got {mode!r}); "
+                                 f"put VIGIL_HOME on a local disk.")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            migrate(conn, path=path)
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            if getattr(e, "sqlite_errorcode", None) in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+                raise corrupt_error(path, str(e)) from e
+            raise StoreError(f"The session store {path} could not be opened: {e}") from e
+        except BaseException:
+            conn.close()
+            raise
+        store = cls(conn, path)
+        store._mark_interrupted()
+        return store
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, committed (durably) when the block ends."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:  # a failed COMMIT (disk full, I/O error) leaves it open
+                    self._conn.execute("ROLLBACK")
+                raise
+
+    def _mark_interrupted(self) -> None:
+        rows = self._conn.execute("SELECT id, owner_pid, owner_start FROM sessions WHERE status='running'").fetchall()
+        dead = [(sid, pid) for sid, pid, start in rows if pid is None or process_token(pid) != start]
+        if not dead:
+            return
+        with self._tx() as c:
+            for sid, pid in dead:
+                c.execute("UPDATE sessions SET status='interrupted', updated_at=?, reason=COALESCE(reason, ?) "
+                          "WHERE id=? AND status='running'",
+                          (_now(), f"the Vigil process running it (pid {pid}) ended before the run finished", sid))
+
+    def _touch(self, c: sqlite3.Connection, session_id: str) -> None:
+        if c.execute("UPDATE sessions SET updated_at=? WHERE id=?", (_now(), session_id)).rowcount != 1:
+            raise StoreError(f"No session {session_id!r} in {self.path}.", code="STORE_NO_SESSION")
+
+    # -- writing --------------------------------------------------------------------------------
+    def create_session(self, task: str, url: str, planner: str, policy: str,
+                       metadata: dict[str, Any] | None = None) -> str:
+        """A new `running` session owned by this process, titled `{domain}: {task}`; returns its id."""
+        sid = str(uuid.uuid4())
+        domain = domain_of(url)
+        meta = {**(metadata or {}), "initialUrl": url, "initialDomain": domain}
+        now = _now()
+        title = f"{domain}: {task}" if domain else task
+        with self._tx() as c:
+            c.execute("INSERT INTO sessions(id, title, task, url, domain, status, planner, policy, metadata, "
+                      "owner_pid, owner_start, created_at, updated_at) VALUES (?,?,?,?,?,'running',?,?,?,?,?,?,?)",
+                      (sid, _text(title), _text(task), _text(url), domain, planner, policy, _json(meta),
+                       self._pid, self._token, now, now))
+        return sid
+
+    def update_url(self, session_id: str, url: str) -> None:
+        """The page moved (same tab, same session): url and domain follow; the first ones stay in metadata."""
+        with self._tx() as c:
+            self._touch(c, session_id)
+            c.execute("UPDATE sessions SET url=?, domain=? WHERE id=?", (_text(url), domain_of(url), session_id))
+
+    def rename(self, session_id: str, title: str) -> None:
+        with self._tx() as c:
+            self._touch(c, session_id)
+            c.execute("UPDATE sessions SET title=?, is_renamed=1 WHERE id=?", (_text(title), session_id))
+
+    def add_message(self, session_id: str, message: ChatMessage) -> None:
+        """Insert or update a message by messageId; an update keeps the stored sequence number."""
+        m = message
+        with self._tx() as c:
+            self._touch(c, session_id)
+            c.execute("INSERT INTO messages(session_id, message_id, seq, role, content, status, action_string, "
+                      "error, timestamp, body) VALUES (?,?,?,?,?,?,?,?,?,?) "
+                      "ON CONFLICT(session_id, message_id) DO UPDATE SET role=excluded.role, "
+                      "content=excluded.content, status=excluded.status, action_string=excluded.action_string, "
+                      "error=excluded.error, timestamp=excluded.timestamp, body=excluded.body",
+                      (session_id, m.messageId, m.sequenceNumber, m.role, _text(m.content), m.status,
+                       _text(m.actionString), _text(m.error), m.timestamp, _json(m.model_dump(mode="json"))))
+
+    def save_plan(self, session_id: str, plan: Plan) -> int:
+        """Store the plan as the session's next version; returns the version (1, 2, …)."""
+        with self._tx() as c:
+            self._touch(c, session_id)
+            (last,) = c.execute("SELECT COALESCE(MAX(version), 0) FROM plans WHERE session_id=?",
+                                (session_id,)).fetchone()
+            c.execute("INSERT INTO plans(session_id, version, created_at, body) VALUES (?,?,?,?)",
+                      (session_id, last + 1, _now(), _json(plan.model_dump(mode="json"))))
+        return last + 1
+
+    def add_step(self, session_id: str, record: StepRecord, blobs: dict[str, str] | None = None) -> None:
+        """Record a step (replacing one with the same index) and its blob refs (role → sha256 from
+        `put_blob`, e.g. {"screenshot_after": …}); committed when this returns."""
+        action = record.action.to_string() if record.action else None
+        with self._tx() as c:
+            self._touch(c, session_id)
+            c.execute("INSERT OR REPLACE INTO steps(session_id, idx, status, actor, action, recorded_at, body) "
+                      "VALUES (?,?,?,?,?,?,?)", (session_id, record.index, record.status, record.actor,
+                                                 _text(action), _now(), _json(record.model_dump(mode="json"))))
+            for role, sha in (blobs or {}).items():
+                c.execute("INSERT OR REPLACE INTO step_blobs(session_id, idx, role, sha256) VALUES (?,?,?,?)",
+                          (session_id, record.index, role, sha))
+
+    def put_blob(self, kind: str, data: bytes) -> str:
+        """Store bytes once by content (sha256 of the bytes given); snapshots are zlib-compressed,
+        images kept as they are. Returns the sha256."""
+        sha = hashlib.sha256(data).hexdigest()
+        codec, body = ("zlib", zlib.compress(data, 6)) if kind == "snapshot" else ("raw", data)
+        with self._tx() as c:
+            c.execute("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) VALUES (?,?,?,?,?,?)",
+                      (sha, kind, codec, len(data), body, _now()))
+        return sha
+
+    def finish(self, session_id: str, status: str, reason: str | None = None, answer: str | None = None) -> None:
+        """Close a run: status success / error / interrupted / idle, with its reason or answer."""
+        if status not in FINAL_STATUSES:
+            raise StoreError(f"A session cannot finish as {status!r}; use one of {', '.join(FINAL_STATUSES)}.",
+                             code="STORE_BAD_STATUS")
+        with self._tx() as c:
+            self._touch(c, session_id)
+            c.execute("UPDATE sessions SET status=?, reason=?, answer=? WHERE id=?",
+                      (status, _text(reason), _text(answer), session_id))
+
+    # -- reading --------------------------------------------------------------------------------
+    _SUMMARY = ("SELECT s.id, s.title, s.domain, s.url, s.status, "
+                "(SELECT COUNT(*) FROM steps t WHERE t.session_id=s.id), s.created_at, s.task, s.planner, "
+                "s.policy, s.is_renamed, s.metadata, s.answer, s.reason, s.updated_at FROM sessions s")
+
+    @staticmethod
+    def _info(row: tuple) -> SessionInfo:
+        keys = ("id", "title", "domain", "url", "status", "steps", "started", "task", "planner", "policy",
+                "is_renamed", "metadata", "answer", "reason", "updated")
+        d = dict(zip(keys, row))
+        d["metadata"] = json.loads(d["metadata"])
+        return SessionInfo(**d)
+
+    def list_sessions(self) -> list[SessionSummary]:
+        """All sessions, newest first."""
+        with self._lock:
+            rows = self._conn.execute(self._SUMMARY + " ORDER BY s.created_at DESC, s.rowid DESC").fetchall()
+        return [SessionSummary(**self._info(r).model_dump(include=set(SessionSummary.model_fields))) for r in rows]
+
+    def load(self, session_id: str) -> SessionData:
+        """One session with its messages (by sequence number), plan versions, steps and blob refs."""
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN")  # one consistent read snapshot across the queries
+            try:
+                row = c.execute(self._SUMMARY + " WHERE s.id=?", (session_id,)).fetchone()
+                if row is None:
+                    raise StoreError(f"No session {session_id!r} in {self.path}.", code="STORE_NO_SESSION")
+                msgs = c.execute("SELECT seq, body FROM messages WHERE session_id=? ORDER BY seq, rowid",
+                                 (session_id,)).fetchall()
+                plans = c.execute("SELECT body FROM plans WHERE session_id=? ORDER BY version",
+                                  (session_id,)).fetchall()
+                steps = c.execute("SELECT body FROM steps WHERE session_id=? ORDER BY idx", (session_id,)).fetchall()
+                refs = c.execute("SELECT idx, role, sha256 FROM step_blobs WHERE session_id=? ORDER BY idx, role",
+                                 (session_id,)).fetchall()
+            finally:
+                c.execute("COMMIT")
+        all_plans = [Plan.model_validate_json(b) for (b,) in plans]
+        blobs: dict[int, dict[str, str]] = {}
+        for idx, role, sha in refs:
+            blobs.setdefault(idx, {})[role] = sha
+        # an updated message keeps its first sequence number (the column), whatever its body says
+        messages = [ChatMessage.model_validate_json(b).model_copy(update={"sequenceNumber": seq}) for seq, b in msgs]
+        return SessionData(session=self._info(row), messages=messages,
+                           plan=all_plans[-1] if all_plans else None, plans=all_plans,
+                           steps=[StepRecord.model_validate_json(b) for (b,) in steps], blobs=blobs)
+
+    def get_blob(self, sha256: str) -> bytes:
+        """The original bytes stored under `sha256`."""
+        with self._lock:
+            row = self._conn.execute("SELECT codec, data FROM blobs WHERE sha256=?", (sha256,)).fetchone()
+        if row is None:
+            raise StoreError(f"No blob {sha256} in {self.path}.", code="STORE_NO_BLOB")
+        codec, data = row
+        return zlib.decompress(data) if codec == "zlib" else bytes(data)
+
+    def integrity_check(self) -> str:
+        """SQLite's own full check: "ok" when the file is consistent."""
+        with self._lock:
+            return "; ".join(r[0] for r in self._conn.execute("PRAGMA integrity_check").fetchall())
