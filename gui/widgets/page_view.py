@@ -21,6 +21,7 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from engine.actions.keys import MODIFIER_BITS
 from engine.browser.screencast import InputForwarder, Screencast
 from engine.vision.som import OCCLUDED_COLOUR, ROLE_GROUPS, role_group
 from gui.widgets.overlay import HIGHLIGHT_STYLES, OverlayBox, node_tooltip, paint_boxes, paint_highlights
@@ -37,26 +38,16 @@ _QT_KEYS: dict[int, str] = {
     Qt.Key_Shift: "Shift", Qt.Key_Control: "Control", Qt.Key_Alt: "Alt", Qt.Key_Meta: "Meta",
     **{getattr(Qt, f"Key_F{i}"): f"F{i}" for i in range(1, 13)},
 }
-_MOD_CODES = {"Shift": ("ShiftLeft", 16), "Control": ("ControlLeft", 17), "Alt": ("AltLeft", 18),
-              "Meta": ("MetaLeft", 91)}
 _QT_BUTTONS = {Qt.LeftButton: "left", Qt.RightButton: "right", Qt.MiddleButton: "middle",
                Qt.BackButton: "back", Qt.ForwardButton: "forward"}
 _BUTTON_BITS = {"left": 1, "right": 2, "middle": 4, "back": 8, "forward": 16}
 
 
 def cdp_modifiers(mods: Any) -> int:
-    """Qt keyboard modifiers → CDP bits (Alt 1, Control 2, Meta 4, Shift 8)."""
+    """Qt keyboard modifiers → CDP bits (Alt 1, Control 2, Meta 4, Shift 8, as engine.actions.keys has them)."""
     m = Qt.KeyboardModifier(mods) if not isinstance(mods, Qt.KeyboardModifier) else mods
-    bits = 0
-    if m & Qt.AltModifier:
-        bits |= 1
-    if m & Qt.ControlModifier:
-        bits |= 2
-    if m & Qt.MetaModifier:
-        bits |= 4
-    if m & Qt.ShiftModifier:
-        bits |= 8
-    return bits
+    qt = {"Alt": Qt.AltModifier, "Control": Qt.ControlModifier, "Meta": Qt.MetaModifier, "Shift": Qt.ShiftModifier}
+    return sum(bit for name, bit in MODIFIER_BITS.items() if m & qt[name])
 
 
 class PageView(QWidget):
@@ -452,9 +443,8 @@ class PageView(QWidget):
         mods = cdp_modifiers(ev.modifiers())
         if k in _QT_KEYS:
             key = _QT_KEYS[k]
-            if key in _MOD_CODES:
-                code, kc = _MOD_CODES[key]
-                return key, code, "", kc
+            if key in MODIFIER_BITS:
+                return key, "", "", None  # the forwarder fills in code and key code from engine.actions.keys
             text = "\r" if key == "Enter" else (" " if key == " " else "")
         else:
             key = text if len(text) == 1 else ""
