@@ -16,8 +16,8 @@ from PySide6.QtCore import QObject, Signal
 from engine.errors import VigilError
 from engine.loop import AgentLoop, QueueGate
 from engine.loop.planner import Observation, close_planner
-from engine.models import (ActionDone, AwaitingApproval, Decision, MessageAdded, PlanUpdated, StatusChanged,
-                           StepRecorded, VerificationDone)
+from engine.models import (AwaitingApproval, Decision, MessageAdded, PlanUpdated, SnapshotTaken, StatusChanged,
+                           StepRecorded)
 
 log = logging.getLogger("vigil.gui")
 
@@ -48,7 +48,6 @@ class Supervisor(QObject):
         self.planner: Any = None
         self.run_task_handle: asyncio.Task | None = None
         self.settings: dict[str, Any] = {}
-        self.last_exchange: Any = None
 
     # -- browser -------------------------------------------------------------------------------
     async def start(self, url: str | None) -> bool:
@@ -177,15 +176,11 @@ class Supervisor(QObject):
             self.request.emit(ev.request)
         elif isinstance(ev, StatusChanged):
             self.status.emit(ev.status, ev.state, ev.detail)
-        elif isinstance(ev, (ActionDone, VerificationDone)):
-            pass  # shown with the step record
-        snap = getattr(self.tab, "_snapshot", None)
-        if snap is not None and snap is not self.snapshot and getattr(ev, "type", "") == "snapshot_taken":
-            self.previous, self.snapshot = self.snapshot, snap
-            self.snapshot_changed.emit(snap, self.previous)
-        ex = getattr(self.planner, "last_exchange", None)
-        if ex is not None and ex is not self.last_exchange:
-            self.last_exchange = ex
+        elif isinstance(ev, SnapshotTaken):  # actions and verifications are shown with the step record
+            snap = getattr(self.tab, "_snapshot", None)
+            if snap is not None and snap is not self.snapshot:
+                self.previous, self.snapshot = self.snapshot, snap
+                self.snapshot_changed.emit(snap, self.previous)
 
     async def _picture(self, index: int) -> None:
         """The page right after a step, with the Set-of-Mark overlay of the snapshot taken then."""

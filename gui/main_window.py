@@ -211,8 +211,9 @@ class MainWindow(QMainWindow):
         self.page.set_snapshot(snap)
         self.nodes.set_snapshot(snap, previous)
         self.inspector.show_snapshot_payload(snap)
-        if self.sup.last_exchange is not None:
-            self.inspector.show_exchange(self.sup.last_exchange)
+        exchange = getattr(self.sup.planner, "last_exchange", None)
+        if exchange is not None:
+            self.inspector.show_exchange(exchange)
         st = snap.stats
         tokens = snap.serialize("semantic").tokens
         self.status_snap.setText(
