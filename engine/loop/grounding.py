@@ -50,6 +50,17 @@ def node_summary(node: "VirtualNode") -> dict:
             "visible": node.visible, "occluded": node.occluded, "redacted": node.redacted}
 
 
+def target_record(node: "VirtualNode", snapshot: "DomSnapshot") -> dict:
+    """What a step record keeps about the node acted on: `node_summary` plus `query`, the
+    {role, name, exact, nth} query that finds it again by what it is (replay re-grounds with it
+    when IDs changed)."""
+    if not (node.role or node.name):
+        return node_summary(node)
+    q = TargetQuery(role=node.role or None, name=node.name or "", exact=True)
+    nth = next((i for i, n in enumerate(find_matches(snapshot, q)) if n is node), 0)
+    return {**node_summary(node), "query": {**q.model_dump(exclude_none=True, exclude={"nth"}), "nth": nth}}
+
+
 def resolve_target(snapshot: "DomSnapshot", target: "str | int | TargetQuery") -> "VirtualNode":
     """The node `target` refers to in `snapshot`, or UnknownNodeError naming what was looked for
     and up to five closest candidates."""

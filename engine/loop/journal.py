@@ -4,8 +4,9 @@ change published on the event bus as it happens."""
 from __future__ import annotations
 
 from engine.loop.events import EventBus
-from engine.models import (ChatMessage, MessageAdded, Plan, PlanUpdated, ProposedStep, StatusChanged, StepRecord,
-                           StepRecorded)
+from engine.models import (ChatMessage, MessageAdded, Plan, PlanUpdated, ProposedStep, StatusChanged, StepArtifacts,
+                           StepRecord, StepRecorded)
+from engine.loop.redact import scrub_known
 from engine.models.loop import LoopState, StepStatus, TaskStatus
 
 
@@ -17,6 +18,9 @@ class RunJournal:
         self.plan: Plan | None = None
         self.status: TaskStatus = "idle"
         self.state: LoopState = "idle"
+        # text typed into password / one-time-code fields this run (memory only): a GET form or a
+        # page may echo it into a URL or a message, so everything published is scrubbed of it
+        self.secrets: set[str] = set()
 
     # -- status ------------------------------------------------------------------------------
     def set_state(self, state: LoopState, status: TaskStatus | None = None, detail: str = "") -> None:
@@ -30,7 +34,8 @@ class RunJournal:
     # -- chat --------------------------------------------------------------------------------
     def message(self, role: str, content: str, **fields) -> ChatMessage:
         """Append a chat message with the next sequence number and publish it."""
-        msg = ChatMessage(role=role, content=content, sequenceNumber=len(self.messages), **fields)
+        msg = scrub_known(ChatMessage(role=role, content=content, sequenceNumber=len(self.messages), **fields),
+                          self.secrets)
         self.messages.append(msg)
         self.bus.publish(MessageAdded(message=msg))
         return msg
@@ -38,7 +43,7 @@ class RunJournal:
     def update_message(self, msg: ChatMessage, **changes) -> ChatMessage:
         """Replace a message in place (same messageId and sequence number) and publish it again;
         a UI updates the turn it already shows."""
-        new = msg.model_copy(update=changes)
+        new = scrub_known(msg.model_copy(update=changes), self.secrets)
         self.messages[msg.sequenceNumber] = new
         self.bus.publish(MessageAdded(message=new))
         return new
@@ -85,7 +90,10 @@ class RunJournal:
             self.bus.publish(PlanUpdated(plan=self.plan.model_copy(deep=True)))
 
     # -- steps -------------------------------------------------------------------------------
-    def record(self, rec: StepRecord) -> StepRecord:
+    def record(self, rec: StepRecord, artifacts: StepArtifacts | None = None) -> StepRecord:
+        """Keep the record and publish it; synchronous subscribers (the session store) have finished
+        with it when this returns, so a step is stored before the next one begins."""
+        rec = scrub_known(rec, self.secrets)
         self.records.append(rec)
-        self.bus.publish(StepRecorded(record=rec))
+        self.bus.publish(StepRecorded(record=rec, artifacts=artifacts))
         return rec

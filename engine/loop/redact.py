@@ -48,3 +48,40 @@ def mask_proposal(p: ProposedStep, node: "VirtualNode | None" = None) -> Propose
     return p.model_copy(update={"action": mask_action(p.action, node), "thought": scrub(p.thought),
                                 "description": scrub(p.description),
                                 "plan": [scrub(x) for x in p.plan] if p.plan else p.plan})
+
+
+MIN_SECRET_LEN = 4  # shorter typed secrets are not hunted for elsewhere (they would mask ordinary text)
+
+
+def secret_forms(secret: str) -> list[str]:
+    """The ways a typed secret shows up again: as typed, URL-encoded (a GET form puts it in the
+    address) and JSON-escaped; longest first."""
+    import json
+    import urllib.parse
+    forms = {secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret),
+             json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1]}
+    return sorted(forms, key=len, reverse=True)
+
+
+def scrub_known(value, secrets: "set[str] | frozenset[str]"):
+    """`value` (str, bytes or a pydantic model) with every form of every known secret replaced by the
+    mask; returned unchanged when there are no secrets."""
+    if not secrets:
+        return value
+    forms = [f for s in secrets if len(s) >= MIN_SECRET_LEN for f in secret_forms(s)]
+    if not forms:
+        return value
+    if isinstance(value, bytes):
+        out = value
+        for f in forms:
+            out = out.replace(f.encode("utf-8"), MASK.encode("utf-8"))
+        return out
+    if isinstance(value, str):
+        for f in forms:
+            value = value.replace(f, MASK)
+        return value
+    if hasattr(value, "model_dump_json"):
+        text = value.model_dump_json()
+        clean = scrub_known(text, secrets)
+        return value if clean == text else type(value).model_validate_json(clean)
+    return value

@@ -21,14 +21,15 @@ from typing import TYPE_CHECKING
 from engine.errors import BrowserClosedError, TabCrashedError, UnknownNodeError, VigilError
 from engine.loop.events import EventBus
 from engine.loop.gates import ApprovalGate
-from engine.loop.grounding import describe_action, node_changed, node_summary, resolve_target, target_label
+from engine.loop.grounding import (describe_action, node_changed, node_summary, resolve_target, target_label,
+                                   target_record)
 from engine.loop.journal import RunJournal
 from engine.loop.planner import Observation, Outcome, Planner
 from engine.loop.policy import needs_approval, sensitive_reasons
-from engine.loop.redact import mask_action, mask_proposal
+from engine.loop.redact import MASK, mask_action, mask_proposal, scrub_known, types_secret
 from engine.models import (POLICIES, TERMINAL_ACTIONS, ActionDone, ActionResult, ApprovalRequest, AwaitingApproval,
-                           ChatMessage, Decision, ProposedStep, RunResult, SnapshotTaken, StepProposed, StepRecord,
-                           VerificationDone)
+                           ChatMessage, Decision, ProposedStep, RunResult, SnapshotTaken, StepArtifacts, StepProposed,
+                           StepRecord, VerificationDone)
 
 if TYPE_CHECKING:
     from engine.browser.session import Tab
@@ -67,13 +68,16 @@ class AgentLoop:
 
     def __init__(self, tab: "Tab", planner: Planner, *, gate: ApprovalGate, policy: str = "ask", max_steps: int = 30,
                  bus: EventBus | None = None, screenshots: bool = True,
-                 target_timeout_ms: int = DEFAULT_TARGET_TIMEOUT_MS):
+                 target_timeout_ms: int = DEFAULT_TARGET_TIMEOUT_MS, artifacts: bool = False):
         if policy not in POLICIES:
             raise ValueError(f"Unknown approval policy {policy!r}; use one of {', '.join(POLICIES)}.")
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
         self.tab, self.planner, self.gate, self.policy = tab, planner, gate, policy
         self.max_steps, self.screenshots, self.target_timeout_ms = max_steps, screenshots, target_timeout_ms
+        # with `artifacts`, each executed step's StepRecorded event carries the before/after JPEGs and
+        # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
+        self.artifacts = artifacts
         self.bus = bus or EventBus()
         self.journal = RunJournal(self.bus)
         self.task = ""
@@ -133,9 +137,9 @@ class AgentLoop:
         j.message("system", text, status="success" if end.status == "success" else "error",
                   error=end.reason if end.status != "success" else None)
         j.set_state("finished", end.status, detail=end.reason or end.answer or "")
-        return RunResult(task=self.task, status=end.status, answer=end.answer, reason=end.reason,
-                         steps=list(j.records), plan=j.plan.model_copy(deep=True) if j.plan else None,
-                         messages=list(j.messages), url=self._url())
+        return scrub_known(RunResult(task=self.task, status=end.status, answer=end.answer, reason=end.reason,
+                                     steps=list(j.records), plan=j.plan.model_copy(deep=True) if j.plan else None,
+                                     messages=list(j.messages), url=self._url()), j.secrets)
 
     # -- the cycle -----------------------------------------------------------------------------
     async def _cycles(self) -> _End:
@@ -244,6 +248,8 @@ class AgentLoop:
             try:
                 action, run_node, expect = self._chosen(decision, p, node, fresh)
             except (UnknownNodeError, ValueError) as exc:
+                if not ask:  # nobody to ask again: the step fails, nothing ran
+                    return self._refused(index, p, fresh, msg, str(exc), base)
                 request = request.model_copy(update={"error": f"Edit refused, nothing ran: {exc}"})
                 continue
             break
@@ -307,6 +313,17 @@ class AgentLoop:
         self.journal.mark_plan(p.plan_index, "failed")
         return _Turn("failed", text, result)
 
+    def _refused(self, index: int, p: ProposedStep, snap, msg: ChatMessage, why: str, base: dict) -> _Turn:
+        text = f"Not run: {why}."
+        shown = mask_proposal(p)
+        result = ActionResult(success=False, action=shown.action.to_string(), error_code="REFUSED", message=text)
+        self.bus.publish(ActionDone(step_index=index, actor="agent", result=result))
+        self.journal.record(StepRecord(**{**base, "url_before": snap.url, "url_after": snap.url}, action=shown.action,
+                                       result=result, status="failed", note=text))
+        self.journal.update_message(msg, status="error", error=text)
+        self.journal.mark_plan(p.plan_index, "failed")
+        return _Turn("failed", text, result)
+
     async def _decide(self, request: ApprovalRequest) -> Decision:
         self.journal.set_state("awaiting_approval")
         self.bus.publish(AwaitingApproval(request=request))
@@ -341,9 +358,12 @@ class AgentLoop:
         an edit or take-over is checked against the fresh snapshot (UnknownNodeError, ValueError)."""
         if d.kind == "edit" and d.action is None and d.expected_outcome is None:
             raise ValueError("an edit needs a new action or a new expected outcome")
+        a = d.action if d.action is not None else p.action
+        if a.name == "type" and a.text == MASK:
+            raise ValueError("its text is the mask of a secret that Vigil never records; edit the step with the "
+                             "real value, or take over and type it in the page")
         if d.action is None:
             return p.action, node, d.expected_outcome if d.expected_outcome is not None else p.expected_outcome
-        a = d.action
         target_node = resolve_target(fresh, a.target) if a.target is not None else None
         keep = d.kind == "edit" and a.name == p.action.name
         return a, target_node, d.expected_outcome if d.expected_outcome is not None else (
@@ -364,8 +384,12 @@ class AgentLoop:
                              waited_ms: float) -> _Turn:
         j = self.journal
         events = await self._events(int(waited_ms) + 1000)
+        artifacts = None
+        if self.artifacts:
+            shot = await self._shot()
+            artifacts = StepArtifacts(screenshot_after=shot.jpeg if shot else None, snapshot_after=fresh)
         j.record(StepRecord(**{**base, "url_after": fresh.url, "snapshot_nodes": len(fresh)}, actor="human",
-                            events=events, note="The person acted in the page directly."))
+                            events=events, note="The person acted in the page directly."), artifacts)
         j.update_message(msg, status="error", error="The person took over this step.")
         j.message("user", "I acted in the page myself.", metadata={"decision": "take_over"})
         j.mark_plan(p.plan_index, "completed", "done by the person")
@@ -376,8 +400,10 @@ class AgentLoop:
     async def _execute(self, action, node, expect, actor: str, base: dict, fresh) -> StepRecord:
         timings = base["timings_ms"]
         run = action.model_copy(update={"target": node.node_id}) if node is not None else action
+        if types_secret(action, node) and action.text:
+            self.journal.secrets.add(action.text)
         t = time.monotonic()
-        before = await self._phash()
+        shot_before = await self._shot()
         self.journal.set_state("acting")
         t_act = time.monotonic()
         try:
@@ -387,8 +413,15 @@ class AgentLoop:
                                   message=exc.message)
         timings["act"] = _ms(t_act)
         self.journal.set_state("verifying")
-        after = await self._phash()
+        shot_after = await self._shot()
         timings["screenshots"] = round(_ms(t) - timings["act"], 1)
+        artifacts = None
+        if self.artifacts:
+            artifacts = StepArtifacts(screenshot_before=shot_before.jpeg if shot_before else None,
+                                      screenshot_after=shot_after.jpeg if shot_after else None,
+                                      snapshot_before=fresh, snapshot_after=await self._after_snapshot())
+        before = shot_before.phash if shot_before else None
+        after = shot_after.phash if shot_after else None
         index = base["index"]
         self.bus.publish(ActionDone(step_index=index, actor=actor, result=result))
         v = result.verification
@@ -408,7 +441,8 @@ class AgentLoop:
             **{**base, "url_before": fresh.url, "url_after": self._url(), "snapshot_nodes": len(fresh)}, actor=actor,
             action=mask_action(run, node), result=result, verification=v, events=await self._events(int(timings["act"]) + 1000),
             screenshot_before=before, screenshot_after=after, screenshot_distance=distance,
-            status="failed" if failed else "completed", note=note))
+            target=target_record(node, fresh) if node is not None else None,
+            status="failed" if failed else "completed", note=note), artifacts)
 
     def _check_fatal(self, result: ActionResult | None) -> None:
         """End the run when the tab crashed or the browser closed."""
@@ -444,15 +478,23 @@ class AgentLoop:
             log.debug("could not read page events: %s", exc)
             return []
 
-    async def _phash(self) -> str | None:
-        """The perceptual hash of the viewport now, or None (screenshots off or failing)."""
+    async def _shot(self):
+        """The viewport now (a Screenshot: JPEG and pHash), or None (screenshots off or failing)."""
         if not self.screenshots:
             return None
         try:
             from engine.vision.screenshot import capture_screenshot
-            return (await capture_screenshot(self.tab)).phash
+            return await capture_screenshot(self.tab)
         except Exception as exc:  # a missing picture never stops a run
             log.debug("screenshot failed: %s", exc)
+            return None
+
+    async def _after_snapshot(self):
+        """The page right after a step (for the record's after picture), or None if it cannot be taken."""
+        try:
+            return await self.tab.snapshot()
+        except VigilError as exc:
+            log.debug("after-step snapshot failed: %s", exc)
             return None
 
     def _url(self) -> str:

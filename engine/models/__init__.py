@@ -6,6 +6,6 @@ from engine.models.actions import (ACTION_NAMES, NODE_ACTIONS, TERMINAL_ACTIONS,
 from engine.models.loop import (POLICIES, ActionDone, ApprovalRequest, AwaitingApproval, ChatMessage,  # noqa: F401
                                 Decision, LoopEvent, MessageAdded, Plan, PlanStep, PlanUpdated, Policy,
                                 ProposedStep, RunResult, SnapshotTaken, StatusChanged, StepProposed, StepRecord,
-                                StepRecorded, TaskStatus, VerificationDone)
+                                StepArtifacts, StepRecorded, TaskStatus, VerificationDone)
 from engine.models.snapshot import (FORMATS, FrameInfo, PageContext, Serialization, SnapshotStats,  # noqa: F401
                                     Viewport)

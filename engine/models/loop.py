@@ -119,6 +119,7 @@ class StepRecord(BaseModel):
     screenshot_after: str | None = None
     screenshot_distance: int | None = None
     snapshot_nodes: int = 0
+    target: dict[str, Any] | None = None  # the node acted on, as it was: id, role, name, nth (for replay), box …
     started_at: float = Field(default_factory=time.time)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     status: Literal["completed", "failed", "skipped", "rejected", "stopped"] = "completed"
@@ -198,9 +199,22 @@ class StatusChanged(_Event):
     detail: str = ""
 
 
+class StepArtifacts(BaseModel):
+    """The heavy, in-process companions of a step record: the viewport JPEGs and the snapshots they
+    were taken with (a `DomSnapshot` each), before and after the action. Never serialized with the
+    event; the session store keeps them as blobs."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    screenshot_before: bytes | None = Field(default=None, repr=False)
+    screenshot_after: bytes | None = Field(default=None, repr=False)
+    snapshot_before: Any = Field(default=None, repr=False)
+    snapshot_after: Any = Field(default=None, repr=False)
+
+
 class StepRecorded(_Event):
     type: Literal["step_recorded"] = "step_recorded"
     record: StepRecord
+    artifacts: StepArtifacts | None = Field(default=None, exclude=True, repr=False)
 
 
 LoopEvent = Annotated[Union[SnapshotTaken, StepProposed, AwaitingApproval, ActionDone, VerificationDone,

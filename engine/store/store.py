@@ -269,6 +269,39 @@ class Store:
             self._touch(c, session_id)
             c.execute("UPDATE sessions SET url=?, domain=? WHERE id=?", (_text(url), domain_of(url), session_id))
 
+    def resume(self, session_id: str) -> None:
+        """The tab's session runs again (a new task in the same tab): `running`, owned by this process."""
+        with self._tx() as c:
+            self._touch(c, session_id)
+            c.execute("UPDATE sessions SET status='running', reason=NULL, answer=NULL, owner_pid=?, owner_start=? "
+                      "WHERE id=?", (self._pid, self._token, session_id))
+
+    def next_indexes(self, session_id: str) -> tuple[int, int]:
+        """(next message sequence number, next step index) of a session: where a new run appends."""
+        with self._lock:
+            (seq,) = self._conn.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?",
+                                        (session_id,)).fetchone()
+            (idx,) = self._conn.execute("SELECT COALESCE(MAX(idx) + 1, 0) FROM steps WHERE session_id=?",
+                                        (session_id,)).fetchone()
+        return seq, idx
+
+    def resolve_id(self, prefix: str) -> str:
+        """The full id of the one session whose id starts with `prefix` (like git's short hashes)."""
+        prefix = (prefix or "").strip()
+        with self._lock:
+            rows = [r[0] for r in self._conn.execute(
+                "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY created_at DESC LIMIT 6",
+                (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",)).fetchall()]
+        if len(prefix) >= 4 and len(rows) == 1:
+            return rows[0]
+        if prefix in rows:
+            return prefix
+        if not rows or len(prefix) < 4:
+            raise StoreError(f"No session {prefix!r} in {self.path}. `vigil sessions` lists them (give at least "
+                             "the first 4 characters of an id).", code="STORE_NO_SESSION")
+        raise StoreError(f"{prefix!r} matches {len(rows)} sessions ({', '.join(r[:8] for r in rows[:5])}…); give "
+                         "more of the id.", code="STORE_AMBIGUOUS")
+
     def rename(self, session_id: str, title: str) -> None:
         with self._tx() as c:
             self._touch(c, session_id)
@@ -287,22 +320,37 @@ class Store:
                       (session_id, m.messageId, m.sequenceNumber, m.role, _text(m.content), m.status,
                        _text(m.actionString), _text(m.error), m.timestamp, _json(m.model_dump(mode="json"))))
 
-    def save_plan(self, session_id: str, plan: Plan) -> int:
-        """Store the plan as the session's next version; returns the version (1, 2, …)."""
+    def save_plan(self, session_id: str, plan: Plan, *, new_version: bool = True) -> int:
+        """Store the plan as the session's next version, or (new_version=False) as the latest version
+        again (a step's status changed; the steps did not); returns the version (1, 2, …)."""
+        body = _json(plan.model_dump(mode="json"))
         with self._tx() as c:
             self._touch(c, session_id)
             (last,) = c.execute("SELECT COALESCE(MAX(version), 0) FROM plans WHERE session_id=?",
                                 (session_id,)).fetchone()
-            c.execute("INSERT INTO plans(session_id, version, created_at, body) VALUES (?,?,?,?)",
-                      (session_id, last + 1, _now(), _json(plan.model_dump(mode="json"))))
-        return last + 1
+            if new_version or last == 0:
+                c.execute("INSERT INTO plans(session_id, version, created_at, body) VALUES (?,?,?,?)",
+                          (session_id, last + 1, _now(), body))
+                return last + 1
+            c.execute("UPDATE plans SET body=? WHERE session_id=? AND version=?", (body, session_id, last))
+        return last
 
-    def add_step(self, session_id: str, record: StepRecord, blobs: dict[str, str] | None = None) -> None:
-        """Record a step (replacing one with the same index) and its blob refs (role → sha256 from
-        `put_blob`, e.g. {"screenshot_after": …}); committed when this returns."""
+    def add_step(self, session_id: str, record: StepRecord, blobs: dict[str, str] | None = None,
+                 files: dict[str, tuple[str, bytes]] | None = None) -> None:
+        """Record a step (replacing one with the same index) with its blobs — `blobs`: role → sha256
+        already stored by `put_blob`; `files`: role → (kind, bytes) stored here, in the same
+        transaction (e.g. {"screenshot_after": ("screenshot", jpeg)}). Committed when this returns."""
         action = record.action.to_string() if record.action else None
+        blobs = dict(blobs or {})
+        rows = []
+        for role, (kind, data) in (files or {}).items():
+            sha, codec, body = self._pack(kind, data)
+            blobs[role] = sha
+            rows.append((sha, kind, codec, len(data), body, _now()))
         with self._tx() as c:
             self._touch(c, session_id)
+            c.executemany("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) VALUES (?,?,?,?,?,?)",
+                          rows)
             c.execute("INSERT OR REPLACE INTO steps(session_id, idx, status, actor, action, recorded_at, body) "
                       "VALUES (?,?,?,?,?,?,?)", (session_id, record.index, record.status, record.actor,
                                                  _text(action), _now(), _json(record.model_dump(mode="json"))))
@@ -313,12 +361,17 @@ class Store:
     def put_blob(self, kind: str, data: bytes) -> str:
         """Store bytes once by content (sha256 of the bytes given); snapshots are zlib-compressed,
         images kept as they are. Returns the sha256."""
-        sha = hashlib.sha256(data).hexdigest()
-        codec, body = ("zlib", zlib.compress(data, 6)) if kind == "snapshot" else ("raw", data)
+        sha, codec, body = self._pack(kind, data)
         with self._tx() as c:
             c.execute("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) VALUES (?,?,?,?,?,?)",
                       (sha, kind, codec, len(data), body, _now()))
         return sha
+
+    @staticmethod
+    def _pack(kind: str, data: bytes) -> tuple[str, str, bytes]:
+        """(sha256 of the bytes, codec, stored bytes): snapshots are zlib-compressed, images kept as they are."""
+        sha = hashlib.sha256(data).hexdigest()
+        return (sha, "zlib", zlib.compress(data, 6)) if kind == "snapshot" else (sha, "raw", data)
 
     def finish(self, session_id: str, status: str, reason: str | None = None, answer: str | None = None) -> None:
         """Close a run: status success / error / interrupted / idle, with its reason or answer."""

@@ -1,0 +1,151 @@
+"""SessionRecorder: one tab's session, written to the store while loops run in that tab.
+
+The first task run in a tab creates the session (titled `{domain}: {task}`); later tasks in the same
+tab append to it (messages and steps carry on numbering), and navigating keeps it — the session's
+url and domain follow the page. The recorder listens to the loop's event bus with a synchronous
+callback, so each step (record, screenshots, snapshots) is committed before the loop goes on to
+the next one. A failing store never breaks a run: the first failure is kept in `error` (and
+logged) for the UI to show, and recording stops.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Callable
+
+from engine.errors import VigilError
+from engine.loop.redact import scrub_known
+from engine.models import MessageAdded, PlanUpdated, RunResult, StepRecorded
+from engine.store.store import Store
+
+if TYPE_CHECKING:
+    from engine.loop.runner import AgentLoop
+
+log = logging.getLogger("vigil.store")
+
+# step blob roles → blob kind
+SCREENSHOT_ROLES = ("screenshot_before", "screenshot_after")
+SNAPSHOT_ROLES = ("snapshot_before", "snapshot_after")
+
+
+class SessionRecorder:
+    """`rec.start(loop, task, url, planner=…, policy=…)` before `loop.run(task)`, `rec.finish(result)` after."""
+
+    def __init__(self, store: Store, session_id: str | None = None):
+        self.store = store
+        self.session_id = session_id
+        self.error: str | None = None
+        self._url: str | None = None
+        self._seq0 = self._step0 = 0
+        self._plan_steps: list[str] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._snap_cache: tuple[Any, bytes] | None = None  # (DomSnapshot, its bytes): consecutive steps share one
+        self._loop: "AgentLoop | None" = None
+        self._secrets: set[str] = set()  # typed secrets of this tab's runs (memory only), scrubbed from all we write
+
+    # -- a run ---------------------------------------------------------------------------------
+    def start(self, loop: "AgentLoop", task: str, url: str, *, planner: str, policy: str,
+              metadata: dict[str, Any] | None = None) -> str | None:
+        """Open (or resume) the tab's session for a run of `task` and subscribe to the loop; returns
+        the session id, or None when the store failed (see `error`)."""
+        self.stop_listening()
+        try:
+            if self.session_id is None:
+                self.session_id = self.store.create_session(task, url, planner, policy, metadata)
+                self._url = url
+            else:
+                self.store.resume(self.session_id)
+                self.page_moved(url)
+            self._seq0, self._step0 = self.store.next_indexes(self.session_id)
+        except VigilError as exc:
+            self._failed(exc)
+            return None
+        self.error = None
+        self._plan_steps = None
+        loop.artifacts = True
+        self._loop = loop
+        self._unsubscribe = loop.bus.subscribe(self._on_event)
+        return self.session_id
+
+    def finish(self, result: RunResult) -> None:
+        """The run ended: stop listening and store its status, reason and answer."""
+        self.stop_listening()
+        if self.session_id is None or self.error:
+            return
+        try:
+            self.page_moved(result.url)
+            self.store.finish(self.session_id, result.status if result.status != "running" else "interrupted",
+                              reason=result.reason, answer=result.answer)
+        except VigilError as exc:
+            self._failed(exc)
+
+    def stop_listening(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._snap_cache = None
+
+    def page_moved(self, url: str) -> None:
+        """The tab's page is now `url` (a navigation, in or out of a run): the session follows it."""
+        url = scrub_known(url, self._secrets)
+        if self.session_id is None or not url or url == self._url:
+            return
+        try:
+            self.store.update_url(self.session_id, url)
+            self._url = url
+        except VigilError as exc:
+            self._failed(exc)
+
+    # -- events --------------------------------------------------------------------------------
+    def _on_event(self, ev: Any) -> None:
+        if self.error or self.session_id is None:
+            return
+        if self._loop is not None:
+            self._secrets |= self._loop.journal.secrets
+        ev = scrub_known(ev, self._secrets) if not isinstance(ev, StepRecorded) else ev  # records come scrubbed
+        try:
+            if isinstance(ev, MessageAdded):
+                m = ev.message
+                self.store.add_message(self.session_id, m.model_copy(update={"sequenceNumber": m.sequenceNumber + self._seq0}))
+            elif isinstance(ev, PlanUpdated):
+                steps = [s.description for s in ev.plan.steps]
+                self.store.save_plan(self.session_id, ev.plan, new_version=steps != self._plan_steps)
+                self._plan_steps = steps
+            elif isinstance(ev, StepRecorded):
+                self._step(ev)
+        except VigilError as exc:
+            self._failed(exc)
+        except Exception as exc:  # noqa: BLE001 — a store bug must not end the run; it is reported
+            log.exception("recording the session failed")
+            self._failed(VigilError(f"Recording the session failed: {type(exc).__name__}: {exc}", code="STORE_ERROR"))
+
+    def _step(self, ev: StepRecorded) -> None:
+        rec = ev.record.model_copy(update={"index": ev.record.index + self._step0})
+        files: dict[str, tuple[str, bytes]] = {}
+        a = ev.artifacts
+        if a is not None:
+            for role in SCREENSHOT_ROLES:
+                data = getattr(a, role)
+                if data:
+                    files[role] = ("screenshot", data)
+            for role in SNAPSHOT_ROLES:
+                snap = getattr(a, role)
+                if snap is not None:
+                    files[role] = ("snapshot", self._snapshot_bytes(snap))
+        self.store.add_step(self.session_id, rec, files=files)
+        if rec.url_after:
+            self.page_moved(rec.url_after)
+
+    def _snapshot_bytes(self, snap: Any) -> bytes:
+        from engine.snapshot.stored import snapshot_bytes
+        if self._snap_cache is not None and self._snap_cache[0] is snap:
+            return self._snap_cache[1]
+        data = scrub_known(snapshot_bytes(snap), self._secrets)
+        self._snap_cache = (snap, data)
+        return data
+
+    def _failed(self, exc: VigilError) -> None:
+        if self.error is None:
+            log.error("session store: %s", exc.message)
+        self.error = (f"This run is not being recorded: {exc.message}")
+        self.stop_listening()
