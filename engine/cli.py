@@ -40,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
 
     from engine.loop.cli_run import add_run_parser
     add_run_parser(sub)
+    from engine.store.cli_sessions import add_session_parsers
+    add_session_parsers(sub)
 
     d = sub.add_parser("run-demo", help="serve the bundled demo shop and snapshot it")
     d.add_argument("--format", choices=FORMATS, default="semantic")
@@ -114,6 +116,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "run":
             from engine.loop.cli_run import run_command
             return asyncio.run(run_command(args))
+        if args.cmd == "sessions":
+            from engine.store.cli_sessions import sessions_command
+            return sessions_command(args)
+        if args.cmd == "export":
+            from engine.store.cli_sessions import export_command
+            return export_command(args)
+        if args.cmd == "replay":
+            from engine.store.cli_sessions import replay_command
+            return asyncio.run(replay_command(args))
         if args.cmd == "run-demo":
             return asyncio.run(_run_demo(args))
         _parser().print_help()

@@ -119,3 +119,13 @@ def harness():
     h.start()
     yield h
     h.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_vigil_home(tmp_path_factory):
+    """Every run the suite records goes to a throwaway store, never the user's own (tests that look
+    at the store set their own VIGIL_HOME on top of this)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("VIGIL_HOME", str(tmp_path_factory.mktemp("vigil_home")))
+    yield
+    mp.undo()

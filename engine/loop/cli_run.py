@@ -38,13 +38,20 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     r.add_argument("--vision", action="store_true", help="for --planner openai: the model can see screenshots")
     r.add_argument("--no-tools", action="store_true", help="for --planner openai: JSON replies instead of tool calls")
     r.add_argument("--backend-url", help="for --planner backend: the backend's base URL (else VIGIL_BACKEND_URL)")
+    add_loop_options(r)
+    return r
+
+
+def add_loop_options(r: argparse.ArgumentParser) -> None:
+    """The options every command that runs the loop shares (`run`, `replay`)."""
     r.add_argument("--approve", choices=POLICIES, default="ask",
                    help="ask: every step at a prompt (default); auto-safe: only sensitive steps; auto: never")
     r.add_argument("--max-steps", type=int, default=30, help="end with an error after this many steps (default 30)")
     r.add_argument("--json", action="store_true", help="print the whole run as one JSON object")
     r.add_argument("--headed", action="store_true", help="show the browser window (needs a display)")
     r.add_argument("--timeout", type=float, default=30.0, help="seconds to load the start page (default 30)")
-    return r
+    r.add_argument("--no-record", action="store_true",
+                   help="do not keep this run in the session store (`vigil sessions` lists the kept ones)")
 
 
 def _fail(msg: str, code: str = "BAD_ARGUMENT") -> int:
@@ -79,11 +86,7 @@ def result_line(result: RunResult) -> str:
 
 async def run_command(args: argparse.Namespace, *, stdin: TextIO | None = None) -> int:
     """Run `vigil run` with parsed arguments; returns the exit code (never raises for bad input)."""
-    from engine import launch
     from engine.browser.session import normalize_url
-    from engine.loop.gates import AutoApprove, TerminalGate
-    from engine.loop.planner import close_planner
-    from engine.loop.runner import AgentLoop
     from engine.planners.registry import make_planner
 
     if args.max_steps < 1:
@@ -95,6 +98,33 @@ async def run_command(args: argparse.Namespace, *, stdin: TextIO | None = None) 
         url = normalize_url(args.url)
     except VigilError as exc:
         return _fail(exc.message, exc.code)
+    return await execute(args, planner, name, args.task, url, stdin=stdin)
+
+
+async def execute(args: argparse.Namespace, planner, planner_name: str, task: str, url: str, *,
+                  stdin: TextIO | None = None, metadata: dict | None = None, command: str = "run") -> int:
+    """Open `url`, run `task` with `planner` under the options of `add_loop_options`, record it in
+    the session store (unless --no-record) and print the outcome; returns the exit code."""
+    from engine import launch
+    from engine.loop.gates import AutoApprove, TerminalGate
+    from engine.loop.planner import close_planner
+    from engine.loop.runner import AgentLoop
+
+    def fail(msg: str, code: str = "BAD_ARGUMENT") -> int:
+        print(f"vigil {command}: {code}: {msg}", file=sys.stderr)
+        return 2
+
+    if args.max_steps < 1:
+        return fail("--max-steps must be at least 1.")
+    recorder = None
+    if not args.no_record:
+        from engine.store import Store
+        from engine.store.recorder import SessionRecorder
+        try:
+            recorder = SessionRecorder(Store.open())
+        except VigilError as exc:
+            await close_planner(planner)
+            return fail(f"{exc.message} To run without keeping the session, add --no-record.", exc.code)
     out = sys.stderr if args.json else sys.stdout
     gate = AutoApprove() if args.approve == "auto" else TerminalGate(stdin=stdin, out=out)
     try:
@@ -102,21 +132,35 @@ async def run_command(args: argparse.Namespace, *, stdin: TextIO | None = None) 
             try:
                 tab = await browser.new_tab(url, timeout=args.timeout)
             except VigilError as exc:
-                return _fail(exc.message, exc.code)
+                await close_planner(planner)
+                return fail(exc.message, exc.code)
             loop = AgentLoop(tab, planner, gate=gate, policy=args.approve, max_steps=args.max_steps)
             if not args.json:
                 loop.bus.subscribe(lambda ev: print(step_line(ev.record), flush=True)
                                    if isinstance(ev, StepRecorded) else None)
+            if recorder is not None:
+                recorder.start(loop, task, tab.page.url, planner=planner_name, policy=args.approve, metadata=metadata)
             try:
-                result = await loop.run(args.task)
+                result = await loop.run(task)
             finally:
                 await close_planner(planner)
+            if recorder is not None:
+                recorder.finish(result)
     except VigilError as exc:  # the browser could not start
-        return _fail(exc.message, exc.code)
+        return fail(exc.message, exc.code)
+    finally:
+        if recorder is not None:
+            recorder.store.close()
     if args.json:
         print(result.model_dump_json())
     else:
         print(result_line(result), flush=True)
+    if recorder is not None:
+        if recorder.error:
+            print(f"vigil {command}: {recorder.error}", file=sys.stderr)
+        elif recorder.session_id:
+            print(f"vigil {command}: kept as session {recorder.session_id[:8]} (vigil export "
+                  f"{recorder.session_id[:8]} --html report.html)", file=sys.stderr)
     return result.exit_code
 
 

@@ -31,9 +31,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from engine.errors import ScriptError
+from engine.errors import ScriptError, UnknownNodeError
 from engine.loop.action_string import NODE_ID
-from engine.loop.grounding import describe_action
+from engine.loop.grounding import describe_action, resolve_target
+from engine.loop.redact import MASK, types_secret
 from engine.loop.planner import Observation
 from engine.models import ACTION_NAMES, Action, ExpectedOutcome, ProposedStep, TargetQuery
 
@@ -189,12 +190,30 @@ class ScriptedPlanner:
                                         else load_script(steps))
         self.cursor = 0
         self._last: str | None = None   # what the previous proposal was: "step", "fail", "finish"
+        self._shown: list[str] = self.descriptions  # the plan as shown (secrets masked), per observation
 
     @property
     def descriptions(self) -> list[str]:
         return [s.description for s in self.steps]
 
+    def _plan(self, snapshot) -> list[str]:
+        """The step descriptions, with the text of every `type` step whose field is a password or
+        one-time-code field on this page masked — the plan is published before those steps run."""
+        out = []
+        for st in self.steps:
+            d, a = st.description, st.action
+            if a.name == "type" and a.text and a.target is not None and a.text in d:
+                try:
+                    node = resolve_target(snapshot, a.target)
+                except UnknownNodeError:
+                    node = None
+                if types_secret(a, node):
+                    d = d.replace(a.text, MASK)
+            out.append(d)
+        return out
+
     async def propose(self, obs: Observation) -> ProposedStep:
+        self._shown = self._plan(obs.snapshot)
         outcome = obs.last_outcome if self._last is not None else None
         if outcome is not None:
             proposal = self._react(outcome, obs)
@@ -203,10 +222,10 @@ class ScriptedPlanner:
         if self.cursor >= len(self.steps):
             self._last = "finish"
             return ProposedStep(thought="Every step of the script is done.", action=Action(name="finish"),
-                                description="Finish: the script is done", plan=self.descriptions)
+                                description="Finish: the script is done", plan=self._shown)
         step = self.steps[self.cursor]
         self._last = "step"
-        return ProposedStep(thought=step.thought, action=step.action, expected_outcome=step.expect, plan=self.descriptions,
+        return ProposedStep(thought=step.thought, action=step.action, expected_outcome=step.expect, plan=self._shown,
                             plan_index=self.cursor, description=step.description, sensitive=step.sensitive,
                             sensitive_reason="the script marks this step as sensitive" if step.sensitive else None,
                             timeout_ms=step.timeout_ms)
@@ -243,5 +262,5 @@ class ScriptedPlanner:
 
     def _fail(self, reason: str) -> ProposedStep:
         self._last = "fail"
-        return ProposedStep(thought=reason, action=Action(name="fail", reason=reason), plan=self.descriptions,
+        return ProposedStep(thought=reason, action=Action(name="fail", reason=reason), plan=self._shown,
                             plan_index=min(self.cursor, len(self.steps) - 1), description="Give up: " + reason)

@@ -100,8 +100,13 @@ class SessionRecorder:
     def _on_event(self, ev: Any) -> None:
         if self.error or self.session_id is None:
             return
-        if self._loop is not None:
+        if self._loop is not None and not self._loop.journal.secrets <= self._secrets:
             self._secrets |= self._loop.journal.secrets
+            try:  # what was written before the secret was known (the task may spell it out) is redacted
+                self.store.redact(self.session_id, self._secrets)
+            except VigilError as exc:
+                self._failed(exc)
+                return
         ev = scrub_known(ev, self._secrets) if not isinstance(ev, StepRecorded) else ev  # records come scrubbed
         try:
             if isinstance(ev, MessageAdded):

@@ -195,6 +195,7 @@ class Store:
                 raise StoreError(f"The session store {path} cannot use WAL journaling (got {mode!r}); "
                                  f"put VIGIL_HOME on a local disk.")
             conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA secure_delete=ON")  # overwritten text (a redacted secret) is zeroed, not left in free pages
             conn.execute("PRAGMA foreign_keys=ON")
             migrate(conn, path=path)
         except sqlite3.DatabaseError as e:
@@ -366,6 +367,32 @@ class Store:
             c.execute("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) VALUES (?,?,?,?,?,?)",
                       (sha, kind, codec, len(data), body, _now()))
         return sha
+
+    def redact(self, session_id: str, secrets: "set[str] | frozenset[str]") -> int:
+        """Replace every form of these typed secrets in everything stored for the session (title,
+        task, url, messages, plans, steps) — for a secret learnt only after it was written, e.g. one
+        the task itself spelled out. Freed pages are zeroed (secure_delete) and the WAL truncated, so
+        the old bytes do not linger in the files. Returns how many rows changed."""
+        from engine.loop.redact import scrub_known
+        if not secrets:
+            return 0
+        tables = (("sessions", "id", ("title", "task", "url", "metadata", "reason", "answer")),
+                  ("messages", "session_id", ("content", "action_string", "error", "body")),
+                  ("plans", "session_id", ("body",)), ("steps", "session_id", ("action", "body")))
+        changed = 0
+        with self._tx() as c:
+            for table, key, cols in tables:
+                rows = c.execute(f"SELECT rowid, {', '.join(cols)} FROM {table} WHERE {key}=?", (session_id,)).fetchall()
+                for rowid, *values in rows:
+                    clean = [scrub_known(v, secrets) if isinstance(v, str) else v for v in values]
+                    if clean != values:
+                        c.execute(f"UPDATE {table} SET {', '.join(f'{col}=?' for col in cols)} WHERE rowid=?",
+                                  (*clean, rowid))
+                        changed += 1
+        if changed:
+            with self._lock:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return changed
 
     @staticmethod
     def _pack(kind: str, data: bytes) -> tuple[str, str, bytes]:
