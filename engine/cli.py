@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     bs.add_argument("--json", action="store_true")
     from engine.bench_miniwob import add_bench_parser
     add_bench_parser(bsub)
+    from engine.bench_store import add_bench_parser as add_store_bench
+    add_store_bench(bsub)
 
     from engine.loop.cli_run import add_run_parser
     add_run_parser(sub)
@@ -113,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "bench" and args.bench == "miniwob":
             from engine.bench_miniwob import bench_command
             return bench_command(args)
+        if args.cmd == "bench" and args.bench == "store":
+            from engine.bench_store import bench_command as store_bench
+            return store_bench(args)
         if args.cmd == "run":
             from engine.loop.cli_run import run_command
             return asyncio.run(run_command(args))

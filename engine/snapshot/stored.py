@@ -14,28 +14,27 @@ from typing import Any
 from engine.errors import SnapshotError
 from engine.models import FrameInfo, PageContext, SnapshotStats
 from engine.snapshot.dom_snapshot import DomSnapshot
-from engine.snapshot.vnode import (F_FRAME, F_INTERACTIVE, F_OCCLUDED, F_REDACTED, F_RENDERED, F_SHADOW,
-                                   VirtualNode)
+from engine.snapshot.vnode import VirtualNode
 
 FORMAT = "vigil-snapshot/1"
-_FLAG_KEYS = (("rendered", F_RENDERED), ("occluded", F_OCCLUDED), ("in_shadow", F_SHADOW),
-              ("interactive", F_INTERACTIVE), ("redacted", F_REDACTED), ("frame_owner", F_FRAME))
+# one positional row per node, in document order (parents before children): half the bytes of
+# keyed rows and about three times faster to write, which matters since a step commits its
+# snapshots before the next step runs
+COLUMNS = ("node_id", "parent_id", "tag", "role", "name", "text", "value", "states", "bounds", "visible_ratio",
+           "flags", "tier", "frame_id", "attrs", "scroll", "occluded_by", "occluded_by_desc")
 
 
-def _node_row(n: VirtualNode) -> dict[str, Any]:
-    d = n.to_dict()
-    for k in ("visible",):  # derived again on load
-        d.pop(k, None)
-    if n.is_frame_owner:
-        d["frame_owner"] = True
-    return d
+def _row(n: VirtualNode) -> list:
+    return [n.node_id, n.parent.node_id if n.parent is not None else None, n.tag, n.role, n.name, n.text, n.value,
+            n.states or None, n.bounds, n.visible_ratio, n.flags, n.tier, n.frame_id, n.attrs or None, n.scroll,
+            n.occluded_by, n.occluded_by_desc]
 
 
 def snapshot_bytes(snap: DomSnapshot) -> bytes:
     """The whole tree (every node with its parent) plus context, frames and stats, as UTF-8 JSON."""
     body = {"format": FORMAT, "taken_at": snap.taken_at, "context": snap.context.model_dump(mode="json"),
             "frames": [f.model_dump(mode="json") for f in snap.frames], "stats": snap.stats.model_dump(mode="json"),
-            "nodes": [_node_row(n) for n in snap.nodes()]}
+            "columns": COLUMNS, "nodes": [_row(n) for n in snap.nodes()]}
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -43,25 +42,23 @@ def load_snapshot(data: bytes) -> DomSnapshot:
     """A detached DomSnapshot from `snapshot_bytes` output; SnapshotError if the bytes are not one."""
     try:
         body = json.loads(data)
-        if body.get("format") != FORMAT:
+        if body.get("format") != FORMAT or tuple(body.get("columns", ())) != COLUMNS:
             raise ValueError(f"format {body.get('format')!r}")
         nodes: list[VirtualNode] = []
         by_id: dict[str, VirtualNode] = {}
         root = None
-        for d in body["nodes"]:
-            flags = sum(bit for key, bit in _FLAG_KEYS if d.get(key))
-            n = VirtualNode(d["node_id"], d["tag"], d["role"], d["name"], d.get("text") or "", d.get("value"),
-                            d.get("states") or {}, tuple(d["bounds"]), d.get("visible_ratio", 0.0), flags,
-                            d["tier"], d.get("frame_id") or "", d.get("attrs") or {}, d.get("scroll"),
-                            d.get("occluded_by"), d.get("occluded_by_desc"))
-            parent = by_id.get(d["parent_id"]) if d.get("parent_id") is not None else None
+        for (nid, pid, tag, role, name, text, value, states, bounds, ratio, flags, tier, frame, attrs, scroll,
+             occ_by, occ_desc) in body["nodes"]:
+            n = VirtualNode(nid, tag, role, name, text or "", value, states or {}, tuple(bounds), ratio, flags,
+                            tier, frame or "", attrs or {}, scroll, occ_by, occ_desc)
+            parent = by_id.get(pid) if pid is not None else None
             if parent is not None:
                 n.parent, n.depth = parent, parent.depth + 1
                 parent.children.append(n)
             elif root is None:
                 root = n
             nodes.append(n)
-            by_id[n.node_id] = n
+            by_id[nid] = n
         ctx = PageContext.model_validate(body["context"])
         frames = tuple(FrameInfo.model_validate(f) for f in body.get("frames", ()))
         stats = SnapshotStats.model_validate(body["stats"])
