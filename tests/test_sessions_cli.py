@@ -230,3 +230,25 @@ def test_a_secret_spelled_out_in_the_task_is_redacted_once_typed(server, home):
     assert b"Zebra9Quartz" not in raw
     [row] = sessions()
     assert row["title"].startswith("127.0.0.1: Type ada@example.com into Work email, type •••••••• into")
+
+
+def test_replay_with_approval_asks_for_the_secrets_it_never_recorded(server, home, tmp_path):
+    secret = "Tr0ub4dor&3x"
+    steps = (f"- {{action: type, target: {{name: Work email}}, text: ada@example.com}}\n"
+             f"- {{action: type, target: {{name: Password}}, text: '{secret}'}}\n"
+             f"- {{action: click, target: {{role: button, name: Create account}}, expect: navigation}}\n")
+    r = vigil("run", "sign up", "--url", server.url("loop_form.html"), "--script", script(tmp_path, steps),
+              "--approve", "auto")
+    assert r.returncode == 0, r.stdout + r.stderr
+    [row] = sessions()
+    # approve the email; approving the masked password is refused, so edit it with the real value
+    answers = "a\n" + "a\n" + f"e\ntype(10, \"{secret}\")\n\n" + "a\n" + "a\n"
+    r = subprocess.run([sys.executable, "-m", "engine.cli", "replay", row["id"][:8], "--approve", "ask"], cwd=REPO,
+                       input=answers, capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "refused: Refused, nothing ran: its text is the mask of a secret" in r.stdout
+    assert "finished" in r.stdout and secret not in r.stdout + r.stderr
+    rows = sessions()
+    assert rows[0]["status"] == "success" and "pw=" in rows[0]["url"] and "Tr0ub4dor" not in rows[0]["url"]
+    raw = b"".join(p.read_bytes() for p in home.glob("sessions.db*"))
+    assert b"Tr0ub4dor" not in raw

@@ -250,7 +250,8 @@ class AgentLoop:
             except (UnknownNodeError, ValueError) as exc:
                 if not ask:  # nobody to ask again: the step fails, nothing ran
                     return self._refused(index, p, fresh, msg, str(exc), base)
-                request = request.model_copy(update={"error": f"Edit refused, nothing ran: {exc}"})
+                what = "Edit refused" if decision.kind in ("edit", "take_over") else "Refused"
+                request = request.model_copy(update={"error": f"{what}, nothing ran: {exc}"})
                 continue
             break
         if decision.action is None and node is not None:
