@@ -82,6 +82,8 @@ def test_one_session_per_tab_across_runs_and_navigation(server, harness, tmp_pat
     seqs = [m.sequenceNumber for m in data.messages]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert [m.content for m in data.messages if m.role == "user"] == ["fill the email", "preview it"]
+    # a chat turn names the step it speaks of as stored: run 2's first step is step 2 of the session
+    assert [m.metadata["step_index"] for m in data.messages if "step_index" in m.metadata] == [0, 1, 2, 3]
     assert len(data.plans) == 2  # a new plan version per task; status changes update the latest one
     pic = step_picture(store, data, 2, "before")
     assert pic is not None and pic.marks > 3 and pic.highlight == data.steps[2].target["id"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from types import MappingProxyType
-from typing import Any
 
 from engine.errors import SnapshotError
 from engine.models import FrameInfo, PageContext, SnapshotStats

@@ -79,6 +79,13 @@ class SessionRecorder:
         except VigilError as exc:
             self._failed(exc)
 
+    def new_session(self) -> None:
+        """The next run in this tab starts a session of its own (the typed secrets of the tab are
+        still remembered and scrubbed)."""
+        self.stop_listening()
+        self.session_id = None
+        self._url = None
+
     def stop_listening(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
@@ -111,7 +118,11 @@ class SessionRecorder:
         try:
             if isinstance(ev, MessageAdded):
                 m = ev.message
-                self.store.add_message(self.session_id, m.model_copy(update={"sequenceNumber": m.sequenceNumber + self._seq0}))
+                update: dict[str, Any] = {"sequenceNumber": m.sequenceNumber + self._seq0}
+                step = m.metadata.get("step_index")
+                if isinstance(step, int) and self._step0:  # the step it speaks of, numbered as stored
+                    update["metadata"] = {**m.metadata, "step_index": step + self._step0}
+                self.store.add_message(self.session_id, m.model_copy(update=update))
             elif isinstance(ev, PlanUpdated):
                 steps = [s.description for s in ev.plan.steps]
                 self.store.save_plan(self.session_id, ev.plan, new_version=steps != self._plan_steps)
