@@ -1,12 +1,17 @@
 """The window's link to the engine: one browser, one tab, one supervised loop at a time.
 
 Every engine call is a coroutine on the qasync loop; results and loop events come back as Qt
-signals, so widgets never wait on the engine and hold no browser logic of their own."""
+signals, so widgets never wait on the engine and hold no browser logic of their own.
+
+Sessions: the store is opened at start (a store that cannot be opened is reported, and runs go on
+unrecorded); one SessionRecorder belongs to the tab, so every task run in it adds to the tab's
+session until `new_session()` (or a replay, which is always a session of its own)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import time
 from typing import Any
@@ -16,8 +21,8 @@ from PySide6.QtCore import QObject, Signal
 from engine.errors import VigilError
 from engine.loop import AgentLoop, QueueGate
 from engine.loop.planner import Observation, close_planner
-from engine.models import (AwaitingApproval, Decision, MessageAdded, PlanUpdated, SnapshotTaken, StatusChanged,
-                           StepRecorded)
+from engine.models import (AwaitingApproval, Decision, MessageAdded, PlanUpdated, RunResult, SnapshotTaken,
+                           StatusChanged, StepRecorded)
 
 log = logging.getLogger("vigil.gui")
 
@@ -34,6 +39,9 @@ class Supervisor(QObject):
     busy = Signal(str)                          # progress text ("" when idle)
     page_changed = Signal(str)                  # URL
     step_picture = Signal(int, bytes, str)      # step index, PNG (screenshot + Set-of-Mark), perceptual hash
+    session_changed = Signal(str)               # the tab's session id ("" when the next task starts a new one)
+    sessions_changed = Signal()                 # a session was created, changed or ended: lists re-read
+    notice = Signal(str)                        # something worth a line in the chat (not an error)
 
     def __init__(self, *, headless: bool = True, viewport: tuple[int, int] = (1280, 800)) -> None:
         super().__init__()
@@ -48,15 +56,70 @@ class Supervisor(QObject):
         self.planner: Any = None
         self.run_task_handle: asyncio.Task | None = None
         self.settings: dict[str, Any] = {}
+        self.store = None           # engine.store.Store, or None when it could not be opened (store_error)
+        self.store_error = ""
+        self.recorder = None        # the tab's SessionRecorder
+        self._reported: str | None = None
+
+    # -- the session store -----------------------------------------------------------------------
+    def open_store(self) -> bool:
+        """Open the session store (once); a store that cannot be opened is reported on `error` and
+        the window goes on without recording."""
+        if self.store is not None or self.store_error:
+            return self.store is not None
+        from engine.store import Store
+        from engine.store.recorder import SessionRecorder
+        try:
+            self.store = Store.open()
+        except VigilError as exc:
+            self.store_error = f"Sessions are not being recorded: {exc.message}"
+            log.error("session store: %s", exc.message)
+            self.error.emit(self.store_error)
+            return False
+        self.recorder = SessionRecorder(self.store)
+        return True
+
+    def current_session(self) -> str | None:
+        return self.recorder.session_id if self.recorder is not None else None
+
+    def new_session(self) -> bool:
+        """The next task starts a new session in this tab (not while a task runs)."""
+        if self.recorder is None or self.running():
+            return False
+        self.recorder.new_session()
+        self.session_changed.emit("")
+        return True
+
+    def _report_recorder(self) -> None:
+        err = self.recorder.error if self.recorder is not None else None
+        if err and err != self._reported:
+            self._reported = err
+            self.error.emit(err)
+
+    def _page_moved(self, url: str) -> None:
+        """The tab moved outside a run (URL bar, back/forward, a link): the tab's session follows."""
+        if self.recorder is None or self.running() or not self.recorder.session_id:
+            return
+        self.recorder.page_moved(url)
+        self._report_recorder()
+        self.sessions_changed.emit()
+
+    def _on_frame_navigated(self, frame) -> None:
+        if self.tab is None or frame.parent_frame is not None:
+            return
+        self.page_changed.emit(frame.url)
+        self._page_moved(frame.url)
 
     # -- browser -------------------------------------------------------------------------------
     async def start(self, url: str | None) -> bool:
         from engine import launch
+        self.open_store()
         self.busy.emit("Starting Chromium…")
         try:
             self._cm = launch(headless=self.headless, viewport=self.viewport)
             self.browser = await self._cm.__aenter__()
             self.tab = await self.browser.new_tab()
+            self.tab.page.on("framenavigated", self._on_frame_navigated)
         except VigilError as exc:
             self.error.emit(f"Could not start the browser: {exc.message}")
             self.busy.emit("")
@@ -66,18 +129,22 @@ class Supervisor(QObject):
             await self.navigate(url)
         return True
 
-    async def navigate(self, url: str) -> None:
+    async def navigate(self, url: str) -> bool:
         if self.tab is None:
-            return
+            return False
         self.busy.emit(f"Opening {url}…")
+        ok = True
         try:
             await self.tab.goto(url)
         except VigilError as exc:
             self.error.emit(exc.message)
+            ok = False
         finally:
             self.busy.emit("")
         self.page_changed.emit(self.tab.page.url)
+        self._page_moved(self.tab.page.url)
         await self.refresh()
+        return ok
 
     async def history(self, step: int) -> None:
         if self.tab is None:
@@ -91,6 +158,7 @@ class Supervisor(QObject):
                 await self.tab.page.reload(timeout=30000)
         self.tab.invalidate()
         self.page_changed.emit(self.tab.page.url)
+        self._page_moved(self.tab.page.url)
         await self.refresh()
 
     async def refresh(self, *, force: bool = False):
@@ -117,23 +185,69 @@ class Supervisor(QObject):
         if self.tab is None or self.running():
             return
         try:
-            self.planner = make_planner(planner, base_url=self.settings.get("base_url") or None,
-                                        model=self.settings.get("model") or None,
-                                        api_key=self.settings.get("api_key") or None,
-                                        backend_url=self.settings.get("backend_url") or None)
+            made = make_planner(planner, base_url=self.settings.get("base_url") or None,
+                                model=self.settings.get("model") or None,
+                                api_key=self.settings.get("api_key") or None,
+                                backend_url=self.settings.get("backend_url") or None)
         except VigilError as exc:
             self.error.emit(f"{exc.message} Open Settings to fill it in.")
             return
+        self._launch(made, planner, task, policy)
+
+    async def replay(self, session_id: str, policy: str) -> bool:
+        """Run a stored session's steps again in this tab, from where it began, as a new session."""
+        from engine.store.replay import replay_planner
+        if self.tab is None or self.running():
+            return False
+        if self.store is None:
+            self.error.emit(self.store_error or "There is no session store to replay from.")
+            return False
+        try:
+            planner = replay_planner(self.store, session_id)
+        except VigilError as exc:
+            self.error.emit(exc.message)
+            return False
+        self.new_session()  # a replay is a session of its own (then the tab's session); the old one stays put
+        if not await self.navigate(planner.start_url) or self.running():
+            return False
+        if planner.skipped:
+            self.notice.emit("Not replayed: " + "; ".join(planner.skipped) + ".")
+        self._launch(planner, "replay", planner.task, policy, metadata={"replayOf": planner.session_id})
+        return True
+
+    def _launch(self, planner: Any, planner_name: str, task: str, policy: str,
+                metadata: dict[str, Any] | None = None) -> None:
+        self.planner = planner
         self.gate = QueueGate()
-        self.loop = AgentLoop(self.tab, self.planner, gate=self.gate, policy=policy)
+        # artifacts: each step record comes with its screenshots and snapshots (kept by the recorder,
+        # and the after-step picture here costs no capture of its own)
+        self.loop = AgentLoop(self.tab, planner, gate=self.gate, policy=policy, artifacts=True)
         self.loop.bus.subscribe(self._on_event)
+        if self.recorder is not None:
+            self._reported = None
+            sid = self.recorder.start(self.loop, task, self.tab.page.url, planner=planner_name, policy=policy,
+                                      metadata=metadata)
+            self._report_recorder()
+            if sid:
+                self.session_changed.emit(sid)
         self.run_task_handle = asyncio.ensure_future(self._run(task))
 
     async def _run(self, task: str) -> None:
+        result: RunResult | None = None
         try:
             result = await self.loop.run(task)
             self.status.emit(result.status, "finished", result.reason or result.answer or "")
+        except BaseException as exc:  # cancelled (the window closed), or a bug: the session still ends
+            cancelled = isinstance(exc, asyncio.CancelledError)
+            result = RunResult(task=task, status="interrupted" if cancelled else "error",
+                               reason="The run was cancelled." if cancelled else f"{type(exc).__name__}: {exc}",
+                               url=self.tab.page.url if self.tab is not None else "")
+            raise
         finally:
+            if self.recorder is not None:
+                self.recorder.finish(result)
+                self._report_recorder()
+            self.sessions_changed.emit()
             await close_planner(self.planner)
             self.request_done.emit()
             await self.refresh()
@@ -170,8 +284,15 @@ class Supervisor(QObject):
             self.plan_changed.emit(ev.plan)
         elif isinstance(ev, StepRecorded):
             self.record.emit(ev.record)
+            a = ev.artifacts
             if ev.record.result is not None:
-                asyncio.ensure_future(self._picture(ev.record.index))
+                if a is not None and a.screenshot_after:
+                    asyncio.ensure_future(self._marked(ev.record.index, a.screenshot_after, a.snapshot_after,
+                                                       ev.record.screenshot_after or ""))
+                else:
+                    asyncio.ensure_future(self._picture(ev.record.index))
+            if self.recorder is not None:  # the recorder hears the step after us: look once it has
+                asyncio.get_running_loop().call_soon(self._report_recorder)
         elif isinstance(ev, AwaitingApproval):
             self.request.emit(ev.request)
         elif isinstance(ev, StatusChanged):
@@ -182,8 +303,30 @@ class Supervisor(QObject):
                 self.previous, self.snapshot = self.snapshot, snap
                 self.snapshot_changed.emit(snap, self.previous)
 
+    async def _marked(self, index: int, jpeg: bytes, snap, phash: str) -> None:
+        """The step's own after-screenshot with the Set-of-Mark of the snapshot taken with it (drawn
+        off the UI thread)."""
+        def draw() -> tuple[bytes, str]:
+            from PIL import Image
+
+            from engine.vision.screenshot import phash_of
+            from engine.vision.som import draw_som
+            img = Image.open(io.BytesIO(jpeg))
+            img.load()
+            if snap is None:
+                buf = io.BytesIO()
+                img.save(buf, format="PNG")
+                return buf.getvalue(), phash or phash_of(img)
+            return draw_som(img, snap).png(), phash or phash_of(img)
+        try:
+            png, h = await asyncio.get_running_loop().run_in_executor(None, draw)
+            self.step_picture.emit(index, png, h)
+        except Exception as exc:  # a missing picture never disturbs the run
+            log.debug("step picture failed: %s", exc)
+
     async def _picture(self, index: int) -> None:
-        """The page right after a step, with the Set-of-Mark overlay of the snapshot taken then."""
+        """The page right after a step, with the Set-of-Mark overlay of the snapshot taken then
+        (when the step came without its own screenshot)."""
         from engine.vision.screenshot import capture_screenshot
         from engine.vision.som import draw_som
         tab, snap = self.tab, getattr(self.tab, "_snapshot", None)
@@ -212,4 +355,8 @@ class Supervisor(QObject):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._cm.__aexit__(None, None, None), 15)
         self._cm = self.browser = self.tab = None
+        if self.store is not None:
+            with contextlib.suppress(Exception):
+                self.store.close()
+            self.store = self.recorder = None
         log.debug("shut down in %.0f ms", (time.monotonic() - t0) * 1000)

@@ -1,16 +1,24 @@
 """The supervisor window: live page, Set-of-Mark overlay, node tree, plan stepper, chat turns,
-approval bar, payload inspector, task input, settings and status bar."""
+approval bar, payload inspector, sessions (browse, open read-only, export, replay), task input,
+settings and status bar."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
+from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
                                QPushButton, QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget, QCheckBox,
-                               QDialogButtonBox)
+                               QDialogButtonBox, QFileDialog)
+
+from engine.errors import VigilError
+from engine.models import ChatMessage
 
 from gui.controller import Supervisor
 from gui.widgets.approval_bar import ApprovalBar
@@ -19,6 +27,8 @@ from gui.widgets.inspector import PayloadInspector
 from gui.widgets.node_tree import NodeTreePanel
 from gui.widgets.page_view import PageView
 from gui.widgets.plan_view import PlanView
+from gui.widgets.session_view import SessionView
+from gui.widgets.sessions_panel import SessionsPanel
 
 log = logging.getLogger("vigil.gui")
 PLANNER_CHOICES = ("heuristic", "openai", "backend")
@@ -106,7 +116,9 @@ class MainWindow(QMainWindow):
         self.act_overlay = QAction("Set-of-Mark", self, checkable=True, toolTip="Draw every interactive node's box and ID")
         self.act_snapshot = QAction("Snapshot", self, toolTip="Take a fresh snapshot")
         self.act_settings = QAction("Settings", self)
-        for a in (self.act_overlay, self.act_snapshot, self.act_settings):
+        self.act_new_session = QAction("New session", self, toolTip="The next task starts a new recorded session "
+                                                                    "in this tab instead of adding to this one")
+        for a in (self.act_overlay, self.act_snapshot, self.act_new_session, self.act_settings):
             bar.addAction(a)
 
         self.banner = QLabel()
@@ -120,6 +132,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatView()
         self.nodes = NodeTreePanel()
         self.inspector = PayloadInspector()
+        self.sessions = SessionsPanel()
         left = QSplitter(Qt.Vertical)
         left.addWidget(self.plan)
         left.addWidget(self.chat)
@@ -128,6 +141,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(left, "Run")
         self.tabs.addTab(self.nodes, "Nodes")
         self.tabs.addTab(self.inspector, "Payload")
+        self.tabs.addTab(self.sessions, "Sessions")
         split = QSplitter(Qt.Horizontal)
         split.addWidget(self.page)
         split.addWidget(self.tabs)
@@ -169,16 +183,27 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status_snap, 1)
         self.statusBar().addPermanentWidget(self.status_loop)
         self.settings_dialog: SettingsDialog | None = None
+        self.export_dialog: QFileDialog | None = None
+        self.session_views: list[SessionView] = []
 
     def _wire(self) -> None:
         s = self.sup
-        self.url.returnPressed.connect(lambda: _spawn(s.navigate(self.url.text().strip())))
+        self.url.returnPressed.connect(self._go)
         self.act_back.triggered.connect(lambda: _spawn(s.history(-1)))
         self.act_fwd.triggered.connect(lambda: _spawn(s.history(1)))
         self.act_reload.triggered.connect(lambda: _spawn(s.history(0)))
         self.act_snapshot.triggered.connect(lambda: _spawn(s.refresh(force=True)))
         self.act_overlay.toggled.connect(self.page.set_overlay)
         self.act_settings.triggered.connect(self._settings)
+        self.act_new_session.triggered.connect(self._new_session)
+        self.sessions.new_session_requested.connect(self._new_session)
+        self.sessions.open_requested.connect(self.open_session)
+        self.sessions.export_requested.connect(self.ask_export)
+        self.sessions.replay_requested.connect(self.replay)
+        self.sessions.error.connect(self.show_error)
+        s.session_changed.connect(self.sessions.set_current)
+        s.sessions_changed.connect(self.sessions.refresh)
+        s.notice.connect(self._notice)
         self.viewport.currentTextChanged.connect(lambda t: _spawn(self._set_viewport(t)))
         self.run_btn.clicked.connect(self._run)
         self.task.returnPressed.connect(self._run)
@@ -198,7 +223,7 @@ class MainWindow(QMainWindow):
         s.status.connect(self._on_status)
         s.error.connect(self.show_error)
         s.busy.connect(lambda t: self.statusBar().showMessage(t) if t else self.statusBar().clearMessage())
-        s.page_changed.connect(self.url.setText)
+        s.page_changed.connect(self._on_page_changed)
         s.step_picture.connect(self._on_step_picture)
         QAction(self, shortcut=QKeySequence("Ctrl+L"), triggered=self.url.setFocus)
 
@@ -206,6 +231,18 @@ class MainWindow(QMainWindow):
     def show_error(self, text: str) -> None:
         self.banner.setText(text)
         self.banner.show()
+
+    def _go(self) -> None:
+        self.url.setModified(False)
+        _spawn(self.sup.navigate(self.url.text().strip()))
+
+    def _on_page_changed(self, url: str) -> None:
+        if not (self.url.hasFocus() and self.url.isModified()):  # never overwrite what the person is typing
+            self.url.setText(url)
+
+    def _notice(self, text: str) -> None:
+        self.chat.add_or_update_message(ChatMessage(role="system", content=text))
+        self.statusBar().showMessage(text, 8000)
 
     def _on_snapshot(self, snap, previous) -> None:
         self.page.set_snapshot(snap)
@@ -268,6 +305,8 @@ class MainWindow(QMainWindow):
         running = status == "running"
         self.run_btn.setEnabled(not running)
         self.stop_btn.setEnabled(running)
+        self.act_new_session.setEnabled(not running and self.sup.recorder is not None)
+        self.sessions.set_running(running)
 
     def _policy_from_bar(self, policy: str) -> None:
         self.policy.setCurrentText(policy)  # also tells the running loop
@@ -280,10 +319,78 @@ class MainWindow(QMainWindow):
         text = self.task.text().strip()
         if not text or self.sup.running():
             return
+        self._fresh_run()
+        _spawn(self.sup.run_task(text, self.planner.currentText(), self.policy.currentText()))
+
+    def _fresh_run(self) -> None:
         self.banner.hide()
+        if self.sup.store_error:  # still true for this run
+            self.show_error(self.sup.store_error)
         self.chat.clear()
         self.plan.set_plan(None)
-        _spawn(self.sup.run_task(text, self.planner.currentText(), self.policy.currentText()))
+
+    # -- sessions ------------------------------------------------------------------------------
+    def _new_session(self) -> None:
+        if self.sup.new_session():
+            self.statusBar().showMessage("The next task starts a new session in this tab.", 6000)
+
+    def open_session(self, session_id: str) -> SessionView | None:
+        """A read-only window on a stored session (non-modal; several may be open)."""
+        if self.sup.store is None:
+            return None
+        try:
+            view = SessionView(self.sup.store, session_id)
+        except VigilError as exc:
+            self.show_error(f"Could not open the session: {exc.message}")
+            return None
+        self.session_views = [v for v in self.session_views if shiboken6.isValid(v)] + [view]
+        view.show()
+        view.raise_()
+        return view
+
+    def ask_export(self, session_id: str) -> QFileDialog:
+        """Ask where to write the HTML report (the JSON trace goes next to it), then write both."""
+        s = self.sessions.summary(session_id)
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", s.title if s is not None else "session").strip("-.")[:48] or "session"
+        folder = getattr(self, "_export_dir", None) or str(Path.home())
+        dlg = QFileDialog(self, "Export session", str(Path(folder) / f"{stem}-{session_id[:8]}.html"),
+                          "HTML report (*.html)")
+        dlg.setAcceptMode(QFileDialog.AcceptSave)
+        dlg.setDefaultSuffix("html")
+        if QGuiApplication.platformName() in ("offscreen", "minimal"):
+            dlg.setOption(QFileDialog.DontUseNativeDialog, True)
+        dlg.fileSelected.connect(lambda path: _spawn(self.export_to(session_id, path)))
+        dlg.setAttribute(Qt.WA_DeleteOnClose)
+        self.export_dialog = dlg
+        dlg.open()  # not exec(): a nested event loop would stall the engine
+        return dlg
+
+    async def export_to(self, session_id: str, html_path: str) -> list[Path]:
+        """Write the HTML report to `html_path` and the JSON trace beside it (same stem, .json)."""
+        from engine.store.report import write_export
+        if self.sup.store is None:
+            return []
+        html = Path(html_path).expanduser()
+        self._export_dir = str(html.parent)
+        self.statusBar().showMessage(f"Exporting session {session_id[:8]}…")
+        try:
+            paths = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: write_export(self.sup.store, session_id, html_path=html,
+                                           json_path=html.with_suffix(".json")))
+        except VigilError as exc:
+            self.statusBar().clearMessage()
+            self.show_error(f"Export failed: {exc.message}")
+            return []
+        self.statusBar().showMessage(f"Exported session {session_id[:8]}: " + ", ".join(map(str, paths)), 15000)
+        return list(paths)
+
+    def replay(self, session_id: str) -> None:
+        """Replay a stored session in this tab with the task row's approval policy."""
+        if self.sup.running():
+            return
+        self._fresh_run()
+        self.tabs.setCurrentIndex(0)  # the Run tab: the plan and the chat of the replay
+        _spawn(self.sup.replay(session_id, self.policy.currentText()))
 
     async def _quick(self, text: str) -> None:
         d = await self.sup.quick_command(text)
@@ -317,6 +424,10 @@ class MainWindow(QMainWindow):
         return self.page.frame_count > 0
 
     async def startup(self, url: str | None) -> bool:
+        self.sup.open_store()
+        self.sessions.set_store(self.sup.store, self.sup.store_error)
+        self.sessions.set_current(self.sup.current_session())
+        self.act_new_session.setEnabled(self.sup.recorder is not None)
         ok = await self.sup.start(url)
         if ok and self.sup.tab is not None:
             self.page.attach(self.sup.tab)
@@ -328,6 +439,9 @@ class MainWindow(QMainWindow):
         if self._closing:
             return
         self._closing = True
+        for w in [*self.session_views, self.export_dialog]:  # they use the store, which closes with the engine
+            if w is not None and shiboken6.isValid(w):
+                w.close()
         try:
             await self.page.stop()
         except Exception:  # the browser may already be gone

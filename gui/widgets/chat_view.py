@@ -116,6 +116,8 @@ class _Observation(QFrame):
                 add(f"• {ev.describe()}", "obsEvent", "color:#4b5563; font-size:11px;")
         self.ok = ok
         self.setStyleSheet("#observation { background:%s; border-radius:6px; }" % ("#f0fdf4" if ok else "#fef2f2"))
+        if not self.labels:  # e.g. a finish step: nothing observed, so no empty box under the turn
+            self.hide()
 
     def text(self) -> str:
         return "\n".join(lab.text() for lab in self.labels)

@@ -1,0 +1,289 @@
+"""A read-only view of a recorded session, in the same widgets as a live run: the PlanView with the
+final plan, the ChatView with every stored message and step observation, the step list, and the
+selected step's before/after screenshots with their Set-of-Mark (drawn from the stored snapshots).
+
+It holds the store and the loaded session only — no tab, no loop: nothing in it can act on a page.
+All stored text (titles, tasks, URLs, page text) is shown as plain text.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QBrush, QColor, QPainter, QPixmap
+from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QFrame, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
+                               QScrollArea, QSizePolicy, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
+                               QWidget)
+
+from engine.errors import VigilError
+from engine.store.store import SessionData
+from gui.widgets.chat_view import ChatView, plain_label
+from gui.widgets.plan_view import PlanView
+from gui.widgets.sessions_panel import STATUS_STYLE, local_time
+
+log = logging.getLogger("vigil.gui")
+STEP_STATUS_COLOUR = {"completed": "#166534", "failed": "#b91c1c", "skipped": "#b45309", "rejected": "#b45309",
+                      "stopped": "#b45309"}
+
+
+class PictureLabel(QLabel):
+    """A picture scaled to fit (aspect ratio kept); `pixmap_full()` is the picture at its own size."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._full = QPixmap()
+        self.setMinimumSize(200, 130)
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+        self.setAlignment(Qt.AlignCenter)
+        self.setTextFormat(Qt.PlainText)
+        self.setWordWrap(True)
+        self.setStyleSheet("QLabel { background:#f3f4f6; color:#6b7280; border:1px solid #e5e7eb; }")
+
+    def set_picture(self, pm: QPixmap | None, empty_text: str = "") -> None:
+        self._full = pm if pm is not None else QPixmap()
+        self.setText("" if pm is not None and not pm.isNull() else empty_text)
+        self.update()
+
+    def pixmap_full(self) -> QPixmap:
+        return self._full
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt name
+        return QSize(480, 300)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt name
+        if self._full.isNull():
+            return super().paintEvent(event)
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("#f3f4f6"))
+        scaled = self._full.size().scaled(self.size(), Qt.KeepAspectRatio)
+        x, y = (self.width() - scaled.width()) // 2, (self.height() - scaled.height()) // 2
+        p.setRenderHint(QPainter.SmoothPixmapTransform)
+        p.drawPixmap(x, y, scaled.width(), scaled.height(), self._full)
+        p.end()
+
+    def mouseDoubleClickEvent(self, ev) -> None:  # noqa: N802 - Qt name
+        if self._full.isNull():
+            return
+        area = QScrollArea()
+        area.setWindowTitle(self.window().windowTitle() + " — " + self.property("caption"))
+        lab = QLabel()
+        lab.setPixmap(self._full)
+        area.setWidget(lab)
+        area.resize(min(self._full.width() + 24, 1400), min(self._full.height() + 24, 950))
+        area.setAttribute(Qt.WA_DeleteOnClose)
+        self._zoom = area  # kept alive while shown
+        area.show()
+
+
+class SessionView(QWidget):
+    """A top-level, non-modal window showing one stored session (`SessionView(store, id)`)."""
+
+    def __init__(self, store, session_id: str, parent: QWidget | None = None):
+        super().__init__(parent, Qt.Window)
+        self.store = store
+        self.data: SessionData = store.load(session_id)  # StoreError when it is gone: the caller reports it
+        self._pictures: dict[tuple[int, str], tuple[QPixmap, int, str | None] | None] = {}
+        s = self.data.session
+        self.setObjectName("sessionView")
+        self.setWindowTitle(f"Vigil — session {s.id[:8]} (read-only): {s.title}")
+        self.setAttribute(Qt.WA_DeleteOnClose)
+        self.resize(1440, 920)
+
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(8, 8, 8, 8)
+        outer.setSpacing(6)
+        outer.addWidget(self._header())
+
+        self.plan = PlanView()
+        self.chat = ChatView()
+        left = QSplitter(Qt.Vertical)
+        left.addWidget(self.plan)
+        left.addWidget(self.chat)
+        left.setSizes([200, 560])
+
+        self.steps = QTreeWidget()
+        self.steps.setObjectName("stepList")
+        self.steps.setHeaderLabels(["#", "Status", "Action", "Result", "Verification"])
+        self.steps.setRootIsDecorated(False)
+        self.steps.setAlternatingRowColors(True)
+        self.steps.setUniformRowHeights(True)
+        self.steps.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.steps.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        h = self.steps.header()
+        h.setStretchLastSection(True)
+        h.setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        h.setSectionResizeMode(1, QHeaderView.ResizeToContents)
+        h.setSectionResizeMode(2, QHeaderView.Interactive)
+        h.setSectionResizeMode(3, QHeaderView.Interactive)
+        self.steps.setColumnWidth(2, 250)
+        self.steps.setColumnWidth(3, 260)
+        self.steps.currentItemChanged.connect(lambda cur, _prev: self.show_step(cur.data(0, Qt.UserRole)
+                                                                                if cur is not None else None))
+
+        pics = QWidget()
+        grid = QGridLayout(pics)  # captions in one row, so both pictures start at the same height
+        grid.setContentsMargins(0, 4, 0, 0)
+        grid.setVerticalSpacing(2)
+        self.before_caption, self.before = self._picture_box(grid, 0, "before")
+        self.after_caption, self.after = self._picture_box(grid, 1, "after")
+        grid.setRowStretch(1, 1)
+        right = QSplitter(Qt.Vertical)
+        right.addWidget(self.steps)
+        right.addWidget(pics)
+        right.setSizes([360, 420])
+
+        split = QSplitter(Qt.Horizontal)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setSizes([430, 1010])
+        outer.addWidget(split, 1)
+        self._fill()
+
+    # -- layout --------------------------------------------------------------------------------
+    def _header(self) -> QFrame:
+        s = self.data.session
+        box = QFrame()
+        box.setObjectName("sessionHeader")
+        box.setStyleSheet("#sessionHeader { background:#f9fafb; border:1px solid #e5e7eb; border-radius:6px; }")
+        v = QVBoxLayout(box)
+        v.setContentsMargins(10, 8, 10, 8)
+        v.setSpacing(4)
+        top = QHBoxLayout()
+        self.title_label = plain_label(s.title, name="sessionTitle")
+        self.title_label.setStyleSheet("font-size:15px; font-weight:bold;")
+        word, colour = STATUS_STYLE.get(s.status, (s.status, "#374151"))
+        self.status_label = plain_label(word.upper(), name="sessionStatus", wrap=False, selectable=False)
+        self.status_label.setStyleSheet(f"color:white; background:{colour}; border-radius:4px; padding:2px 8px; "
+                                        "font-weight:bold;")
+        ro = plain_label("read-only", wrap=False, selectable=False)
+        ro.setStyleSheet("color:#6b7280; border:1px solid #d1d5db; border-radius:4px; padding:1px 6px;")
+        top.addWidget(self.title_label, 1)
+        top.addWidget(self.status_label, 0, Qt.AlignTop)
+        top.addWidget(ro, 0, Qt.AlignTop)
+        v.addLayout(top)
+        form = QFormLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        form.setHorizontalSpacing(12)
+        form.setVerticalSpacing(2)
+        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        self.fields: dict[str, QLabel] = {}
+
+        def add(key: str, label: str, text: str | None, style: str = "") -> None:
+            if not text:
+                return
+            lab = plain_label(text, name=f"session_{key}")
+            if style:
+                lab.setStyleSheet(style)
+            self.fields[key] = lab
+            name = QLabel(label)
+            name.setStyleSheet("color:#6b7280;")
+            form.addRow(name, lab)
+
+        add("task", "Task", s.task)
+        if s.answer:
+            add("answer", "Answer", s.answer, "color:#166534;")
+        if s.reason:
+            add("reason", "Reason", s.reason, "color:#991b1b;" if s.status == "error" else "color:#92400e;")
+        add("url", "URL", s.url)
+        start = s.metadata.get("initialUrl")
+        if start and start != s.url:
+            add("start", "Started at", start)
+        add("run", "Run", f"planner {s.planner} · approval {s.policy} · {len(self.data.steps)} step(s) · "
+                          f"started {local_time(s.started)} · updated {local_time(s.updated)}")
+        replay_of = s.metadata.get("replayOf")
+        add("id", "Session", s.id + (f" · replay of {str(replay_of)[:8]}" if replay_of else ""))
+        v.addLayout(form)
+        return box
+
+    def _picture_box(self, grid: QGridLayout, column: int, side: str) -> tuple[QLabel, PictureLabel]:
+        cap = plain_label("", name=f"{side}Caption", selectable=False)
+        cap.setStyleSheet("font-weight:bold; color:#374151;")
+        pic = PictureLabel()
+        pic.setObjectName(f"{side}Picture")
+        pic.setProperty("caption", side)
+        pic.setToolTip("Double-click to see it at full size")
+        grid.addWidget(cap, 0, column, Qt.AlignBottom)
+        grid.addWidget(pic, 1, column)
+        grid.setColumnStretch(column, 1)
+        return cap, pic
+
+    # -- content -------------------------------------------------------------------------------
+    def _fill(self) -> None:
+        d = self.data
+        self.plan.set_plan(d.plan)
+        for m in d.messages:
+            self.chat.add_or_update_message(m)
+        for rec in d.steps:
+            self.chat.add_step_record(rec)
+        detail = d.session.answer or d.session.reason or ""
+        self.chat.set_task_status(d.session.status, detail)
+        first = None
+        for rec in d.steps:
+            v = rec.verification or (rec.result.verification if rec.result else None)
+            action = rec.action.to_string() if rec.action else ("(the person acted in the page)"
+                                                                if rec.actor == "human" else "")
+            result = rec.result.message if rec.result else (rec.note or "")
+            verdict = "" if v is None else ("✔ " if v.success else "✘ ") + (v.feedback or "")
+            it = QTreeWidgetItem([str(rec.index + 1), rec.status, action, result, verdict])
+            it.setData(0, Qt.UserRole, rec.index)
+            it.setTextAlignment(0, Qt.AlignRight | Qt.AlignVCenter)
+            it.setForeground(1, QBrush(QColor(STEP_STATUS_COLOUR.get(rec.status, "#374151"))))
+            if v is not None:
+                it.setForeground(4, QBrush(QColor("#166534" if v.success else "#b91c1c")))
+            self.steps.addTopLevelItem(it)
+            if first is None and d.blobs.get(rec.index):
+                first = it
+        if first is None and self.steps.topLevelItemCount():
+            first = self.steps.topLevelItem(0)
+        if first is not None:
+            self.steps.setCurrentItem(first)
+        else:
+            self.show_step(None)
+
+    def picture(self, index: int, side: str) -> QPixmap | None:
+        """Step `index`'s `side` screenshot with its marks (cached), or None when none was kept."""
+        got = self._picture(index, side)
+        return got[0] if got is not None else None
+
+    def _picture(self, index: int, side: str) -> tuple[QPixmap, int, str | None] | None:
+        key = (index, side)
+        if key not in self._pictures:
+            from engine.store.pictures import step_picture
+            got = None
+            try:
+                pic = step_picture(self.store, self.data, index, side)
+            except VigilError as exc:
+                log.warning("step %s %s picture: %s", index, side, exc.message)
+                pic = None
+            if pic is not None:
+                pm = QPixmap()
+                if pm.loadFromData(pic.jpeg):
+                    got = (pm, pic.marks, pic.highlight)
+            self._pictures[key] = got
+        return self._pictures[key]
+
+    def show_step(self, index: int | None) -> None:
+        for side, cap, lab in (("before", self.before_caption, self.before), ("after", self.after_caption, self.after)):
+            if index is None:
+                cap.setText(side.capitalize())
+                lab.set_picture(None, "No step selected.")
+                continue
+            got = self._picture(index, side)
+            text = f"{side.capitalize()} step {index + 1}"
+            if got is not None:
+                _pm, marks, target = got
+                text += f" · {marks} marked element(s)" if marks else " · no marks (no snapshot was kept)"
+                if target:
+                    text += f" · the element acted on [{target}] is ringed in yellow"
+            cap.setText(text)
+            lab.set_picture(got[0] if got is not None else None, f"No screenshot was kept {side} step {index + 1}.")
+        if index is not None:
+            turn = self.chat.turn_for_step(index)
+            if turn is not None:
+                self.chat.auto_scroll = False
+                self.chat.scroll.ensureWidgetVisible(turn)
+
+    def selected_step(self) -> int | None:
+        it = self.steps.currentItem()
+        return it.data(0, Qt.UserRole) if it is not None else None

@@ -1,0 +1,319 @@
+"""The Sessions side tab: every recorded session, newest first, with the tab's own session marked.
+
+Filter, rename (double-click the title, or Rename), and the actions on the selected session —
+Open (a read-only view), Export… and Replay — which the window carries out (`open_requested`,
+`export_requested`, `replay_requested`). Titles, URLs and domains come from pages and tasks, so
+every cell and label is plain text, and none of it goes into a tooltip (Qt guesses tooltip formats).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QKeySequence, QShortcut
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from engine.errors import VigilError
+
+log = logging.getLogger("vigil.gui")
+
+# session status → (word shown, colour)
+STATUS_STYLE = {
+    "success": ("success", "#166534"),
+    "error": ("failed", "#b91c1c"),
+    "interrupted": ("interrupted", "#b45309"),
+    "running": ("running", "#1d4ed8"),
+    "idle": ("idle", "#4b5563"),
+}
+COLUMNS = ("", "Title", "Status", "Steps", "Domain", "Started")
+MARK_COL, TITLE_COL, STATUS_COL, STEPS_COL, DOMAIN_COL, STARTED_COL = range(6)
+ID_ROLE = Qt.UserRole + 1
+CURRENT_MARK = "●"
+
+
+def local_time(iso: str) -> str:
+    """'2024-05-01T12:03:44.120Z' → '2024-05-01 14:03' in local time (the text itself if unparseable)."""
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M")
+    except (ValueError, AttributeError):
+        return iso or ""
+
+
+def short_time(iso: str) -> str:
+    """Compact local time for the list: '14:03' today, 'May 1 14:03' this year, else '2023-05-01'."""
+    try:
+        t = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
+    except (ValueError, AttributeError):
+        return iso or ""
+    now = datetime.now().astimezone()
+    if t.date() == now.date():
+        return t.strftime("%H:%M")
+    return f"{t.strftime('%b')} {t.day} {t.strftime('%H:%M')}" if t.year == now.year else t.strftime("%Y-%m-%d")
+
+
+def _item(text: str, *, editable: bool = False) -> QTableWidgetItem:
+    it = QTableWidgetItem(text)
+    flags = Qt.ItemIsSelectable | Qt.ItemIsEnabled
+    it.setFlags(flags | Qt.ItemIsEditable if editable else flags)
+    return it
+
+
+class SessionsPanel(QWidget):
+    """`set_store(store, problem)`, `refresh()`, `set_current(id)`, `set_running(bool)`;
+    `select_session(id)` and `selected_id()` for the window and tests."""
+
+    open_requested = Signal(str)
+    export_requested = Signal(str)
+    replay_requested = Signal(str)
+    new_session_requested = Signal()
+    error = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("sessionsPanel")
+        self.store = None
+        self.current: str | None = None
+        self._running = False
+        self._summaries: dict[str, object] = {}
+        self._filling = False
+
+        v = QVBoxLayout(self)
+        v.setContentsMargins(4, 6, 4, 4)
+        v.setSpacing(6)
+        top = QHBoxLayout()
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter by title, status, domain or URL")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._apply_filter)
+        self.refresh_btn = QPushButton("Refresh")
+        self.refresh_btn.clicked.connect(self.refresh)
+        self.new_btn = QPushButton("New session")
+        self.new_btn.setToolTip("The next task starts a new session in this tab instead of adding to the current one")
+        self.new_btn.clicked.connect(self.new_session_requested)
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.refresh_btn)
+        top.addWidget(self.new_btn)
+        v.addLayout(top)
+
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("sessionsTable")
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.horizontalHeaderItem(MARK_COL).setToolTip("● this tab's session")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditKeyPressed)  # double-click handled below
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.ElideRight)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(24)
+        h = self.table.horizontalHeader()
+        h.setHighlightSections(False)
+        h.setSectionResizeMode(MARK_COL, QHeaderView.Fixed)
+        h.setSectionResizeMode(TITLE_COL, QHeaderView.Stretch)
+        for col in (STATUS_COL, STEPS_COL, STARTED_COL):
+            h.setSectionResizeMode(col, QHeaderView.ResizeToContents)
+        h.setSectionResizeMode(DOMAIN_COL, QHeaderView.Interactive)
+        self.table.setColumnWidth(MARK_COL, 22)
+        self.table.setColumnWidth(DOMAIN_COL, 96)
+        self.table.itemChanged.connect(self._renamed)
+        self.table.itemDoubleClicked.connect(self._double_clicked)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        v.addWidget(self.table, 1)
+
+        self.details = QLabel()
+        self.details.setObjectName("sessionDetails")
+        self.details.setTextFormat(Qt.PlainText)
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.details.setStyleSheet("color:#374151; padding:2px 2px;")
+        v.addWidget(self.details)
+
+        row = QHBoxLayout()
+        self.open_btn = QPushButton("Open")
+        self.open_btn.setToolTip("A read-only view of the session: plan, chat, steps and their screenshots")
+        self.rename_btn = QPushButton("Rename")
+        self.export_btn = QPushButton("Export…")
+        self.export_btn.setToolTip("Write an HTML report (screenshots inline) and a JSON trace")
+        self.replay_btn = QPushButton("Replay")
+        self.replay_btn.setToolTip("Run the session's steps again in this tab, with the approval policy of the "
+                                   "task row; the replay is kept as a new session")
+        self.open_btn.clicked.connect(lambda: self._emit(self.open_requested))
+        self.rename_btn.clicked.connect(self.start_rename)
+        self.export_btn.clicked.connect(lambda: self._emit(self.export_requested))
+        self.replay_btn.clicked.connect(lambda: self._emit(self.replay_requested))
+        for b in (self.open_btn, self.rename_btn, self.export_btn, self.replay_btn):
+            row.addWidget(b)
+        row.addStretch(1)
+        v.addLayout(row)
+        QShortcut(QKeySequence(Qt.Key_Return), self.table, activated=lambda: self._emit(self.open_requested),
+                  context=Qt.WidgetShortcut)
+        self._update_buttons()
+
+    # -- data ----------------------------------------------------------------------------------
+    def set_store(self, store, problem: str = "") -> None:
+        """The store to list (None when it could not be opened: `problem` says why)."""
+        self.store = store
+        self.new_btn.setEnabled(store is not None)
+        self.refresh_btn.setEnabled(store is not None)
+        self.filter.setEnabled(store is not None)
+        if store is None:
+            self.table.setRowCount(0)
+            self.details.setText(problem or "No session store.")
+            self.details.setStyleSheet("color:#8a1c13; padding:2px 2px;")
+        else:
+            self.details.setStyleSheet("color:#374151; padding:2px 2px;")
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the sessions (keeping the selection and the filter)."""
+        if self.store is None:
+            return
+        keep = self.selected_id()
+        try:
+            rows = self.store.list_sessions()
+        except VigilError as exc:
+            self.error.emit(f"Could not list the sessions: {exc.message}")
+            return
+        self._filling = True
+        try:
+            self.table.setRowCount(len(rows))
+            self._summaries = {}
+            for r, s in enumerate(rows):
+                self._summaries[s.id] = s
+                word, colour = STATUS_STYLE.get(s.status, (s.status, "#374151"))
+                mark = _item(CURRENT_MARK if s.id == self.current else "")
+                mark.setTextAlignment(Qt.AlignCenter)
+                mark.setForeground(QBrush(QColor("#2563eb")))
+                title = _item(s.title, editable=True)
+                title.setData(ID_ROLE, s.id)
+                status = _item(word)
+                status.setForeground(QBrush(QColor(colour)))
+                f = QFont(status.font())
+                f.setBold(True)
+                status.setFont(f)
+                steps = _item(str(s.steps))
+                steps.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                for col, it in ((MARK_COL, mark), (TITLE_COL, title), (STATUS_COL, status), (STEPS_COL, steps),
+                                (DOMAIN_COL, _item(s.domain or "—")), (STARTED_COL, _item(short_time(s.started)))):
+                    self.table.setItem(r, col, it)
+                self._style_current(r, s.id == self.current)
+        finally:
+            self._filling = False
+        self._apply_filter(self.filter.text())
+        if keep:
+            self.select_session(keep)
+        self._selection_changed()
+
+    def set_current(self, session_id: str | None) -> None:
+        """Mark the tab's session (None/"" when the next task starts a new one)."""
+        self.current = session_id or None
+        self.refresh()
+
+    def set_running(self, running: bool) -> None:
+        self._running = running
+        self._update_buttons()
+
+    # -- selection -----------------------------------------------------------------------------
+    def session_ids(self, *, visible_only: bool = False) -> list[str]:
+        return [self.table.item(r, TITLE_COL).data(ID_ROLE) for r in range(self.table.rowCount())
+                if not (visible_only and self.table.isRowHidden(r))]
+
+    def row_of(self, session_id: str) -> int:
+        ids = self.session_ids()
+        return ids.index(session_id) if session_id in ids else -1
+
+    def selected_id(self) -> str | None:
+        rows = {i.row() for i in self.table.selectedIndexes()}
+        if len(rows) != 1:
+            return None
+        it = self.table.item(rows.pop(), TITLE_COL)
+        return it.data(ID_ROLE) if it is not None else None
+
+    def select_session(self, session_id: str) -> bool:
+        r = self.row_of(session_id)
+        if r < 0 or self.table.isRowHidden(r):
+            return False
+        self.table.selectRow(r)
+        return True
+
+    def summary(self, session_id: str):
+        return self._summaries.get(session_id)
+
+    # -- reactions -----------------------------------------------------------------------------
+    def _emit(self, signal) -> None:
+        sid = self.selected_id()
+        if sid:
+            signal.emit(sid)
+
+    def _style_current(self, row: int, current: bool) -> None:
+        for col in range(len(COLUMNS)):
+            it = self.table.item(row, col)
+            if it is not None and col != STATUS_COL:
+                f = QFont(it.font())
+                f.setBold(current)
+                it.setFont(f)
+
+    def _apply_filter(self, text: str) -> None:
+        needle = text.strip().lower()
+        for r, sid in enumerate(self.session_ids()):
+            s = self._summaries.get(sid)
+            hay = " ".join((s.title, s.status, STATUS_STYLE.get(s.status, ("",))[0], s.domain, s.url, sid)).lower() \
+                if s is not None else ""
+            self.table.setRowHidden(r, bool(needle) and needle not in hay)
+        self._selection_changed()
+
+    def _selection_changed(self) -> None:
+        sid = self.selected_id()
+        if self.store is not None:
+            s = self._summaries.get(sid) if sid else None
+            if s is not None:
+                self.details.setText(f"{s.url or '(no URL)'}\nsession {s.id[:8]} · {s.steps} step(s) · started "
+                                     f"{local_time(s.started)}" + (" · this tab's session" if s.id == self.current
+                                                                   else ""))
+            else:
+                n = len(self.session_ids(visible_only=True))
+                self.details.setText(f"{n} session(s). Select one to open, export, rename or replay it."
+                                     if n else "No sessions yet: every task run in this window is kept here.")
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        has = self.store is not None and self.selected_id() is not None
+        for b in (self.open_btn, self.rename_btn, self.export_btn):
+            b.setEnabled(has)
+        self.replay_btn.setEnabled(has and not self._running)
+        self.new_btn.setEnabled(self.store is not None and not self._running)
+
+    def start_rename(self) -> None:
+        r = self.row_of(self.selected_id() or "")
+        if r >= 0:
+            self.table.setCurrentCell(r, TITLE_COL)
+            self.table.editItem(self.table.item(r, TITLE_COL))
+
+    def _double_clicked(self, item: QTableWidgetItem) -> None:
+        if item.column() == TITLE_COL:
+            self.table.editItem(item)
+        else:
+            self._emit(self.open_requested)
+
+    def _renamed(self, item: QTableWidgetItem) -> None:
+        if self._filling or item.column() != TITLE_COL or self.store is None:
+            return
+        sid = item.data(ID_ROLE)
+        old = self._summaries.get(sid)
+        title = " ".join(item.text().split())
+        if old is None or title == old.title:
+            return
+        if not title:  # an empty title is not a name: put the old one back
+            self._filling = True
+            item.setText(old.title)
+            self._filling = False
+            return
+        try:
+            self.store.rename(sid, title)
+        except VigilError as exc:
+            self.error.emit(f"Could not rename the session: {exc.message}")
+        self.refresh()
