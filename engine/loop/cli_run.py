@@ -42,11 +42,13 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     return r
 
 
-def add_loop_options(r: argparse.ArgumentParser) -> None:
+def add_loop_options(r: argparse.ArgumentParser, *, max_steps_default: int | None = 30,
+                     max_steps_help: str = "default 30") -> None:
     """The options every command that runs the loop shares (`run`, `replay`)."""
     r.add_argument("--approve", choices=POLICIES, default="ask",
                    help="ask: every step at a prompt (default); auto-safe: only sensitive steps; auto: never")
-    r.add_argument("--max-steps", type=int, default=30, help="end with an error after this many steps (default 30)")
+    r.add_argument("--max-steps", type=int, default=max_steps_default,
+                   help=f"end with an error after this many steps ({max_steps_help})")
     r.add_argument("--json", action="store_true", help="print the whole run as one JSON object")
     r.add_argument("--headed", action="store_true", help="show the browser window (needs a display)")
     r.add_argument("--timeout", type=float, default=30.0, help="seconds to load the start page (default 30)")
@@ -54,8 +56,8 @@ def add_loop_options(r: argparse.ArgumentParser) -> None:
                    help="do not keep this run in the session store (`vigil sessions` lists the kept ones)")
 
 
-def _fail(msg: str, code: str = "BAD_ARGUMENT") -> int:
-    print(f"vigil run: {code}: {msg}", file=sys.stderr)
+def _fail(msg: str, code: str = "BAD_ARGUMENT", command: str = "run") -> int:
+    print(f"vigil {command}: {code}: {msg}", file=sys.stderr)
     return 2
 
 
@@ -111,8 +113,7 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
     from engine.loop.runner import AgentLoop
 
     def fail(msg: str, code: str = "BAD_ARGUMENT") -> int:
-        print(f"vigil {command}: {code}: {msg}", file=sys.stderr)
-        return 2
+        return _fail(msg, code, command)
 
     if args.max_steps < 1:
         return fail("--max-steps must be at least 1.")

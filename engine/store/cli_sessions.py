@@ -31,7 +31,8 @@ def add_session_parsers(sub) -> None:
                                    "by role and name; approval works as in `vigil run`.")
     r.add_argument("id", help="session id (or a unique prefix of at least 4 characters)")
     r.add_argument("--url", help="start here instead of where the recorded session started (the site moved)")
-    add_loop_options(r)
+    add_loop_options(r, max_steps_default=None,
+                     max_steps_help="default: twice the recorded steps plus 5, at least 30")
 
 
 def _fail(cmd: str, exc: VigilError) -> int:
@@ -92,6 +93,8 @@ async def replay_command(args: argparse.Namespace, *, stdin=None) -> int:
         url = normalize_url(args.url or planner.start_url)
     except VigilError as exc:
         return _fail("replay", exc)
+    if args.max_steps is None:
+        args.max_steps = max(30, 2 * len(planner.steps) + 5)
     out = sys.stderr if args.json else sys.stdout
     print(f"Replaying session {planner.session_id[:8]}: {len(planner.steps)} step(s) from {url}", file=out)
     for s in planner.skipped:
