@@ -55,12 +55,13 @@ def test_one_session_per_tab_across_runs_and_navigation(server, harness, tmp_pat
         rec = SessionRecorder(store)
         for task, steps in (("fill the email", [{"action": "type", "target": {"name": "Work email"}, "text": "a@b.co"}]),
                             ("preview it", [{"action": "click", "target": {"role": "button", "name": "Preview"}}])):
-            loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
+            policy = "auto" if task == "fill the email" else "auto-safe"
+            loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy=policy)
 
             def check(ev, loop=loop):  # by the time the next step is published, this one is in the store
                 if isinstance(ev, StepRecorded):
                     committed.append(len(store.load(rec.session_id).steps))
-            sid = rec.start(loop, task, tab.page.url, planner="script", policy="auto")
+            sid = rec.start(loop, task, tab.page.url, planner="script", policy=policy)
             loop.bus.subscribe(check)
             res = await loop.run(task)
             rec.finish(res)
@@ -76,6 +77,7 @@ def test_one_session_per_tab_across_runs_and_navigation(server, harness, tmp_pat
     assert row.title == "127.0.0.1: fill the email" and row.status == "success" and row.steps == 4
     assert data.session.domain == "localhost" and data.session.url.endswith("/loop_done.html")
     assert data.session.metadata["initialDomain"] == "127.0.0.1"
+    assert data.session.policy == "auto-safe"  # the latest run's
     assert data.session.metadata["initialUrl"].endswith("/replay_form.html")
     assert [s.index for s in data.steps] == [0, 1, 2, 3]
     assert [s.action.name for s in data.steps] == ["type", "finish", "click", "finish"]

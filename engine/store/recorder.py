@@ -54,7 +54,7 @@ class SessionRecorder:
                 self.session_id = self.store.create_session(task, url, planner, policy, metadata)
                 self._url = url
             else:
-                self.store.resume(self.session_id)
+                self.store.resume(self.session_id, planner, policy)
                 self.page_moved(url)
             self._seq0, self._step0 = self.store.next_indexes(self.session_id)
         except VigilError as exc:

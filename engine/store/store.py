@@ -270,12 +270,14 @@ class Store:
             self._touch(c, session_id)
             c.execute("UPDATE sessions SET url=?, domain=? WHERE id=?", (_text(url), domain_of(url), session_id))
 
-    def resume(self, session_id: str) -> None:
-        """The tab's session runs again (a new task in the same tab): `running`, owned by this process."""
+    def resume(self, session_id: str, planner: str | None = None, policy: str | None = None) -> None:
+        """The tab's session runs again (a new task in the same tab): `running`, owned by this
+        process, with the planner and policy of this run (the title keeps the first task)."""
         with self._tx() as c:
             self._touch(c, session_id)
-            c.execute("UPDATE sessions SET status='running', reason=NULL, answer=NULL, owner_pid=?, owner_start=? "
-                      "WHERE id=?", (self._pid, self._token, session_id))
+            c.execute("UPDATE sessions SET status='running', reason=NULL, answer=NULL, owner_pid=?, owner_start=?, "
+                      "planner=COALESCE(?, planner), policy=COALESCE(?, policy) WHERE id=?",
+                      (self._pid, self._token, planner, policy, session_id))
 
     def next_indexes(self, session_id: str) -> tuple[int, int]:
         """(next message sequence number, next step index) of a session: where a new run appends."""
