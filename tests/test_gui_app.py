@@ -63,70 +63,52 @@ def test_run_a_task_one_approved_step_at_a_time(server):
     bar until approved; the page really changes; closing shuts the engine down."""
     import asyncio
 
-    import qasync
-    from PySide6.QtWidgets import QApplication
+    from gui_helpers import in_window
 
-    from gui.controller import Supervisor
-    from gui.main_window import MainWindow
+    async def body(window):
+        assert await window.wait_painted(10), "no screencast frame painted"
+        window.task.setText("type Ada into Full name and click Place order")
+        window._run()
+        approved = 0
+        for _ in range(200):
+            await asyncio.sleep(0.05)
+            if window.approval.is_pending():
+                assert window.sup.tab is not None
+                window.approval.approve()
+                approved += 1
+            if not window.sup.running() and approved:
+                break
+        assert approved == 3  # type, click, finish — each one asked
+        assert await window.sup.tab.page.text_content("#status") == "Order placed"
+        assert await window.sup.tab.page.input_value("#name") == "Ada"
+        assert window.chat.message_count() >= 4 and window.status_loop.text().startswith("success")
+        assert window.nodes is not None and window.sup.snapshot is not None
+        from PySide6.QtWidgets import QPushButton
+        for _ in range(60):  # each recorded step gets its after-screenshot with the Set-of-Mark overlay
+            pics = window.chat.findChildren(QPushButton, "stepPicture")
+            if len(pics) >= 2:
+                break
+            await asyncio.sleep(0.05)
+        assert len(pics) >= 2
+        pics[0].click()
+        window._settings()  # non-modal; the key is kept but never shown back in full
+        dlg = window.settings_dialog
+        dlg.api_key.setText("sk-test-1234567890abcdef")
+        dlg._save()
+        window._settings()
+        assert dlg.api_key.text() == "" and "cdef" in dlg.api_key.placeholderText()
+        assert "1234567890" not in dlg.api_key.placeholderText()
+        assert window.sup.settings["api_key"] == "sk-test-1234567890abcdef"
+        dlg.close()
+        # URL bar, back and viewport size drive the same tab
+        await window.sup.navigate(server.url("actions_next.html"))
+        assert window.url.text().endswith("actions_next.html") and window.sup.snapshot.title == "Next"
+        await window.sup.history(-1)
+        assert window.url.text().endswith("offline_shop.html")
+        await window._set_viewport("1024x768")
+        assert await window.sup.tab.page.evaluate("innerWidth") == 1024
+        assert window.sup.snapshot.context.viewport.width == 1024
+        shown = [w for w in window._pictures if w.isVisible()]
+        assert shown and shown[0].pixmap().width() > 600
 
-    app = QApplication.instance() or QApplication([])
-    app.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-
-    async def go():
-        window = MainWindow(Supervisor())
-        window.show()
-        try:
-            assert await window.startup(server.url("offline_shop.html"))
-            assert await window.wait_painted(10), "no screencast frame painted"
-            window.task.setText("type Ada into Full name and click Place order")
-            window._run()
-            approved = 0
-            for _ in range(200):
-                await asyncio.sleep(0.05)
-                if window.approval.is_pending():
-                    assert window.sup.tab is not None
-                    window.approval.approve()
-                    approved += 1
-                if not window.sup.running() and approved:
-                    break
-            assert approved == 3  # type, click, finish — each one asked
-            assert await window.sup.tab.page.text_content("#status") == "Order placed"
-            assert await window.sup.tab.page.input_value("#name") == "Ada"
-            assert window.chat.message_count() >= 4 and window.status_loop.text().startswith("success")
-            assert window.nodes is not None and window.sup.snapshot is not None
-            from PySide6.QtWidgets import QPushButton
-            for _ in range(60):  # each recorded step gets its after-screenshot with the Set-of-Mark overlay
-                pics = window.chat.findChildren(QPushButton, "stepPicture")
-                if len(pics) >= 2:
-                    break
-                await asyncio.sleep(0.05)
-            assert len(pics) >= 2
-            pics[0].click()
-            window._settings()  # non-modal; the key is kept but never shown back in full
-            dlg = window.settings_dialog
-            dlg.api_key.setText("sk-test-1234567890abcdef")
-            dlg._save()
-            window._settings()
-            assert dlg.api_key.text() == "" and "cdef" in dlg.api_key.placeholderText()
-            assert "1234567890" not in dlg.api_key.placeholderText()
-            assert window.sup.settings["api_key"] == "sk-test-1234567890abcdef"
-            dlg.close()
-            # URL bar, back and viewport size drive the same tab
-            await window.sup.navigate(server.url("actions_next.html"))
-            assert window.url.text().endswith("actions_next.html") and window.sup.snapshot.title == "Next"
-            await window.sup.history(-1)
-            assert window.url.text().endswith("offline_shop.html")
-            await window._set_viewport("1024x768")
-            assert await window.sup.tab.page.evaluate("innerWidth") == 1024
-            assert window.sup.snapshot.context.viewport.width == 1024
-            shown = [w for w in window._pictures if w.isVisible()]
-            assert shown and shown[0].pixmap().width() > 600
-        finally:
-            await window.shutdown()
-            window.close()
-        assert window.sup.browser is None
-
-    with loop:
-        loop.run_until_complete(asyncio.wait_for(go(), 120))
+    in_window(server.url("offline_shop.html"), body, timeout=120)

@@ -398,9 +398,11 @@ class Store:
 
     @staticmethod
     def _pack(kind: str, data: bytes) -> tuple[str, str, bytes]:
-        """(sha256 of the bytes, codec, stored bytes): snapshots are zlib-compressed, images kept as they are."""
+        """(sha256 of the bytes, codec, stored bytes): snapshots are zlib-compressed (level 3: measured on a
+        25k-element page, 31 ms and 374 KB against level 6's 76 ms and 304 KB — a step waits for it),
+        images kept as they are."""
         sha = hashlib.sha256(data).hexdigest()
-        return (sha, "zlib", zlib.compress(data, 6)) if kind == "snapshot" else (sha, "raw", data)
+        return (sha, "zlib", zlib.compress(data, 3)) if kind == "snapshot" else (sha, "raw", data)
 
     def finish(self, session_id: str, status: str, reason: str | None = None, answer: str | None = None) -> None:
         """Close a run: status success / error / interrupted / idle, with its reason or answer."""
