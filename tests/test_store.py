@@ -296,3 +296,16 @@ def test_location_is_vigil_home_else_the_user_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # honoured by platformdirs on Linux too
     if sys.platform.startswith("linux"):
         assert default_path() == tmp_path / "data" / "vigil" / "sessions.db"
+
+
+def test_an_unusable_location_gets_a_clear_error(tmp_path, monkeypatch):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    folder = tmp_path / "dd"
+    (folder / "sessions.db").mkdir(parents=True)
+    for home, why in ((afile, "File exists"), (folder, "it is a folder"), (Path("/proc/nope"), "No such file")):
+        monkeypatch.setenv("VIGIL_HOME", str(home))
+        with pytest.raises(StoreError) as e:
+            Store.open()
+        assert e.value.code == "STORE_UNAVAILABLE" and why in e.value.message and "VIGIL_HOME" in e.value.message
+    assert afile.read_text() == "x"

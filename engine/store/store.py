@@ -183,10 +183,17 @@ class Store:
         """Open (creating or migrating) the store; sessions left running by a dead process become
         `interrupted`. Raises StoreError STORE_CORRUPT / STORE_TOO_NEW without changing the file."""
         path = Path(path) if path else default_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        check_header(path)
-        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
-                               timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_dir():
+                raise IsADirectoryError(21, "it is a folder, not a file")
+            check_header(path)
+            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
+                                   timeout=BUSY_TIMEOUT_MS / 1000)
+        except (OSError, sqlite3.Error) as e:
+            why = getattr(e, "strerror", None) or str(e)
+            raise StoreError(f"The session store {path} cannot be opened ({why}). Set VIGIL_HOME to a folder "
+                             "you can write to.", code="STORE_UNAVAILABLE") from None
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             check_not_newer(conn, path)  # reads only: nothing is written before this passes
