@@ -8,10 +8,11 @@ wins; ties go to the nearer one.
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from engine.names import norm, similarity
 
 if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
@@ -50,17 +51,13 @@ class Match:
     distance: float
 
 
-def _norm(s: str) -> str:
-    return " ".join(s.casefold().split())
-
-
 def name_score(old: str, new: str) -> float:
-    a, b = _norm(old), _norm(new)
+    a, b = norm(old), norm(new)
     if not a and not b:
         return 0.0
     if a == b:
         return 0.4
-    ratio = difflib.SequenceMatcher(None, a, b).ratio()
+    ratio = similarity(a, b)
     return round(0.4 * ratio, 3) if ratio >= 0.6 else 0.0
 
 

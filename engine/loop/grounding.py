@@ -13,25 +13,18 @@ Matching rules for a TargetQuery:
 
 from __future__ import annotations
 
-import difflib
-import re
 from typing import TYPE_CHECKING
 
 from engine.errors import UnknownNodeError
 from engine.loop.redact import types_secret
 from engine.models import Action, ExpectedOutcome, TargetQuery
+from engine.names import norm, similarity
 
 if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
     from engine.snapshot.vnode import VirtualNode
 
-_WS = re.compile(r"\s+")
 MAX_CANDIDATES = 5
-
-
-def norm(s: str | None) -> str:
-    """Case- and whitespace-insensitive form of a name or text."""
-    return _WS.sub(" ", (s or "")).strip().casefold()
 
 
 def describe_node(node: "VirtualNode") -> str:
@@ -116,7 +109,7 @@ def closest_candidates(snapshot: "DomSnapshot", q: TargetQuery, limit: int = MAX
         if not (n.interactive or n.name):
             continue
         label = norm(n.name or n.text)
-        score = difflib.SequenceMatcher(None, want, label).ratio() if want and label else 0.0
+        score = similarity(want, label)
         if want and label and (want in label or label in want):
             score += 0.3
         if q.role and n.role == q.role:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from rapidfuzz import fuzz
 
+from engine.names import norm
 from engine.planners.task_parse import TargetSpec
 
 if TYPE_CHECKING:
@@ -36,10 +37,6 @@ class Candidate:
     order: int
 
 
-def _norm(s: str | None) -> str:
-    return re.sub(r"\s+", " ", (s or "").replace("\u00a0", " ")).strip().casefold()
-
-
 def labels(node: "VirtualNode") -> list[str]:
     """What a person could call this node: name, placeholder, title, aria-label, own text, value."""
     a = node.attrs or {}
@@ -49,11 +46,11 @@ def labels(node: "VirtualNode") -> list[str]:
     if node.tag == "input" and a.get("type") in ("date", "time", "datetime-local", "month", "week", "email", "password",
                                                  "search", "tel", "url", "number", "color", "file"):
         out.append(a["type"].replace("datetime-local", "date and time"))  # "the date", "the email field"
-    return [_norm(x) for x in out if x and _norm(x)]
+    return [norm(x) for x in out if x and norm(x)]
 
 
 def name_score(want: str, node: "VirtualNode", quoted: bool = False) -> float:
-    w = _norm(want)
+    w = norm(want)
     if not w:
         return 0.0
     best = 0.0
@@ -94,8 +91,8 @@ def _anchor_bonus(node: "VirtualNode", anchors: list["VirtualNode"]) -> float:
 
 
 def find_anchor_nodes(snap: "DomSnapshot", text: str) -> list["VirtualNode"]:
-    want = _norm(text)
-    return [n for n in snap.nodes() if n.rendered and want and (want in _norm(n.text) or want == _norm(n.name))]
+    want = norm(text)
+    return [n for n in snap.nodes() if n.rendered and want and (want in norm(n.text) or want == norm(n.name))]
 
 
 def ground(snap: "DomSnapshot", spec: TargetSpec, *, roles: Iterable[str] | None = None, rendered: bool = True,
@@ -150,7 +147,7 @@ def ground(snap: "DomSnapshot", spec: TargetSpec, *, roles: Iterable[str] | None
 
 def closest(snap: "DomSnapshot", spec: TargetSpec, limit: int = 4) -> list["VirtualNode"]:
     """The nodes most like what was asked for, for an honest "could not find" message."""
-    want = _norm(spec.name)
+    want = norm(spec.name)
     scored = []
     for n in snap.nodes():
         if not n.interactive or not n.rendered:
@@ -172,7 +169,7 @@ def openers(snap: "DomSnapshot", hidden: "VirtualNode", tried: set[str]) -> list
         h = h.parent
     out: list["VirtualNode"] = []
     if h.role == "tabpanel" and h.name:
-        out += [n for n in snap.nodes() if n.role == "tab" and n.rendered and _norm(n.name) == _norm(h.name)]
+        out += [n for n in snap.nodes() if n.role == "tab" and n.rendered and norm(n.name) == norm(h.name)]
     if h.parent is not None:
         sibs = h.parent.children
         for sib in reversed(sibs[:sibs.index(h)]):

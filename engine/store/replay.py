@@ -18,11 +18,11 @@ step with the real value or takes over.
 from __future__ import annotations
 
 from engine.errors import VigilError
-from engine.loop.grounding import norm
 from engine.loop.planner import Observation
 from engine.loop.redact import MASK
 from engine.loop.scripted import ScriptedPlanner, ScriptStep
 from engine.models import TERMINAL_ACTIONS, ProposedStep, StepRecord, TargetQuery
+from engine.names import norm
 from engine.store.store import SessionData, Store
 
 
