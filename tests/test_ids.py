@@ -66,3 +66,29 @@ def test_cache_reused_until_page_changes(harness, server):
         assert e is not d and e.find(role="textbox", name="User")[0].value == "bob"
 
     harness.page(server.url("secrets.html"), check)
+
+
+def test_cache_reused_on_a_page_with_frames_until_a_frame_changes(harness, server):
+    """Same- and cross-origin frames: the snapshot is reused while no document changed, and taken
+    again when only a child frame changes (its DOM, a field's value, its scroll)."""
+    async def check(tab):
+        a = await tab.snapshot()
+        assert a.stats.frames == 3
+        b = await tab.snapshot()
+        assert a is b, "nothing changed in any frame: the cached snapshot is returned"
+        for frame in tab.page.frames[1:]:
+            await frame.evaluate("document.body.insertAdjacentHTML('beforeend', '<p>frame changed</p>')")
+            c = await tab.snapshot()
+            assert c is not b and any(n.text == "frame changed" and n.frame_id != c.root.frame_id for n in c.nodes())
+            assert await tab.snapshot() is c
+            await frame.evaluate("document.body.lastElementChild.remove()")
+            b = await tab.snapshot()
+            assert b is not c
+        inner = tab.page.frames[1]
+        box = await inner.query_selector("input, textarea")
+        if box is not None:
+            await box.fill("typed in the frame")
+            d = await tab.snapshot()
+            assert d is not b and any(n.value == "typed in the frame" for n in d.nodes())
+
+    harness.page(server.url("frames.html"), check)

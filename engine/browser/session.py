@@ -91,7 +91,7 @@ class Tab(TabActions):
         self.frames: dict[str, FrameTarget] = {}
         self._ordinals: dict[str, int] = {}
         self._snapshot = None
-        self._snapshot_key: tuple | None = None
+        self._snapshot_keys: dict[str, tuple] | None = None  # per frame: the document versions the snapshot saw
         self._invalid = True
         self.crashed = False
         self.closed = False
@@ -307,9 +307,17 @@ class Tab(TabActions):
         self._invalid = True
         self.generation += 1
 
-    async def _page_version(self) -> tuple | None:
+    async def _frame_version(self, frame_id: str) -> tuple | None:
+        """What `capture.walk_key` would say of this frame's document now, or None when it cannot be
+        read (then the cache is not trusted)."""
         try:
-            sid, ctx = await self.context_for(self.main_frame_id, timeout=1.0)
+            if frame_id == self.main_frame_id:
+                sid, ctx = await self.context_for(frame_id, timeout=1.0)
+            else:  # a child frame without a live document is a reason to walk again, not to wait
+                ft = self.frames.get(frame_id)
+                if ft is None or ft.context_id is None:
+                    return None
+                sid, ctx = ft.session_id, ft.context_id
             # Scroll and resize events arrive with the next frame: let one pass (50 ms at most)
             # so a programmatic scroll of an inner container is seen before the cache is trusted.
             expr = ("new Promise(res => { const k = " + json.dumps(self.key) + "; const v = () => { const s = window[k]; "
@@ -323,6 +331,14 @@ class Tab(TabActions):
         except VigilError:
             return None
 
+    async def _page_versions(self) -> dict[str, tuple] | None:
+        """Every frame's document version (all frames at once), or None when one cannot be read."""
+        ids = list(self.frames)
+        found = await asyncio.gather(*(self._frame_version(fid) for fid in ids))
+        if any(v is None for v in found):
+            return None
+        return dict(zip(ids, found))
+
     async def snapshot(self, *, force: bool = False, full_page: bool = False, max_nodes: int | None = None,
                        timeout: float = 30.0):
         """The current snapshot: reused while nothing changed in the page, else captured afresh."""
@@ -330,15 +346,15 @@ class Tab(TabActions):
 
         async with self._lock:
             self.check_alive()
-            if not force and not self._invalid and self._snapshot is not None and len(self.frames) <= 1:
-                key = await self._page_version()
-                if key is not None and key == self._snapshot_key:
+            if not force and not self._invalid and self._snapshot is not None:
+                keys = await self._page_versions()
+                if keys is not None and keys == self._snapshot_keys:
                     return self._snapshot
             gen = self.generation
             snap = await capture(self, max_nodes=max_nodes, timeout=timeout)
             self._snapshot = snap
             self.recent_snapshots.append(snap)
-            self._snapshot_key = getattr(self, "_walk_key", None)
+            self._snapshot_keys = getattr(self, "_walk_keys", None)
             self._invalid = self.generation != gen
             return snap
 

@@ -244,9 +244,6 @@ async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "D
         main_data["rows"] = []
         main_data["frames"] = []
     docs.append((main, main_data, None, None))
-    # What the page looked like to this walk: lets Tab.snapshot() reuse it while nothing changed.
-    tab._walk_key = (main_data.get("ver"), main_data.get("sx"), main_data.get("sy"), main_data.get("vw"),
-                     main_data.get("vh"), main_data.get("url"))
     frame_infos: list[FrameInfo] = []
     # Child frames, breadth first: each level walks in parallel (out-of-process frames run in
     # other renderer processes), with its offset and clip from the owner's box in the parent.
@@ -294,6 +291,9 @@ async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "D
     if occ_jobs:
         view = (main_data.get("vw") or 0, main_data.get("vh") or 0)
         await asyncio.gather(*(_occlusion_across_frames(tab, *job, view) for job in occ_jobs))
+    # What each document looked like to this walk: lets Tab.snapshot() reuse the snapshot while
+    # none of them changed (their mutation counters, scroll, viewport and address are all the same).
+    tab._walk_keys = {fid: walk_key(data) for fid, data, _, _ in docs}
     t_walked = time.perf_counter()
     with _no_gc():  # 25k small objects: the cyclic GC would run several times over them for nothing
         root, by_id, counts = _build(docs)
@@ -303,6 +303,11 @@ async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "D
     timings["transfer_bytes"] = float(sum(d.get("_bytes", 0) for _, d, _, _ in docs))
     return DomSnapshot.create(tab=tab, main=main_data, root=root, by_id=by_id, counts=counts, frames=frame_infos,
                               timings=timings, generation=gen, truncated=any(d.get("truncated") for _, d, _, _ in docs))
+
+
+def walk_key(data: dict) -> tuple:
+    """A document's version as the walker saw it: mutation counter, scroll, viewport, address."""
+    return (data.get("ver"), data.get("sx"), data.get("sy"), data.get("vw"), data.get("vh"), data.get("url"))
 
 
 def _build(docs: list[tuple[str, dict, str | None, str | None]]):
