@@ -114,7 +114,8 @@ class SessionRecorder:
             except VigilError as exc:
                 self._failed(exc)
                 return
-        ev = scrub_known(ev, self._secrets) if not isinstance(ev, StepRecorded) else ev  # records come scrubbed
+        if isinstance(ev, (MessageAdded, PlanUpdated)):  # step records come scrubbed by the loop already
+            ev = scrub_known(ev, self._secrets)
         try:
             if isinstance(ev, MessageAdded):
                 m = ev.message
