@@ -101,9 +101,25 @@ def test_run_is_listed_and_opens_read_only(server, home):
         assert view.after.pixmap_full().width() > 600 and view.before_caption.text().startswith("Before step 1 ·")
         view.steps.setCurrentItem(view.steps.topLevelItem(1))
         assert view.selected_step() == 1 and view.after_caption.text().startswith("After step 2 ·")
-        # nothing in it acts on a page: no approval bar, no input, no buttons
-        assert not view.findChildren(ApprovalBar) and not view.findChildren(QLineEdit)
-        assert not view.findChildren(QPushButton)
+        # the stored snapshots in the node tree: the element acted on selected before, new IDs marked after
+        step = data.steps[1]
+        view.detail.setCurrentIndex(1)
+        before = view.snapshot(1, "before")
+        assert before is not None and view.nodes_before.model.rowCount() == 1
+        assert view.nodes_before.selected_node_id() == step.target["id"] == step.result.node_id
+        assert before.get(step.target["id"]).name == "Place order"
+        shot(view, "session_view_nodes.png")
+        view.detail.setCurrentIndex(2)
+        after = view.snapshot(1, "after")
+        assert after is not None and view.nodes_after.model.new_ids == after.new_ids_since(before)
+        assert view.detail.tabText(2).startswith(f"Nodes after ({len(after)}, ")
+        view.steps.setCurrentItem(view.steps.topLevelItem(0))  # another step: the open tab follows it
+        assert view.nodes_after._snap is view.snapshot(0, "after")
+        # nothing in it acts on a page: no approval bar, no task box, no buttons outside the node filters
+        outside = [x for x in view.findChildren(QLineEdit) + view.findChildren(QPushButton)
+                   if not (view.nodes_before.isAncestorOf(x) or view.nodes_after.isAncestorOf(x))]
+        assert not view.findChildren(ApprovalBar) and not outside
+        view.detail.setCurrentIndex(0)
         await asyncio.sleep(0.2)
         shot(w, "sessions.png")
         shot(view, "session_view.png")

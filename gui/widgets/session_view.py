@@ -1,6 +1,9 @@
 """A read-only view of a recorded session, in the same widgets as a live run: the PlanView with the
-final plan, the ChatView with every stored message and step observation, the step list, and the
-selected step's before/after screenshots with their Set-of-Mark (drawn from the stored snapshots).
+final plan, the ChatView with every stored message and step observation, the step list, the
+selected step's before/after screenshots with their Set-of-Mark (drawn from the stored snapshots),
+and the stored before/after snapshots themselves in the NodeTreePanel — the element acted on
+selected in "before", the IDs that appeared since marked in "after" (loaded when those tabs are
+looked at: a big page's tree costs a fraction of a second to restore).
 
 It holds the store and the loaded session only — no tab, no loop: nothing in it can act on a page.
 All stored text (titles, tasks, URLs, page text) is shown as plain text.
@@ -13,12 +16,13 @@ import logging
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPixmap
 from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QFrame, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
-                               QScrollArea, QSizePolicy, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
-                               QWidget)
+                               QScrollArea, QSizePolicy, QSplitter, QTabWidget, QTreeWidget, QTreeWidgetItem,
+                               QVBoxLayout, QWidget)
 
 from engine.errors import VigilError
 from engine.store.store import SessionData
 from gui.widgets.chat_view import ChatView, plain_label
+from gui.widgets.node_tree import NodeTreePanel
 from gui.widgets.plan_view import PlanView
 from gui.widgets.sessions_panel import STATUS_STYLE, local_time
 
@@ -128,10 +132,22 @@ class SessionView(QWidget):
         self.before_caption, self.before = self._picture_box(grid, 0, "before")
         self.after_caption, self.after = self._picture_box(grid, 1, "after")
         grid.setRowStretch(1, 1)
+        self.nodes_before = NodeTreePanel()
+        self.nodes_before.setObjectName("nodesBefore")
+        self.nodes_after = NodeTreePanel()
+        self.nodes_after.setObjectName("nodesAfter")
+        self._snapshots: dict[tuple[int, str], object | None] = {}
+        self._trees_for: int | None = None  # the step whose snapshots the node trees show
+        self.detail = QTabWidget()
+        self.detail.setObjectName("stepDetail")
+        self.detail.addTab(pics, "Pictures")
+        self.detail.addTab(self.nodes_before, "Nodes before")
+        self.detail.addTab(self.nodes_after, "Nodes after")
+        self.detail.currentChanged.connect(lambda _i: self._show_trees())
         right = QSplitter(Qt.Vertical)
         right.addWidget(self.steps)
-        right.addWidget(pics)
-        right.setSizes([360, 420])
+        right.addWidget(self.detail)
+        right.setSizes([300, 480])
 
         split = QSplitter(Qt.Horizontal)
         split.addWidget(left)
@@ -278,11 +294,46 @@ class SessionView(QWidget):
                     text += f" · the element acted on [{target}] is ringed in yellow"
             cap.setText(text)
             lab.set_picture(got[0] if got is not None else None, f"No screenshot was kept {side} step {index + 1}.")
+        self._show_trees()
         if index is not None:
             turn = self.chat.turn_for_step(index)
             if turn is not None:
                 self.chat.auto_scroll = False
                 self.chat.scroll.ensureWidgetVisible(turn)
+
+    def snapshot(self, index: int, side: str):
+        """Step `index`'s stored `side` snapshot as a detached DomSnapshot (cached), or None."""
+        key = (index, side)
+        if key not in self._snapshots:
+            from engine.snapshot.stored import load_snapshot
+            sha = self.data.blobs.get(index, {}).get(f"snapshot_{side}")
+            snap = None
+            if sha is not None:
+                try:
+                    snap = load_snapshot(self.store.get_blob(sha))
+                except VigilError as exc:
+                    log.warning("step %s %s snapshot: %s", index, side, exc.message)
+            self._snapshots[key] = snap
+        return self._snapshots[key]
+
+    def _show_trees(self) -> None:
+        """Fill the node trees for the selected step, once a node tab is on screen."""
+        index = self.selected_step()
+        if self.detail.currentIndex() == 0 or index == self._trees_for:
+            return
+        self._trees_for = index
+        before = self.snapshot(index, "before") if index is not None else None
+        after = self.snapshot(index, "after") if index is not None else None
+        self.nodes_before.set_snapshot(before)
+        self.nodes_after.set_snapshot(after, before)
+        rec = next((r for r in self.data.steps if r.index == index), None)
+        target = rec.target.get("id") if rec is not None and rec.target else None
+        if before is not None and target:
+            self.nodes_before.select_node(str(target))
+        new = len(after.new_ids_since(before)) if after is not None and before is not None else 0
+        self.detail.setTabText(1, f"Nodes before ({len(before)})" if before is not None else "Nodes before (none kept)")
+        self.detail.setTabText(2, (f"Nodes after ({len(after)}, {new} new)" if after is not None
+                                   else "Nodes after (none kept)"))
 
     def selected_step(self) -> int | None:
         it = self.steps.currentItem()
