@@ -115,9 +115,11 @@ def test_run_is_listed_and_opens_read_only(server, home):
         assert view.detail.tabText(2).startswith(f"Nodes after ({len(after)}, ")
         view.steps.setCurrentItem(view.steps.topLevelItem(0))  # another step: the open tab follows it
         assert view.nodes_after._snap is view.snapshot(0, "after")
-        # nothing in it acts on a page: no approval bar, no task box, no buttons outside the node filters
+        view.detail.setCurrentIndex(3)  # what the planner was given before step 1
+        assert '"Full name"' in view.payload.semantic_view.toPlainText() and view.payload.tokens["semantic"] > 0
+        # nothing in it acts on a page: no approval bar, no task box, no buttons outside the node and payload views
         outside = [x for x in view.findChildren(QLineEdit) + view.findChildren(QPushButton)
-                   if not (view.nodes_before.isAncestorOf(x) or view.nodes_after.isAncestorOf(x))]
+                   if not any(w.isAncestorOf(x) for w in (view.nodes_before, view.nodes_after, view.payload))]
         assert not view.findChildren(ApprovalBar) and not outside
         view.detail.setCurrentIndex(0)
         await asyncio.sleep(0.2)

@@ -360,8 +360,15 @@ def test_json_mode_fallbacks(harness, server, llm):
     harness.page(server.url("plan_form.html"), go)
 
 
-def test_supervised_run_end_to_end(harness, server, llm):
+def test_supervised_run_end_to_end(harness, server, llm, tmp_path):
+    """…recorded: each step keeps what the model was sent and answered, and neither the typed
+    password (which the task itself spells out) nor the API key reaches the store or the report."""
+    from engine.store import Store
+    from engine.store.recorder import SessionRecorder
+    from engine.store.report import export_html
     secret = "hunter2-very-secret"
+    store = Store.open(tmp_path / "s.db")
+    rec = SessionRecorder(store)
 
     async def go(tab):
         tab.stability = StabilityConfig(dom_quiet_ms=120, network_quiet_ms=150, timeout_ms=1500)
@@ -373,8 +380,11 @@ def test_supervised_run_end_to_end(harness, server, llm):
                                "expected_outcome": {"type": "element_appears", "text": "subscribed"}}),
                 call("finish", {"answer": "Subscribed ada@example.com"}))
         p = planner(llm)
-        result = await AgentLoop(tab, p, gate=AutoApprove(), policy="auto", screenshots=False).run(
-            f"Subscribe ada@example.com with password {secret}")
+        loop = AgentLoop(tab, p, gate=AutoApprove(), policy="auto", screenshots=False)
+        task = f"Subscribe ada@example.com with password {secret}"
+        rec.start(loop, task, tab.page.url, planner="openai", policy="auto")
+        result = await loop.run(task)
+        rec.finish(result)
         await p.aclose()
         return result
 
@@ -388,3 +398,13 @@ def test_supervised_run_end_to_end(harness, server, llm):
     for r in llm.requests[2:]:  # after the password was typed, only the task itself names it
         sent = json.dumps(r["messages"], ensure_ascii=False).replace(f"password {secret}", "")
         assert secret not in sent
+    data = store.load(rec.session_id)
+    assert [st.exchange["model"] for st in data.steps] == ["fake-model"] * 4
+    assert all(st.exchange["messages"] and st.exchange["reply"] for st in data.steps)
+    assert "Thanks, you are subscribed" in json.dumps(data.steps[3].exchange["messages"])
+    report = export_html(store, rec.session_id)
+    assert "What fake-model was sent and answered" in report and "STEPS SO FAR" in report
+    store.close()
+    raw = b"".join(f.read_bytes() for f in tmp_path.glob("s.db*"))
+    for leak in (secret.encode(), KEY.encode()):
+        assert leak not in raw and leak.decode() not in report

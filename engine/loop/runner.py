@@ -13,6 +13,7 @@ an unrecoverable page error such as a crashed tab (error) — never with an exce
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -59,6 +60,20 @@ class _Turn:
     result: ActionResult | None = None
 
 
+def exchange_of(planner: object) -> dict | None:
+    """A planner's `last_exchange` (what it sent to a model or backend and got back) as plain JSON
+    data for the step record, or None for planners that talk to nobody."""
+    ex = getattr(planner, "last_exchange", None)
+    if ex is None:
+        return None
+    try:
+        data = ex.model_dump(mode="json") if hasattr(ex, "model_dump") else json.loads(json.dumps(ex, default=str))
+    except (TypeError, ValueError) as exc:
+        log.debug("planner exchange not kept: %s", exc)
+        return None
+    return data if isinstance(data, dict) else {"exchange": data}
+
+
 def _ms(t: float) -> float:
     return round((time.monotonic() - t) * 1000, 1)
 
@@ -83,6 +98,7 @@ class AgentLoop:
         self.task = ""
         self.start_domain = ""
         self._prev_snap = None
+        self._exchange: dict | None = None  # the planner's exchange for the step being worked on
         self._stop_requested = False
         self._stop_event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -201,6 +217,7 @@ class AgentLoop:
         if not isinstance(p, ProposedStep):
             raise VigilError(f"The planner returned {type(p).__name__}, not a ProposedStep.", code="PLANNER_FAILED")
         timings["plan"] = _ms(t)
+        self._exchange = exchange_of(self.planner)
         try:  # what leaves the loop never carries typed secrets
             guess = resolve_target(obs.snapshot, p.action.target) if p.action.target is not None else None
         except UnknownNodeError:
@@ -229,7 +246,7 @@ class AgentLoop:
                                   summary=describe_action(p.action, node, p.expected_outcome),
                                   sensitive_reasons=reasons, policy=self.policy)
         base = dict(index=index, proposal=shown, auto_approved=not ask, url_before=snap.url, url_after=snap.url,
-                    snapshot_nodes=len(snap), timings_ms=timings)
+                    snapshot_nodes=len(snap), timings_ms=timings, exchange=self._exchange)
         while True:
             t = time.monotonic()
             decision = await self._decide(request) if ask else Decision.approve()
@@ -309,7 +326,8 @@ class AgentLoop:
         self.bus.publish(ActionDone(step_index=index, actor="agent", result=result))
         self.journal.record(StepRecord(index=index, proposal=shown, action=shown.action, result=result, url_before=snap.url,
                                        url_after=snap.url, snapshot_nodes=len(snap), timings_ms=timings,
-                                       status="failed", note="The target never appeared; nothing ran."))
+                                       exchange=self._exchange, status="failed",
+                                       note="The target never appeared; nothing ran."))
         self.journal.update_message(msg, status="error", error=text)
         self.journal.mark_plan(p.plan_index, "failed")
         return _Turn("failed", text, result)

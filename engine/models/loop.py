@@ -120,6 +120,7 @@ class StepRecord(BaseModel):
     screenshot_distance: int | None = None
     snapshot_nodes: int = 0
     target: dict[str, Any] | None = None  # the node acted on, as it was: id, role, name, nth (for replay), box …
+    exchange: dict[str, Any] | None = None  # what a model / backend planner was sent and answered for it
     started_at: float = Field(default_factory=time.time)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     status: Literal["completed", "failed", "skipped", "rejected", "stopped"] = "completed"

@@ -90,6 +90,10 @@ align-items:center;justify-content:center;cursor:zoom-out;padding:1vh}
 .zoom:checked+label img{width:auto;max-width:98vw;max-height:98vh;border:0}
 .timings{font-size:12px;color:#64748b;margin:10px 0 0}footer{color:#64748b;font-size:12px;margin:24px 0}
 nav a{color:#4f46e5;text-decoration:none;margin-right:10px}
+details.exchange{margin-top:10px}details.exchange summary{cursor:pointer;color:#4f46e5;font-size:13px}
+details.exchange pre{max-height:480px;overflow:auto;background:#f8fafc;border:1px solid #e2e8f0;border-radius:6px;
+padding:8px 10px;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre-wrap;
+overflow-wrap:anywhere}
 @media (max-width:800px){.cols,.shots{grid-template-columns:1fr}}
 """
 
@@ -297,7 +301,19 @@ def _step(store: Store, data: SessionData, rec: StepRecord, cache: dict[str, str
             f'<div>{_decision(rec, data.session.policy)}</div><h4>Page</h4>{page}</div><div><h4>Action</h4>{result}'
             + (f"<h4>Verification</h4>{verification}" if verification else "")
             + f"<h4>Recent page events</h4>{events}</div></div>{_pictures(store, data, rec)}"
-            + (f'<p class="timings">{timings}</p>' if timings else "") + "</article>")
+            + (f'<p class="timings">{timings}</p>' if timings else "") + _exchange(rec) + "</article>")
+
+
+def _exchange(rec: StepRecord) -> str:
+    """What a model or backend planner was sent and answered for the step, folded (no script needed)."""
+    ex = rec.exchange
+    if not ex:
+        return ""
+    who = ex.get("model") or ex.get("endpoint") or "the planner"
+    size = f" · ~{int(ex['tokens']):,} tokens" if isinstance(ex.get("tokens"), (int, float)) and ex["tokens"] else ""
+    body = json.dumps(ex, ensure_ascii=False, indent=2)
+    return (f'<details class="exchange"><summary>What {_t(who)} was sent and answered{_t(size)}</summary>'
+            f'<pre>{_t(body)}</pre></details>')
 
 
 # -- writing -------------------------------------------------------------------------------------

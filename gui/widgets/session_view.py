@@ -1,9 +1,11 @@
 """A read-only view of a recorded session, in the same widgets as a live run: the PlanView with the
 final plan, the ChatView with every stored message and step observation, the step list, the
 selected step's before/after screenshots with their Set-of-Mark (drawn from the stored snapshots),
-and the stored before/after snapshots themselves in the NodeTreePanel — the element acted on
-selected in "before", the IDs that appeared since marked in "after" (loaded when those tabs are
-looked at: a big page's tree costs a fraction of a second to restore).
+the stored before/after snapshots themselves in the NodeTreePanel — the element acted on
+selected in "before", the IDs that appeared since marked in "after" — and in the PayloadInspector
+what the planner was given: the semantic payload of the page before the step and, for a model or
+backend planner, the exchange itself (loaded when those tabs are looked at: a big page's tree
+costs a fraction of a second to restore).
 
 It holds the store and the loaded session only — no tab, no loop: nothing in it can act on a page.
 All stored text (titles, tasks, URLs, page text) is shown as plain text.
@@ -22,6 +24,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QFrame, QGridLayo
 from engine.errors import VigilError
 from engine.store.store import SessionData
 from gui.widgets.chat_view import ChatView, plain_label
+from gui.widgets.inspector import PayloadInspector
 from gui.widgets.node_tree import NodeTreePanel
 from gui.widgets.plan_view import PlanView
 from gui.widgets.sessions_panel import STATUS_STYLE, local_time
@@ -143,6 +146,9 @@ class SessionView(QWidget):
         self.detail.addTab(pics, "Pictures")
         self.detail.addTab(self.nodes_before, "Nodes before")
         self.detail.addTab(self.nodes_after, "Nodes after")
+        self.payload = PayloadInspector()
+        self.payload.setObjectName("stepPayload")
+        self.detail.addTab(self.payload, "Payload")
         self.detail.currentChanged.connect(lambda _i: self._show_trees())
         right = QSplitter(Qt.Vertical)
         right.addWidget(self.steps)
@@ -317,7 +323,7 @@ class SessionView(QWidget):
         return self._snapshots[key]
 
     def _show_trees(self) -> None:
-        """Fill the node trees for the selected step, once a node tab is on screen."""
+        """Fill the node trees and the payload for the selected step, once one of their tabs is on screen."""
         index = self.selected_step()
         if self.detail.currentIndex() == 0 or index == self._trees_for:
             return
@@ -327,6 +333,9 @@ class SessionView(QWidget):
         self.nodes_before.set_snapshot(before)
         self.nodes_after.set_snapshot(after, before)
         rec = next((r for r in self.data.steps if r.index == index), None)
+        # what the planner saw: the payload of the page before the step, and a model's or backend's exchange
+        self.payload.show_snapshot_payload(before)
+        self.payload.show_exchange(rec.exchange if rec is not None else None)
         target = rec.target.get("id") if rec is not None and rec.target else None
         if before is not None and target:
             self.nodes_before.select_node(str(target))
