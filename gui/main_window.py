@@ -15,7 +15,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
                                QPushButton, QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget, QCheckBox,
-                               QDialogButtonBox, QFileDialog)
+                               QDialogButtonBox, QFileDialog, QMessageBox)
 
 from engine.errors import VigilError
 from engine.models import ChatMessage
@@ -200,6 +200,7 @@ class MainWindow(QMainWindow):
         self.sessions.open_requested.connect(self.open_session)
         self.sessions.export_requested.connect(self.ask_export)
         self.sessions.replay_requested.connect(self.replay)
+        self.sessions.delete_requested.connect(self.ask_delete)
         self.sessions.error.connect(self.show_error)
         s.session_changed.connect(self.sessions.set_current)
         s.sessions_changed.connect(self.sessions.refresh)
@@ -347,6 +348,40 @@ class MainWindow(QMainWindow):
         view.show()
         view.raise_()
         return view
+
+    def ask_delete(self, session_id: str) -> QMessageBox:
+        """Ask (non-modally) before deleting a session for good, then delete it."""
+        s = self.sessions.summary(session_id)
+        box = QMessageBox(QMessageBox.Warning, "Delete session",
+                          f"Delete session {session_id[:8]} with its {s.steps if s else 0} step(s) and pictures? "
+                          "This cannot be undone.", QMessageBox.Yes | QMessageBox.Cancel, self)
+        box.setTextFormat(Qt.PlainText)  # the title below came from a page or a task
+        box.setInformativeText(s.title if s is not None else "")
+        box.setDefaultButton(QMessageBox.Cancel)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.buttonClicked.connect(lambda b: self.delete_session(session_id)
+                                  if box.standardButton(b) == QMessageBox.Yes else None)
+        self.delete_box = box
+        box.open()  # not exec(): a nested event loop would stall the engine
+        return box
+
+    def delete_session(self, session_id: str) -> bool:
+        """Delete a stored session; the tab's own session is let go first (its next task starts a new one)."""
+        if self.sup.store is None:
+            return False
+        if session_id == self.sup.current_session():
+            if self.sup.running():
+                self.show_error("This tab's session is running; stop the task before deleting it.")
+                return False
+            self.sup.new_session()
+        try:
+            self.sup.store.delete(session_id)
+        except VigilError as exc:
+            self.show_error(exc.message)
+            return False
+        self.sessions.refresh()
+        self.statusBar().showMessage(f"Deleted session {session_id[:8]}.", 8000)
+        return True
 
     def ask_export(self, session_id: str) -> QFileDialog:
         """Ask where to write the HTML report (the JSON trace goes next to it), then write both."""

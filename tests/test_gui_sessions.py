@@ -130,6 +130,8 @@ def test_run_is_listed_and_opens_read_only(server, home):
 
 
 def test_one_session_per_tab_until_new_session(server, home):
+    from PySide6.QtWidgets import QMessageBox
+
     from gui.widgets.sessions_panel import TITLE_COL
 
     async def body(w):
@@ -171,6 +173,20 @@ def test_one_session_per_tab_until_new_session(server, home):
         assert p.session_ids(visible_only=True) == [first]
         p.filter.clear()
         assert p.session_ids(visible_only=True) == [second, first]
+
+        # delete: asked first (non-modal); Cancel keeps it, Yes removes it; deleting the tab's own
+        # session lets it go, so the next task starts a new one
+        p.select_session(first)
+        p.delete_btn.click()
+        box = w.delete_box
+        assert box.isVisible() and "Bob's order" in box.informativeText()
+        box.button(QMessageBox.Cancel).click()
+        assert [s.id for s in w.sup.store.list_sessions()] == [second, first]
+        p.select_session(second)
+        p.delete_btn.click()
+        w.delete_box.button(QMessageBox.Yes).click()
+        assert [s.id for s in w.sup.store.list_sessions()] == [first] and p.session_ids() == [first]
+        assert w.sup.current_session() is None and w.sessions.current is None
 
     in_window(server.url("offline_shop.html"), body)
 

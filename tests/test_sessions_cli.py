@@ -252,3 +252,17 @@ def test_replay_with_approval_asks_for_the_secrets_it_never_recorded(server, hom
     assert rows[0]["status"] == "success" and "pw=" in rows[0]["url"] and "Tr0ub4dor" not in rows[0]["url"]
     raw = b"".join(p.read_bytes() for p in home.glob("sessions.db*"))
     assert b"Tr0ub4dor" not in raw
+
+
+def test_sessions_delete(home):
+    with Store.open() as store:
+        keep = store.create_session("keep me", "https://a.example/", "script", "auto")
+        drop = store.create_session("drop me", "https://b.example/", "script", "auto")
+        store.finish(keep, "success")
+        store.finish(drop, "error", reason="failed")
+    r = vigil("sessions", "--delete", drop[:6], "zzzz")  # every id is checked before anything is deleted
+    assert r.returncode == 2 and "STORE_NO_SESSION" in r.stderr
+    assert len(sessions()) == 2
+    r = vigil("sessions", "--delete", drop[:6])
+    assert r.returncode == 0 and drop in r.stdout
+    assert [s["id"] for s in sessions()] == [keep]

@@ -309,3 +309,33 @@ def test_an_unusable_location_gets_a_clear_error(tmp_path, monkeypatch):
             Store.open()
         assert e.value.code == "STORE_UNAVAILABLE" and why in e.value.message and "VIGIL_HOME" in e.value.message
     assert afile.read_text() == "x"
+
+
+def test_delete_removes_a_session_and_only_its_own_blobs(home):
+    with Store.open() as store:
+        shared = store.put_blob("screenshot", b"\xff\xd8 the same picture in both sessions")
+        a = store.create_session("task a", "https://a.example/", "script", "auto")
+        b = store.create_session("task b", "https://b.example/", "script", "auto")
+        store.add_message(a, ChatMessage(messageId="m0", role="user", content="task a", sequenceNumber=0))
+        store.save_plan(a, Plan.from_descriptions(["one"]))
+        store.add_step(a, _step(0), {"screenshot_after": shared},
+                       files={"screenshot_before": ("screenshot", b"a picture only session a has " * 40)})
+        store.add_step(b, _step(0), {"screenshot_after": shared})
+        store.finish(a, "success")
+        store.finish(b, "success")
+        (own,) = [sha for role, sha in store.load(a).blobs[0].items() if role == "screenshot_before"]
+        assert store.delete(a) == 1  # its own picture; the shared one stays for b
+        assert [s.id for s in store.list_sessions()] == [b]
+        assert store.get_blob(shared)
+        with pytest.raises(StoreError) as e:
+            store.get_blob(own)
+        assert e.value.code == "STORE_NO_BLOB"
+        with pytest.raises(StoreError) as e:
+            store.load(a)
+        assert e.value.code == "STORE_NO_SESSION"
+        assert store.integrity_check() == "ok"
+        c = store.create_session("still going", "https://c.example/", "script", "auto")
+        with pytest.raises(StoreError) as e:  # this process is alive and running it
+            store.delete(c)
+        assert e.value.code == "STORE_BUSY"
+    assert b"a picture only session a has" not in _raw_bytes(home / "sessions.db")  # zeroed, not just unlinked

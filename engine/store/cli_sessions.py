@@ -1,4 +1,4 @@
-"""`vigil sessions [--json]`, `vigil export ID --html PATH [--json PATH]` and
+"""`vigil sessions [--json] [--delete ID …]`, `vigil export ID --html PATH [--json PATH]` and
 `vigil replay ID [--approve ask|auto|auto-safe] [--url URL]`.
 
 Session IDs may be shortened to any unique prefix of at least 4 characters (as `vigil sessions`
@@ -16,8 +16,10 @@ from engine.errors import VigilError
 
 
 def add_session_parsers(sub) -> None:
-    s = sub.add_parser("sessions", help="list the recorded sessions, newest first")
+    s = sub.add_parser("sessions", help="list the recorded sessions, newest first (or delete some)")
     s.add_argument("--json", action="store_true", help="one JSON array of sessions")
+    s.add_argument("--delete", metavar="ID", nargs="+",
+                   help="delete these sessions with their steps and pictures (ids or unique prefixes)")
 
     e = sub.add_parser("export", help="write a recorded session as a self-contained HTML report and/or a JSON trace")
     e.add_argument("id", help="session id (or a unique prefix of at least 4 characters)")
@@ -44,6 +46,12 @@ def sessions_command(args: argparse.Namespace) -> int:
     from engine.store import Store
     try:
         with Store.open() as store:
+            if args.delete:
+                ids = [store.resolve_id(x) for x in args.delete]  # all resolved before any is deleted
+                for sid in ids:
+                    store.delete(sid)
+                    print(f"deleted {sid}")
+                return 0
             rows = store.list_sessions()
             where = store.path
     except VigilError as exc:

@@ -312,6 +312,25 @@ class Store:
         raise StoreError(f"{prefix!r} matches {len(rows)} sessions ({', '.join(r[:8] for r in rows[:5])}…); give "
                          "more of the id.", code="STORE_AMBIGUOUS")
 
+    def delete(self, session_id: str) -> int:
+        """Delete a session with its messages, plans and steps, and every blob no other session uses
+        (freed pages are zeroed: secure_delete). A session another process is still running is refused.
+        Returns the number of blobs removed."""
+        with self._tx() as c:
+            row = c.execute("SELECT status, owner_pid, owner_start FROM sessions WHERE id=?", (session_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"No session {session_id!r} in {self.path}.", code="STORE_NO_SESSION")
+            status, pid, start = row
+            if status == "running" and pid is not None and process_token(pid) == start:
+                raise StoreError(f"Session {session_id[:8]} is still running (pid {pid}); stop that run first.",
+                                 code="STORE_BUSY")
+            c.execute("DELETE FROM step_blobs WHERE session_id=?", (session_id,))
+            for table in ("steps", "plans", "messages"):
+                c.execute(f"DELETE FROM {table} WHERE session_id=?", (session_id,))
+            c.execute("DELETE FROM sessions WHERE id=?", (session_id,))
+            gone = c.execute("DELETE FROM blobs WHERE sha256 NOT IN (SELECT sha256 FROM step_blobs)").rowcount
+        return gone
+
     def rename(self, session_id: str, title: str) -> None:
         with self._tx() as c:
             self._touch(c, session_id)

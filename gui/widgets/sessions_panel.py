@@ -68,6 +68,7 @@ class SessionsPanel(QWidget):
     open_requested = Signal(str)
     export_requested = Signal(str)
     replay_requested = Signal(str)
+    delete_requested = Signal(str)
     new_session_requested = Signal()
     error = Signal(str)
 
@@ -141,13 +142,17 @@ class SessionsPanel(QWidget):
         self.replay_btn = QPushButton("Replay")
         self.replay_btn.setToolTip("Run the session's steps again in this tab, with the approval policy of the "
                                    "task row; the replay is kept as a new session")
+        self.delete_btn = QPushButton("Delete…")
+        self.delete_btn.setToolTip("Delete the session with its steps and pictures (asks first)")
         self.open_btn.clicked.connect(lambda: self._emit(self.open_requested))
+        self.delete_btn.clicked.connect(lambda: self._emit(self.delete_requested))
         self.rename_btn.clicked.connect(self.start_rename)
         self.export_btn.clicked.connect(lambda: self._emit(self.export_requested))
         self.replay_btn.clicked.connect(lambda: self._emit(self.replay_requested))
         for b in (self.open_btn, self.rename_btn, self.export_btn, self.replay_btn):
             row.addWidget(b)
         row.addStretch(1)
+        row.addWidget(self.delete_btn)
         v.addLayout(row)
         QShortcut(QKeySequence(Qt.Key_Return), self.table, activated=lambda: self._emit(self.open_requested),
                   context=Qt.WidgetShortcut)
@@ -285,6 +290,7 @@ class SessionsPanel(QWidget):
         for b in (self.open_btn, self.rename_btn, self.export_btn):
             b.setEnabled(has)
         self.replay_btn.setEnabled(has and not self._running)
+        self.delete_btn.setEnabled(has and not (self._running and self.selected_id() == self.current))
         self.new_btn.setEnabled(self.store is not None and not self._running)
 
     def start_rename(self) -> None:
