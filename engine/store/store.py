@@ -130,6 +130,11 @@ def domain_of(url: str) -> str:
     return site_of(urllib.parse.urlsplit(url).hostname or "")
 
 
+def writer_alive(pid: int | None, start: str | None) -> bool:
+    """Is the process that owns a running session still that process (not gone, not a reused pid)?"""
+    return pid is not None and process_token(pid) == start
+
+
 # -- shapes -------------------------------------------------------------------------------------
 class SessionSummary(BaseModel):
     """One line of `vigil sessions`."""
@@ -242,7 +247,7 @@ class Store:
 
     def _mark_interrupted(self) -> None:
         rows = self._conn.execute("SELECT id, owner_pid, owner_start FROM sessions WHERE status='running'").fetchall()
-        dead = [(sid, pid) for sid, pid, start in rows if pid is None or process_token(pid) != start]
+        dead = [(sid, pid) for sid, pid, start in rows if not writer_alive(pid, start)]
         if not dead:
             return
         with self._tx() as c:
@@ -321,12 +326,10 @@ class Store:
             if row is None:
                 raise StoreError(f"No session {session_id!r} in {self.path}.", code="STORE_NO_SESSION")
             status, pid, start = row
-            if status == "running" and pid is not None and process_token(pid) == start:
+            if status == "running" and writer_alive(pid, start):
                 raise StoreError(f"Session {session_id[:8]} is still running (pid {pid}); stop that run first.",
                                  code="STORE_BUSY")
-            c.execute("DELETE FROM step_blobs WHERE session_id=?", (session_id,))
-            for table in ("steps", "plans", "messages"):
-                c.execute(f"DELETE FROM {table} WHERE session_id=?", (session_id,))
+            # messages, plans and steps go with it, and step_blobs with the steps (ON DELETE CASCADE)
             c.execute("DELETE FROM sessions WHERE id=?", (session_id,))
             gone = c.execute("DELETE FROM blobs WHERE sha256 NOT IN (SELECT sha256 FROM step_blobs)").rowcount
         return gone
