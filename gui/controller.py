@@ -285,12 +285,9 @@ class Supervisor(QObject):
         elif isinstance(ev, StepRecorded):
             self.record.emit(ev.record)
             a = ev.artifacts
-            if ev.record.result is not None:
-                if a is not None and a.screenshot_after:
-                    asyncio.ensure_future(self._marked(ev.record.index, a.screenshot_after, a.snapshot_after,
-                                                       ev.record.screenshot_after or ""))
-                else:
-                    asyncio.ensure_future(self._picture(ev.record.index))
+            if ev.record.result is not None and a is not None and a.screenshot_after:
+                asyncio.ensure_future(self._marked(ev.record.index, a.screenshot_after, a.snapshot_after,
+                                                   ev.record.screenshot_after or ""))
             if self.recorder is not None:  # the recorder hears the step after us: look once it has
                 asyncio.get_running_loop().call_soon(self._report_recorder)
         elif isinstance(ev, AwaitingApproval):
@@ -321,21 +318,6 @@ class Supervisor(QObject):
         try:
             png, h = await asyncio.get_running_loop().run_in_executor(None, draw)
             self.step_picture.emit(index, png, h)
-        except Exception as exc:  # a missing picture never disturbs the run
-            log.debug("step picture failed: %s", exc)
-
-    async def _picture(self, index: int) -> None:
-        """The page right after a step, with the Set-of-Mark overlay of the snapshot taken then
-        (when the step came without its own screenshot)."""
-        from engine.vision.screenshot import capture_screenshot
-        from engine.vision.som import draw_som
-        tab, snap = self.tab, getattr(self.tab, "_snapshot", None)
-        if tab is None or snap is None:
-            return
-        try:
-            shot = await capture_screenshot(tab)
-            res = draw_som(shot.image(), snap, scale=shot.scale)
-            self.step_picture.emit(index, res.png(), shot.phash)
         except Exception as exc:  # a missing picture never disturbs the run
             log.debug("step picture failed: %s", exc)
 
