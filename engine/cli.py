@@ -66,10 +66,13 @@ async def _snapshot(args: argparse.Namespace) -> int:
         snap = await tab.snapshot(timeout=args.timeout)
         opts = {"full_page": True} if args.full_page and args.format in ("semantic", "skeleton") else {}
         if args.json:
-            print(json.dumps(snap.to_json_dict(args.format, **opts), ensure_ascii=False))
+            # one line, ended and flushed before anything goes to stderr (the --som note): a reader of
+            # both streams gets the whole JSON line first, never a stats line run into it
+            sys.stdout.write(json.dumps(snap.to_json_dict(args.format, **opts), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
         else:
             out = snap.serialize(args.format, **opts)
-            print(out.text)
+            print(out.text, flush=True)  # before the stats line on stderr
             st = snap.stats
             print(f"-- {args.format}: ~{out.tokens} tokens, {out.node_count} nodes | page: {st.nodes} nodes "
                   f"(semantic {st.tiers['semantic']}, non-semantic {st.tiers['non-semantic']}, structural "
