@@ -20,78 +20,10 @@ from engine.models import Action, PageEvent
 from engine.observe.stability import StabilityConfig
 from engine.planners.openai_planner import OpenAIPlanner
 from engine.planners.payload import DeltaTracker, rag_filter
+from fake_llm import FakeLLM, call, hang, say, status  # noqa: F401 - the fake server and its reply helpers
 
 KEY = "sk-test-DO-NOT-LEAK-4f9a"
 TOOL_NAMES = {"click", "type", "press", "select", "scroll", "navigate", "finish", "fail", "request_context"}
-
-
-# -- a fake OpenAI-compatible server -----------------------------------------------------------------------
-def call(name: str, args: dict | None = None, *, raw: str | None = None, content: str | None = None) -> tuple:
-    """A reply with one tool call (`raw`: the arguments string exactly as given)."""
-    tc = {"id": f"call_{name}_{time.monotonic_ns()}", "type": "function",
-          "function": {"name": name, "arguments": raw if raw is not None else json.dumps(args or {})}}
-    return ("ok", {"role": "assistant", "content": content, "tool_calls": [tc]})
-
-
-def say(content: str) -> tuple:
-    return ("ok", {"role": "assistant", "content": content})
-
-
-def status(code: int, message: str) -> tuple:
-    return ("status", code, {"error": {"message": message, "type": "invalid_request_error"}})
-
-
-def hang(seconds: float) -> tuple:
-    return ("hang", seconds)
-
-
-class FakeLLM:
-    """`POST /v1/chat/completions` answers from a queue of scripted replies and records each request."""
-
-    def __init__(self) -> None:
-        self.replies: collections.deque = collections.deque()
-        self.requests: list[dict] = []
-        self.auth: list[str] = []
-        llm = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - stdlib name
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                llm.requests.append(body)
-                llm.auth.append(self.headers.get("Authorization", ""))
-                reply = llm.replies.popleft() if llm.replies else status(500, "no scripted reply left")
-                if reply[0] == "hang":
-                    time.sleep(reply[1])
-                    reply = say("too late")
-                code, payload = (reply[1], reply[2]) if reply[0] == "status" else (200, {
-                    "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model", ""),
-                    "choices": [{"index": 0, "message": reply[1], "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the client gave up (timeout test)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def add(self, *replies: tuple) -> None:
-        self.replies.extend(replies)
-
-    def reset(self) -> None:
-        self.replies.clear()
-        self.requests.clear()
-        self.auth.clear()
 
 
 @pytest.fixture(scope="module")

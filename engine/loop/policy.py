@@ -7,8 +7,10 @@ Policies:
   unattended run can be audited afterwards.
 
 A step is sensitive when it types into a password or one-time-code field, submits a form, leaves
-the site the run started on, touches a file input, or the planner flags it. Only the planner and
-the page's structure can mark a step sensitive; page text cannot un-flag one.
+the site the run started on, touches a file input, is destructive or irreversible (delete, pay,
+send, publish…: `engine.loop.risk`), runs while the page shows text that reads like instructions
+to the agent (`engine.loop.untrusted`), or the planner flags it. Only the planner and the page's
+structure can mark a step sensitive; page text can add a reason but never remove one.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import urllib.parse
 from typing import TYPE_CHECKING
 
 from engine.loop.redact import is_secret_field
+from engine.loop.risk import destructive_reason
 from engine.models import Action, ProposedStep
 
 if TYPE_CHECKING:
@@ -132,17 +135,24 @@ def sensitive_reasons(action: Action, node: "VirtualNode | None", snapshot: "Dom
     n = action.name
     if n == "press" and node is None:
         node = _focused(snapshot)  # a key press goes to the focused element
+    submits = False
     if n == "type" and node is not None and is_secret_field(node):
         reasons.append("types into a password or one-time-code field")
     if node is not None and is_file_input(node) and n not in ("hover", "scroll"):
         reasons.append("uses a file input (uploads a file from this machine)")
     if n == "type" and action.submit:
         reasons.append("submits a form (types and presses Enter)")
+        submits = True
     elif n == "press" and (action.key or "").split("+")[-1].lower() in _SUBMIT_KEYS and node is not None \
             and _enter_submits(node):
         reasons.append("submits a form (Enter in a form field)")
+        submits = True
     elif n in ("click", "double_click") and node is not None and is_submit_button(node):
         reasons.append(f"submits a form (clicks {node.label()})")
+        submits = True
+    risky = destructive_reason(n, node, submits=submits)
+    if risky:
+        reasons.append(risky)
     if n == "navigate" and action.url and leaves_site(action.url, start_domain, snapshot.url if snapshot else ""):
         reasons.append(f"leaves {start_domain} for {urllib.parse.urlsplit(action.url).hostname or action.url}")
     if n in ("click", "double_click") and node is not None and node.role == "link":

@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from engine.models import Action, ProposedStep, TargetQuery
+from engine.secret_values import MIN_SECRET_LEN, secret_forms  # noqa: F401 - re-exported for callers
 
 if TYPE_CHECKING:
     from engine.snapshot.vnode import VirtualNode
@@ -48,19 +49,6 @@ def mask_proposal(p: ProposedStep, node: "VirtualNode | None" = None) -> Propose
     return p.model_copy(update={"action": mask_action(p.action, node), "thought": scrub(p.thought),
                                 "description": scrub(p.description),
                                 "plan": [scrub(x) for x in p.plan] if p.plan else p.plan})
-
-
-MIN_SECRET_LEN = 4  # shorter typed secrets are not hunted for elsewhere (they would mask ordinary text)
-
-
-def secret_forms(secret: str) -> list[str]:
-    """The ways a typed secret shows up again: as typed, URL-encoded (a GET form puts it in the
-    address) and JSON-escaped; longest first."""
-    import json
-    import urllib.parse
-    forms = {secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret),
-             json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1]}
-    return sorted(forms, key=len, reverse=True)
 
 
 def scrub_known(value, secrets: "set[str] | frozenset[str]"):

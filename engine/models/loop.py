@@ -99,6 +99,8 @@ class ApprovalRequest(BaseModel):
     sensitive_reasons: list[str] = Field(default_factory=list)
     policy: Policy = "ask"
     error: str | None = None              # why the previous answer (an invalid edit) was refused
+    # page text the planner was sent that reads like an instruction to the agent (prompt injection)
+    warnings: list[str] = Field(default_factory=list)
 
 
 class StepRecord(BaseModel):

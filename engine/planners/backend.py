@@ -66,8 +66,10 @@ from engine.errors import ActionStringError
 from engine.loop.action_string import parse_action_string
 from engine.loop.planner import Observation
 from engine.loop.redact import MASK, types_secret
+from engine.loop.untrusted import UNTRUSTED_RULE
 from engine.models import Action, ExpectedOutcome, PageEvent, ProposedStep
 from engine.planners.payload import RagResult, rag_filter
+from engine.snapshot.serialize.tokens import cut
 from engine.vision.screenshot import ScreenshotTracker, capture_screenshot
 
 INTERACT_PATH = "/api/agent/interact"
@@ -75,6 +77,8 @@ MAX_ROUNDS = 2
 SKELETON_LIMIT = 100_000
 FULL_DOM_LIMIT = 200_000
 RECENT_EVENTS = 10
+UNTRUSTED_FIELDS = ("url", "pageTitle", "interactiveTree", "scrollableContainers", "recentEvents", "skeletonDom", "dom",
+                    "screenshot", "errors_detected", "success_messages", "verification_message", "lastActionResult")
 TREE_TOKENS = 2000  # DOM RAG budget for interactiveTree: seed 000 §2.6.2 filterDomForQuery maxTokens
 _KINDS = {"skeleton": {"skeleton"}, "skeletondom": {"skeleton"}, "screenshot": {"screenshot"},
           "image": {"screenshot"}, "vision": {"screenshot"}, "hybrid": {"skeleton", "screenshot"},
@@ -145,12 +149,14 @@ class BackendPlanner:
         body["domMode"] = "semantic"
         body["interactiveTree"], rag = self._tree(sem, obs)
         events = obs.recent_events[-RECENT_EVENTS:]
-        body.update(viewport=sem["viewport"], pageTitle=sem["title"], scrollPosition=sem["scroll_position"],
+        body.update(viewport=sem["viewport"], pageTitle=cut(sem["title"], 200), scrollPosition=sem["scroll_position"],
                     scrollableContainers=sem.get("scrollable_containers", []),
                     recentEvents=[event_line(e) for e in events],
                     hasErrors=any(e.category == "error" for e in events),
                     hasSuccess=any(e.category == "success" for e in events))
         body.update(self._last_step_fields(obs))
+        # which fields were read from the page (untrusted data that never carries instructions)
+        body["untrustedContent"] = {"fields": list(UNTRUSTED_FIELDS), "note": UNTRUSTED_RULE}
         if rag.dom_filtered:  # token_reduction as the seed's percentage (92 = 92 % fewer tokens)
             body.update(dom_filtered=True, filter_reason=rag.filter_reason,
                         original_node_count=rag.original_node_count, token_reduction=round(rag.token_reduction * 100))
@@ -398,7 +404,7 @@ def plan_of(data: dict) -> tuple[list[str] | None, int | None]:
 def event_line(e: PageEvent) -> str:
     """A page event in the seed's style: "[2s ago] Error: 'Invalid ZIP code'"."""
     label = {"error": "Error", "success": "Success", "warning": "Warning"}.get(e.category, e.kind.capitalize())
-    return f"[{round(e.age_ms / 1000)}s ago] {label}: '{e.text}'"
+    return f"[{round(e.age_ms / 1000)}s ago] {label}: '{cut(e.text, 200)}'"
 
 
 def error_text(body: Any) -> str:

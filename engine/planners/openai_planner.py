@@ -34,6 +34,7 @@ from engine.loop.action_string import NODE_ID, parse_action_string
 from engine.loop.planner import Observation
 from engine.loop.redact import types_secret
 from engine.models import Action, ExpectedOutcome, ProposedStep
+from engine.loop.untrusted import UNTRUSTED_RULE, fence
 from engine.planners.payload import CONTEXT_KINDS, IMAGE_TOKENS, DeltaTracker, build_observation, context_artifact, scrub
 from engine.snapshot.serialize.semantic import LEGEND
 from engine.snapshot.serialize.tokens import cut, estimate_tokens
@@ -95,7 +96,7 @@ def system_prompt(mode: str) -> str:
     main, _, replies = text.partition("<!-- reply: tools -->")
     tools_reply, _, json_reply = replies.partition("<!-- reply: json -->")
     tools = "\n".join(f"- {_signature(n)} — {TOOLS[n][0]}" for n in TOOLS)
-    return (main.replace("{legend}", LEGEND).replace("{tools}", tools)
+    return (main.replace("{legend}", LEGEND).replace("{untrusted}", UNTRUSTED_RULE).replace("{tools}", tools)
             .replace("{reply_format}", (tools_reply if mode == "tools" else json_reply).strip())).strip()
 
 
@@ -467,9 +468,10 @@ class OpenAIPlanner:
         kind = art["kind"]
         if kind == "full":
             text = (f"Context requested (full): the annotated page HTML; id is the element ID"
-                    f"{' (cut short)' if art['truncated'] else ''}.\n{art['html']}")
+                    f"{' (cut short)' if art['truncated'] else ''}.\n{fence(art['html'])}")
         else:
-            text = f"Context requested ({kind}): the interactive elements as HTML; id is the element ID.\n{art['skeleton']}"
+            text = (f"Context requested ({kind}): the interactive elements as HTML; id is the element ID.\n"
+                    f"{fence(art['skeleton'])}")
         image = art.get("image") if self.vision else None
         if kind == "screenshot":
             if art.get("note"):

@@ -17,7 +17,7 @@ import imagehash
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.errors import CDPError, ScreenshotError
+from engine.errors import CDPError, ScreenshotError, VigilError
 
 HASH_SIZE = 16
 """pHash side: 16 gives a 256-bit hash (64 hex digits). The default 8×8 (64 bits) was measured
@@ -113,11 +113,16 @@ async def _viewport(tab, timeout: float) -> tuple[dict, float]:
 
 
 async def grab_viewport(tab, *, fmt: str, css_scale: float | None = None, max_width: int | None = None,
-                        quality: int = 70, timeout: float = 10) -> tuple[bytes, dict]:
+                        quality: int = 70, timeout: float = 10, mask: bool = True) -> tuple[bytes, dict]:
     """Raw capture of what is on screen: `fmt` "jpeg" or "png", either at `css_scale` image px per
     CSS px, or (with `max_width`) at device resolution shrunk to fit that width. Returns the
-    encoded bytes and the viewport dict (pageX/pageY/clientWidth/clientHeight in CSS px)."""
+    encoded bytes and the viewport dict (pageX/pageY/clientWidth/clientHeight in CSS px).
+
+    Secret fields and any text showing a known secret value are painted over (`engine.vision.mask`)
+    unless `mask=False` — which nothing that stores, shows or sends a picture may pass."""
     tab.check_alive()
+    values = tab.browser.secrets.forms() if mask else []
+    boxes: list = await _secret_boxes(tab, values) if mask else []
     try:
         vv, dpr = await _viewport(tab, timeout)
         css_w, css_h = float(vv["clientWidth"]), float(vv["clientHeight"])
@@ -140,7 +145,23 @@ async def grab_viewport(tab, *, fmt: str, css_scale: float | None = None, max_wi
                                   "or hung). Wait for it to settle, or raise the timeout.") from None
         raise ScreenshotError(f"Could not capture the page: {exc.detail}. Take a new snapshot and retry; if it "
                               "keeps failing, reload the tab.") from None
-    return base64.b64decode(res["data"]), vv
+    data = base64.b64decode(res["data"])
+    if mask:
+        boxes += await _secret_boxes(tab, values)  # and where they are now: a moving field stays covered
+        if boxes:
+            from engine.vision.mask import paint_encoded
+            data = paint_encoded(data, fmt, boxes, css_scale, quality)
+    return data, vv
+
+
+async def _secret_boxes(tab, values: list[str]) -> list:
+    from engine.vision.mask import secret_boxes
+    try:
+        return await secret_boxes(tab, values)
+    except VigilError as exc:
+        tab.check_alive()
+        raise ScreenshotError(f"Could not find the secret fields to mask ({exc.message}); no picture is taken "
+                              "rather than one that may show a secret.") from None
 
 
 async def capture_screenshot(tab, *, max_width: int = 1024, quality: int = 70, full: bool = False,

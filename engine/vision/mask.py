@@ -1,0 +1,141 @@
+"""No secret in any picture: the boxes of secret fields, and of any text on the page that contains a
+secret value the session knows, are painted over before a screenshot leaves the engine.
+
+Text outputs were already clean (values of password and one-time-code fields are never read);
+pixels are not: a one-time-code field is often `type=text`, and a next page may echo the query
+string a GET form put the password into. So every capture (`screenshot.grab_viewport`, which the
+model's screenshots, the loop's step pictures, the store, the report, Set-of-Mark and the window's
+step pictures all go through) asks every frame of the tab for:
+
+- secret fields: password, one-time code, and fields whose type, autocomplete, name, id, label or
+  placeholder says PIN, CVV, card number, secret, token …;
+- text nodes and field values containing a known secret value (`engine.secret_values`: what the
+  loop typed into secret fields, in every form it may reappear in — raw, URL-encoded, JSON-escaped);
+
+and paints those boxes solid. Child frames (same- and cross-origin) are searched in their own
+context and placed with their `<iframe>` owner's content box, frame by frame up to the top.
+The boxes are read just before and just after the capture and both sets are painted, so an
+element that moves while the picture is taken is still covered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from PIL import Image, ImageDraw
+
+from engine.errors import VigilError
+
+if TYPE_CHECKING:
+    from engine.browser.session import Tab
+
+log = logging.getLogger("vigil.vision")
+
+SECRET_BOXES = (Path(__file__).resolve().parent / "js" / "secret_boxes.js").read_text()
+FILL = (40, 40, 46)
+_OWNER_BOX = """function() {
+  const r = this.getBoundingClientRect(), cs = getComputedStyle(this);
+  return [r.left + parseFloat(cs.borderLeftWidth) + parseFloat(cs.paddingLeft),
+          r.top + parseFloat(cs.borderTopWidth) + parseFloat(cs.paddingTop)];
+}"""
+
+Box = tuple[float, float, float, float]
+
+
+async def _frame_boxes(tab: "Tab", frame_id: str, values: list[str]) -> list[Box]:
+    ft = tab.frames.get(frame_id)
+    if ft is None or ft.context_id is None:
+        return []
+    r = await tab.cdp.send("Runtime.callFunctionOn", {
+        "functionDeclaration": SECRET_BOXES, "executionContextId": ft.context_id, "returnByValue": True,
+        "arguments": [{"value": tab.key}, {"value": values}]}, session_id=ft.session_id, timeout=5)
+    if "exceptionDetails" in r:
+        raise VigilError("the secret-masking script failed in a frame", code="SCREENSHOT_FAILED")
+    return [tuple(b) for b in (r.get("result", {}).get("value") or [])]
+
+
+async def _owner_offset(tab: "Tab", frame_id: str) -> tuple[float, float] | None:
+    """Where the frame's viewport starts inside its parent's viewport (the <iframe> content box)."""
+    ft = tab.frames.get(frame_id)
+    parent = tab.frames.get(ft.parent_id) if ft is not None and ft.parent_id else None
+    if parent is None:
+        return None
+    sid = parent.session_id
+    owner = await tab.cdp.send("DOM.getFrameOwner", {"frameId": frame_id}, session_id=sid, timeout=5)
+    obj = await tab.cdp.send("DOM.resolveNode", {"backendNodeId": owner["backendNodeId"], "objectGroup": "vigil-mask"},
+                             session_id=sid, timeout=5)
+    try:
+        r = await tab.cdp.send("Runtime.callFunctionOn", {
+            "functionDeclaration": _OWNER_BOX, "objectId": obj["object"]["objectId"], "returnByValue": True},
+            session_id=sid, timeout=5)
+    finally:
+        try:
+            await tab.cdp.send("Runtime.releaseObjectGroup", {"objectGroup": "vigil-mask"}, session_id=sid, timeout=5)
+        except VigilError:
+            pass
+    ox, oy = r.get("result", {}).get("value") or (0, 0)
+    return float(ox), float(oy)
+
+
+async def secret_boxes(tab: "Tab", values: Iterable[str] = ()) -> list[Box]:
+    """Boxes to paint over, in top-level CSS px of the viewport, from every frame of the tab.
+
+    A frame that cannot be searched (navigating, detached) is skipped; a frame that can be searched
+    but not placed is covered whole (better a grey frame than a leak)."""
+    vals = list(values)
+    fids = list(tab.frames)
+    found = await asyncio.gather(*(_frame_boxes(tab, f, vals) for f in fids), return_exceptions=True)
+    per_frame = {f: b for f, b in zip(fids, found) if not isinstance(b, BaseException) and b}
+    if not per_frame:
+        return []
+    out: list[Box] = []
+    offsets: dict[str, tuple[float, float] | None] = {tab.main_frame_id: (0.0, 0.0)}
+
+    async def offset(fid: str) -> tuple[float, float] | None:
+        if fid in offsets:
+            return offsets[fid]
+        offsets[fid] = None  # guard against cycles
+        ft = tab.frames.get(fid)
+        try:
+            own = await _owner_offset(tab, fid)
+            up = await offset(ft.parent_id) if ft is not None and ft.parent_id else None
+        except VigilError as exc:
+            log.debug("cannot place frame %s for masking: %s", fid, exc)
+            own = up = None
+        offsets[fid] = (own[0] + up[0], own[1] + up[1]) if own is not None and up is not None else None
+        return offsets[fid]
+
+    for fid, boxes in per_frame.items():
+        off = await offset(fid)
+        if off is None:
+            out.append((0.0, 0.0, 1e5, 1e5))  # cannot place it: cover the whole picture
+            continue
+        out.extend((x + off[0], y + off[1], w, h) for x, y, w, h in boxes)
+    return out
+
+
+def paint(img: Image.Image, boxes: Iterable[Box], scale: float) -> Image.Image:
+    """`img` with every box (CSS px; `scale` image px per CSS px) filled solid."""
+    img = img.convert("RGB")
+    draw = ImageDraw.Draw(img)
+    for x, y, w, h in boxes:
+        x1, y1 = max(0, int(x * scale)), max(0, int(y * scale))
+        x2, y2 = min(img.width, int((x + w) * scale + 1)), min(img.height, int((y + h) * scale + 1))
+        if x2 > x1 and y2 > y1:
+            draw.rectangle([x1, y1, x2 - 1, y2 - 1], fill=FILL)
+    return img
+
+
+def paint_encoded(data: bytes, fmt: str, boxes: list[Box], scale: float, quality: int = 70) -> bytes:
+    """The encoded picture `data` with `boxes` painted over, encoded again the same way."""
+    img = paint(Image.open(io.BytesIO(data)), boxes, scale)
+    buf = io.BytesIO()
+    if fmt == "png":
+        img.save(buf, "PNG")
+    else:
+        img.save(buf, "JPEG", quality=quality)
+    return buf.getvalue()
