@@ -159,4 +159,47 @@ else
   fi
 fi
 
+# ------------------------------------------------------------ real-app corpus
+# Real widget libraries for tests/fixtures/real (pinned by its package-lock.json; nothing built,
+# no install scripts run), and Debian's Python documentation as long real documentation pages.
+REAL="tests/fixtures/real"
+NPM_STAMP="$REAL/node_modules/.vigil-npm-ci"
+if [ -f "$NPM_STAMP" ] && [ ! "$REAL/package-lock.json" -nt "$NPM_STAMP" ] && [ ! "$REAL/package.json" -nt "$NPM_STAMP" ]; then
+  say "real-app corpus libraries up to date ($NPM_STAMP)"
+else
+  if ! command -v npm >/dev/null 2>&1; then
+    say "npm not found; installing Debian packages 'nodejs' and 'npm'"
+    apt_install nodejs npm
+    command -v npm >/dev/null 2>&1 \
+      || fail "installed Debian's 'npm' but the npm command is still missing; install Node.js with npm, then re-run."
+  fi
+  say "npm ci in $REAL (real-app corpus libraries)"
+  (cd "$REAL" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) \
+    || fail "'npm ci' in $REAL failed (see above). It needs the npm registry; retry, or run it there by hand."
+  touch "$NPM_STAMP"
+fi
+
+find_pydoc() {
+  local d
+  for d in /usr/share/doc/python3/html /usr/share/doc/python3.*/html; do
+    if [ -f "$d/library/json.html" ]; then readlink -f "$d"; return 0; fi
+  done
+  return 1
+}
+if ! PYDOC="$(find_pydoc)"; then
+  say "Python documentation missing; installing Debian package 'python3-doc'"
+  apt_install python3-doc
+  PYDOC="$(find_pydoc)" || fail "installed 'python3-doc' but found no /usr/share/doc/python3*/html/library/json.html
+    (does a dpkg path-exclude drop /usr/share/doc? see /etc/dpkg/dpkg.cfg.d/)"
+fi
+if [ -e "$REAL/pydoc" ] && [ ! -L "$REAL/pydoc" ]; then
+  fail "$REAL/pydoc exists and is not a link; remove it so it can point to $PYDOC"
+fi
+if [ "$(readlink "$REAL/pydoc" 2>/dev/null)" != "$PYDOC" ]; then
+  ln -sfn "$PYDOC" "$REAL/pydoc" || fail "cannot link $REAL/pydoc to $PYDOC"
+  say "linked $REAL/pydoc -> $PYDOC"
+else
+  say "Python documentation linked ($REAL/pydoc)"
+fi
+
 say "ready"
