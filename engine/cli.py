@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     add_bench_parser(bsub)
     from engine.bench_store import add_bench_parser as add_store_bench
     add_store_bench(bsub)
+    from engine.bench_real import add_bench_parser as add_real_bench
+    add_real_bench(bsub)
 
     from engine.loop.cli_run import add_run_parser
     add_run_parser(sub)
@@ -118,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "bench" and args.bench == "miniwob":
             from engine.bench_miniwob import bench_command
             return bench_command(args)
+        if args.cmd == "bench" and args.bench == "real":
+            from engine.bench_real import bench_command as real_bench
+            return real_bench(args)
         if args.cmd == "bench" and args.bench == "store":
             from engine.bench_store import bench_command as store_bench
             return store_bench(args)

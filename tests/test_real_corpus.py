@@ -1,0 +1,92 @@
+"""The real-app corpus, widget by widget from corpus.json: the control a person would use is in the
+semantic payload with its role and name, the user task passes through the public API and leaves
+the page in the expected state, and nothing is marked covered by its own host or container."""
+
+from __future__ import annotations
+
+import pytest
+
+from real_corpus import (CORPUS, PAGES, WIDGETS, corpus_installed, entries_text, one, open_widget, payload,  # noqa: F401
+                         run_steps, steps_report)
+
+pytestmark = pytest.mark.usefixtures("corpus_installed")
+
+
+@pytest.mark.parametrize("wid", list(WIDGETS))
+def test_control_in_payload_with_role_and_name(harness, server, wid):
+    w = WIDGETS[wid]
+    c = w["control"]
+
+    async def body(tab):
+        entries = await payload(tab)
+        e = one(entries, c["role"], c["name"])
+        assert not e.get("occ"), f"{wid}: the control is marked occluded at load, nothing covers it: {e}"
+        # The entry is the control itself: its centre lies inside the control's box on the page.
+        box = await tab.page.locator(c["selector"]).first.bounding_box()
+        assert box, f"{wid}: selector {c['selector']!r} found no laid-out element"
+        x, y = e["xy"]
+        assert box["x"] - 2 <= x <= box["x"] + box["width"] + 2 and box["y"] - 2 <= y <= box["y"] + box["height"] + 2, (
+            f"{wid}: payload entry {e} is not at the control ({c['selector']} box {box})")
+
+    open_widget(harness, server, w, body)
+
+
+@pytest.mark.parametrize("wid", list(WIDGETS))
+def test_task_through_public_api(harness, server, wid):
+    w = WIDGETS[wid]
+
+    async def body(tab):
+        outcomes = await run_steps(tab, w["steps"])
+        ok = len(outcomes) == len(w["steps"]) and all(o.ok for o in outcomes)
+        assert ok, f"{wid} — {w['task']}:\n{steps_report(outcomes)}"
+
+    open_widget(harness, server, w, body, timeout=150)
+
+
+def _ancestors(n):
+    p = n.parent
+    while p is not None:
+        yield p
+        p = p.parent
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_control_covered_by_its_own_host_or_container(harness, server, page):
+    async def body(tab):
+        snap = await tab.snapshot()
+        bad = []
+        for n in snap.interactive():
+            if n.occluded and n.occluded_by and n.occluded_by in {a.node_id for a in _ancestors(n)}:
+                bad.append(f"[{n.node_id}] {n.label()} covered by its ancestor [{n.occluded_by}] {n.occluded_by_desc or ''}")
+        assert not bad, f"{page}: controls marked covered by their own host/container:\n  " + "\n  ".join(bad)
+
+    open_widget(harness, server, page, body)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_nothing_marked_covered_at_load(harness, server, page):
+    """At load no corpus page has anything over its controls (no popup, banner or overlay is open),
+    so an `occ: true` sent to the model is a false alarm that makes it avoid a control it should use."""
+    async def body(tab):
+        entries = await payload(tab)
+        snap = await tab.snapshot()
+        covered = [e for e in entries if e.get("occ")]
+        detail = [f"[{e['i']}] {snap.get(e['i']).label()} — by {snap.get(e['i']).occluded_by_desc or snap.get(e['i']).occluded_by}"
+                  for e in covered[:20]]
+        assert not covered, f"{page}: {len(covered)} payload entries marked occluded:\n  " + "\n  ".join(detail)
+
+    open_widget(harness, server, page, body)
+
+
+def test_manifest_is_well_formed():
+    """Every widget names a page of this folder, a control and a task whose steps the runner knows."""
+    from pathlib import Path
+
+    known = {"click", "hover", "check", "uncheck", "type", "select", "press", "see"}
+    here = Path(__file__).parent / "fixtures" / "real"
+    for w in CORPUS["widgets"]:
+        if not w["page"].startswith("pydoc/"):
+            assert (here / w["page"]).is_file(), w
+        assert {"selector", "role", "name"} <= set(w["control"]), w
+        assert w["steps"] and all(s["do"] in known for s in w["steps"]), w
+        assert any("check" in s for s in w["steps"]), f"{w['id']}: a task must check the page's real state"
