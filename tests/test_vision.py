@@ -221,3 +221,44 @@ def test_cli_snapshot_writes_set_of_mark_png(server, tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with Image.open(out) as img:
         assert img.width == 1280 and img.height > 800
+
+
+def test_som_badges_leave_the_form_labels_readable(harness, demo):
+    """On the demo's sign-up form no field's badge covers its label's text (label boxes from the
+    snapshot, the text inside them as the page draws it), badges sit outside their boxes where
+    there is room, and no badge covers another."""
+    from gui_helpers import FORM_TEXT_JS, label_texts, overlaps
+
+    async def check(tab):
+        await tab.page.evaluate("document.getElementById('signup').scrollIntoView({block: 'start'})")
+        snap = await tab.snapshot()
+        res = await som_image(tab, snap)
+        form = _by_attr_id(snap, "signup-form")
+        fields = [n for n in form.iter() if n.interactive and n.role in ("textbox", "combobox", "checkbox")]
+        assert len(fields) == 5
+        measured = await tab.page.evaluate(f"({FORM_TEXT_JS})('#signup-form')")
+        for field, texts in label_texts(snap, measured, fields):
+            m = res.mark(field.node_id)
+            for t in texts:
+                assert not overlaps(m.label, t), f"badge {m.node_id} {m.label} covers {field.name!r} at {t}"
+            if field.role != "checkbox":  # a field with room around it: the badge is outside the box
+                assert not overlaps(m.label, m.box), f"badge {m.node_id} sits inside its field"
+        for i, a in enumerate(res.marks):
+            for b in res.marks[i + 1:]:
+                assert not _overlaps(a.label, b.label)
+        return res
+
+    res = harness.page(demo + "index.html", check)
+    assert res.image.width == 1280
+
+
+def test_cli_snapshot_json_line_comes_before_the_stderr_note(server, tmp_path):
+    """`--json` with `--som`: read as one stream, the JSON line is whole and ends before the note."""
+    cmd = [sys.executable, "-m", "engine.cli", "snapshot", server.url("overlay.html"), "--json",
+           "--som", str(tmp_path / "som.png")]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    first, _, rest = proc.stdout.partition("\n")
+    import json
+    assert json.loads(first)["stats"]["nodes"] > 0
+    assert rest.startswith("-- set-of-mark:") and rest.endswith("\n")

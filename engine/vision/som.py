@@ -2,10 +2,10 @@
 
 Boxes come from the snapshot (top-level viewport CSS px, iframe content already offset) and are
 mapped to image px with one scale factor. Each box is outlined in its role's colour; its ID sits
-in a filled label placed where it does not cover another label (several positions are tried
-around and inside the box, preferring blank background). Elements another element covers
-(occluded) get a dashed grey-and-white outline and a grey label. A key strip appended below
-the page names the colours in use.
+in a filled badge placed outside the box where there is room — above, then left, then inside a
+corner — so it covers no other badge, no label or caption text and, where it can, no page ink
+(`engine.vision.badges`). Elements another element covers (occluded) get a dashed grey-and-white
+outline and a grey badge. A key strip appended below the page names the colours in use.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Iterable
 from PIL import Image, ImageDraw, ImageFilter, ImageFont, ImageStat
 
 from engine.snapshot.vnode import VirtualNode
+from engine.vision.badges import BadgeSpec, overlap, place_badges, shows_own_text, text_colour, text_rects
 from engine.vision.screenshot import capture_screenshot, grab_viewport
 
 Rect = tuple[int, int, int, int]  # x0, y0, x1, y1 in image px, end exclusive
@@ -97,37 +98,6 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
-def _overlap(a: Rect, b: Rect) -> int:
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    return w * h if w > 0 and h > 0 else 0
-
-
-def _contains(outer: Rect, inner: Rect) -> bool:
-    return outer[0] <= inner[0] and outer[1] <= inner[1] and outer[2] >= inner[2] and outer[3] >= inner[3]
-
-
-class _Grid:
-    """Rects bucketed by a coarse grid: overlap queries stay cheap on pages with hundreds of marks."""
-
-    def __init__(self, cell: int = 64):
-        self.cell = cell
-        self.cells: dict[tuple[int, int], list[Rect]] = {}
-
-    def _keys(self, r: Rect):
-        c = self.cell
-        for gx in range(r[0] // c, (r[2] - 1) // c + 1):
-            for gy in range(r[1] // c, (r[3] - 1) // c + 1):
-                yield gx, gy
-
-    def add(self, r: Rect) -> None:
-        for k in self._keys(r):
-            self.cells.setdefault(k, []).append(r)
-
-    def hits(self, r: Rect) -> set[Rect]:
-        return {o for k in self._keys(r) for o in self.cells.get(k, ()) if _overlap(r, o)}
-
-
 def _select(snapshot, nodes: Iterable[VirtualNode] | None) -> list[VirtualNode]:
     if nodes is not None:
         return list(nodes)
@@ -144,58 +114,20 @@ def _to_image(bounds: tuple[float, float, float, float], scale: float, size: tup
     return r if r[2] - r[0] >= 1 and r[3] - r[1] >= 1 else None
 
 
-def _candidates(box: Rect, w: int, h: int) -> list[tuple[tuple[int, int], int]]:
-    """Label positions (top-left corner, tier), best first. Tier 0 touches the box: outside it
-    (above, beside, below) so the element's own text stays readable, then inside its corners.
-    Tier 1, one row further out, is used only when every tier-0 spot covers another mark."""
-    x0, y0, x1, y1 = box
-    near = [(x0, y0 - h), (x1 - w, y0 - h), (x0 - w, y0), (x1, y0), (x0, y1), (x1 - w, y1),
-            (x0 - w, y1 - h), (x1, y1 - h), (x0, y0), (x1 - w, y0), (x0, y1 - h), (x1 - w, y1 - h)]
-    far = [(x, y) for y in (y0 - 2 * h, y1 + h) for x in (x0, x1 - w, x0 - w, x1)]
-    return [(p, 0) for p in near] + [(p, 1) for p in far]
-
-
 class _Ink:
-    """How much page content (contrast edges) lies under a rect: labels prefer blank background
-    to covering text."""
+    """How much page content (contrast edges) lies under a rect: badges prefer blank background to
+    covering text the snapshot does not list (drawn text, images)."""
 
     def __init__(self, image: Image.Image):
         self.edges = image.convert("L").filter(ImageFilter.FIND_EDGES).point(lambda v: 255 if v > 40 else 0)
 
-    def cost(self, r: Rect) -> int:
-        """0 for (nearly) blank background, else the share of edge pixels in tenths (1…10). The
-        rim is left out: a label may touch the border of the box it names."""
-        x0, y0, x1, y1 = r
-        inner = (x0 + 2, y0 + 2, x1 - 2, y1 - 2) if x1 - x0 > 6 and y1 - y0 > 6 else r
+    def share(self, r) -> float:
+        """0 for (nearly) blank background, else the share of edge pixels (0…1). The rim is left out:
+        a badge may touch the border of the box it names."""
+        x0, y0, x1, y1 = (int(round(v)) for v in r)
+        inner = (x0 + 2, y0 + 2, x1 - 2, y1 - 2) if x1 - x0 > 6 and y1 - y0 > 6 else (x0, y0, x1, y1)
         frac = ImageStat.Stat(self.edges.crop(inner)).mean[0] / 255
-        return 0 if frac < 0.04 else math.ceil(frac * 10)
-
-
-def _place(box: Rect, w: int, h: int, size: tuple[int, int], labels: _Grid, boxes: _Grid, ink: _Ink) -> Rect:
-    """The best candidate inside the image: covering no placed label comes first (else the least
-    label overlap), then covering no other element's box, then staying next to the box, then
-    blank background, then the order of `_candidates`."""
-    W, H = size
-    best, best_key = None, None
-    for i, ((x, y), tier) in enumerate(_candidates(box, w, h)):
-        if x < 0 or y < 0 or x + w > W or y + h > H:
-            continue
-        r = (x, y, x + w, y + h)
-        covered = sum(_overlap(r, o) for o in labels.hits(r))
-        others = sum(1 for o in boxes.hits(r) if o != box and not _contains(o, box))
-        key = (covered, others, tier, ink.cost(r), i)
-        if best_key is None or key < best_key:
-            best, best_key = r, key
-    return best if best is not None else (0, 0, min(W, w), min(H, h))  # a label wider than the image
-
-
-def _text_colour(bg: RGB) -> RGB:
-    """Black or white, whichever contrasts more with `bg` (WCAG relative luminance)."""
-    def lin(c: int) -> float:
-        c = c / 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-    lum = 0.2126 * lin(bg[0]) + 0.7152 * lin(bg[1]) + 0.0722 * lin(bg[2])
-    return (0, 0, 0) if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else (255, 255, 255)
+        return 0.0 if frac < 0.12 else frac  # a border line or two is not content
 
 
 def _dashed_rect(d: ImageDraw.ImageDraw, r: Rect, colours: tuple[RGB, RGB], width: int, dash: int) -> None:
@@ -268,21 +200,21 @@ def draw_som(image: Image.Image, snapshot, *, scale: float | None = None,
     padx, pady = max(2, unit // 4), max(2, unit // 6)
     lab_h = tb[3] - tb[1] + 2 * pady
 
-    # boxes first, so labels can avoid every element, not only those placed before them
     placed: list[tuple[VirtualNode, Rect]] = []
-    boxes = _Grid()
     for n in _select(snapshot, nodes):
         r = _to_image(n.bounds, scale, size)
         if r is not None:
             placed.append((n, r))
-            boxes.add(r)
     placed.sort(key=lambda t: (t[1][1], t[1][0]))  # reading order
 
-    labels, ink = _Grid(), _Ink(image)
+    specs = [BadgeSpec(box, int(math.ceil(font.getlength(n.node_id))) + 2 * padx, lab_h, shows_own_text(n))
+             for n, box in placed]
+    ink = _Ink(image)
+    spots = place_badges(specs, (0, 0, size[0], size[1]), ink=ink.share,
+                         text=text_rects(snapshot, lambda b: _to_image(b, scale, size)))
     marks: list[Mark] = []
-    for n, box in placed:
-        lab = _place(box, int(math.ceil(font.getlength(n.node_id))) + 2 * padx, lab_h, size, labels, boxes, ink)
-        labels.add(lab)
+    for (n, box), spot in zip(placed, spots):
+        lab = tuple(int(round(v)) for v in spot)
         group = role_group(n.role)
         colour = OCCLUDED_COLOUR if n.occluded else ROLE_GROUPS[group][1]
         marks.append(Mark(n.node_id, n.role, group, box, lab, colour, n.occluded))
@@ -306,12 +238,12 @@ def draw_som(image: Image.Image, snapshot, *, scale: float | None = None,
             d.rectangle((m.box[0], m.box[1], m.box[2] - 1, m.box[3] - 1), outline=m.colour, width=lw)
     for m in marks:
         lab = m.label
-        if _overlap((lab[0] - 1, lab[1] - 1, lab[2] + 1, lab[3] + 1), m.box) == 0:  # detached: lead to the box
+        if overlap((lab[0] - 1, lab[1] - 1, lab[2] + 1, lab[3] + 1), m.box) == 0:  # detached: lead to the box
             cx = min(max((lab[0] + lab[2]) // 2, m.box[0]), m.box[2] - 1)
             cy = min(max((lab[1] + lab[3]) // 2, m.box[1]), m.box[3] - 1)
             d.line(((lab[0] + lab[2]) // 2, (lab[1] + lab[3]) // 2, cx, cy), fill=m.colour, width=1)
         d.rectangle((lab[0], lab[1], lab[2] - 1, lab[3] - 1), fill=m.colour, outline=WHITE)
-        d.text((lab[0] + padx, lab[1] + pady - tb[1]), m.node_id, font=font, fill=_text_colour(m.colour))
+        d.text((lab[0] + padx, lab[1] + pady - tb[1]), m.node_id, font=font, fill=text_colour(m.colour))
 
     key = None
     if legend and marks:
