@@ -49,6 +49,7 @@ class Screencast:
         self._times: collections.deque[float] = collections.deque(maxlen=600)
         self._started_at = 0.0
         self._acks: set[asyncio.Task] = set()
+        self._params: dict[str, Any] = {}
         self.last_meta: dict = {}
 
     # -- public ------------------------------------------------------------------------------
@@ -72,6 +73,7 @@ class Screencast:
                                   "everyNthFrame": max(1, int(every_nth))}
         if max_height:  # Chromium fits the frame inside maxWidth x maxHeight, keeping the aspect ratio
             params["maxHeight"] = int(max_height)
+        self._params = params
         try:
             await tab.cdp.send("Page.startScreencast", params, session_id=self._session_id, timeout=10)
         except Exception as exc:
@@ -80,6 +82,26 @@ class Screencast:
             self.running = False
             return
         # A still page paints nothing, so no frame would come: ask for one repaint.
+        await self._nudge()
+
+    async def set_size(self, max_width: int, max_height: int | None = None) -> None:
+        """Ask for frames of at most `max_width` x `max_height` px from now on (the viewer was resized),
+        without stopping the stream. A no-op when not running or when nothing changed."""
+        if not self.running or _gone(self.tab):
+            return
+        params = {**self._params, "maxWidth": max(1, int(max_width))}
+        if max_height:
+            params["maxHeight"] = max(1, int(max_height))
+        else:
+            params.pop("maxHeight", None)
+        if params == self._params:
+            return
+        self._params = params
+        try:  # starting again on a running screencast only changes its settings
+            await self.tab.cdp.send("Page.startScreencast", params, session_id=self._session_id, timeout=10)
+        except Exception as exc:
+            log.info("screencast size not changed: %s", exc)
+            return
         await self._nudge()
 
     async def stop(self) -> None:

@@ -18,6 +18,43 @@ from engine.models import POLICIES, RunResult, StepRecord, StepRecorded
 
 from engine.planners.registry import PLANNERS
 _WORDS = {"completed": "ok", "failed": "FAILED", "skipped": "skipped", "rejected": "rejected", "stopped": "stopped"}
+# where a step's time goes, in the order it is spent (keys of StepRecord.timings_ms)
+PHASES = ("observe", "model", "approval", "act", "settle", "verify", "screenshots")
+
+
+def ms_text(ms: float) -> str:
+    """A duration for people: `840 ms`, `1.42 s`, `12.3 s`."""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return f"{ms / 1000:.2f} s" if ms < 10_000 else f"{ms / 1000:.1f} s"
+
+
+def step_phases(timings: dict[str, float]) -> list[tuple[str, float]]:
+    """The phases a step spent time in, in order; what no phase accounts for (grounding waits,
+    reading page events) is `other`."""
+    parts = [(k, float(timings[k])) for k in PHASES if timings.get(k) is not None]
+    total = timings.get("total")
+    if total is not None:
+        rest = float(total) - sum(v for _, v in parts)
+        if rest >= 1:
+            parts.append(("other", rest))
+    return parts
+
+
+def step_duration(timings: dict[str, float]) -> float | None:
+    """The step's wall time in ms (its `total`, else the sum of its phases), or None when unknown."""
+    if timings.get("total") is not None:
+        return float(timings["total"])
+    parts = step_phases(timings)
+    return sum(v for _, v in parts) if parts else None
+
+
+def timing_line(timings: dict[str, float]) -> str:
+    """`1.42 s: observe 120 ms · model 3 ms · approval 0 ms · act 95 ms · settle 310 ms · verify 20 ms`."""
+    total = step_duration(timings)
+    if total is None:
+        return ""
+    return f"{ms_text(total)}: " + " · ".join(f"{k} {ms_text(v)}" for k, v in step_phases(timings))
 
 
 def add_run_parser(subparsers) -> argparse.ArgumentParser:
@@ -75,7 +112,9 @@ def step_line(rec: StepRecord) -> str:
         what, detail = rec.proposal.description or rec.proposal.action.to_string(), rec.note
     else:
         what, detail = "acted in the page", rec.note
-    return f"[{rec.index + 1}] {word:<8} {what}{who}" + (f" — {detail}" if detail else "")
+    timing = timing_line(rec.timings_ms)
+    return (f"[{rec.index + 1}] {word:<8} {what}{who}" + (f" — {detail}" if detail else "")
+            + (f" [{timing}]" if timing else ""))
 
 
 def result_line(result: RunResult) -> str:

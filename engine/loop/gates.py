@@ -130,10 +130,10 @@ class _LineReader:
 
 
 class TerminalGate:
-    """A prompt per step on a terminal: [a]pprove, [e]dit, [s]kip, [r]eject with reason,
-    [t]ake over, [q]uit. End of input means stop."""
+    """A prompt per step on a terminal: [a]pprove (or y/yes), [e]dit, [s]kip, [r]eject with reason
+    (or n/no), [t]ake over, [q]uit. End of input means stop."""
 
-    CHOICES = "[a]pprove, [e]dit, [s]kip, [r]eject with reason, [t]ake over, [q]uit"
+    CHOICES = "[a]pprove (y), [e]dit, [s]kip, [r]eject with reason (n), [t]ake over, [q]uit"
 
     def __init__(self, stdin: TextIO | None = None, out: TextIO | None = None):
         self._reader = _LineReader(stdin or sys.stdin)
@@ -179,14 +179,14 @@ class TerminalGate:
             if answer is None:
                 return Decision(kind="stop", reason="end of input")
             c = answer.strip().lower()[:1]
-            if c == "a":
+            if c in ("a", "y"):
                 return Decision.approve()
             if c == "s":
                 return Decision(kind="skip")
             if c == "q":
                 return Decision(kind="stop", reason="quit at the prompt")
-            if c == "r":
-                reason = await self._ask("Reason (handed to the planner): ")
+            if c in ("r", "n"):
+                reason = await self._ask("Reason (handed to the planner; Enter for none): ")
                 if reason is None:
                     return Decision(kind="stop", reason="end of input")
                 return Decision(kind="reject", reason=reason.strip() or None)
