@@ -307,6 +307,20 @@ class Tab(TabActions):
         self._invalid = True
         self.generation += 1
 
+    async def set_viewport(self, width: int, height: int) -> None:
+        """Resize the page's viewport to `width` x `height` CSS px (the page re-lays out, as in a resized
+        browser window); the cached snapshot is dropped."""
+        w, h = int(width), int(height)
+        if w < 1 or h < 1:
+            raise ValueError(f"A viewport needs a positive size, not {width}x{height}.")
+        self.check_alive()
+        try:
+            await self.page.set_viewport_size({"width": w, "height": h})
+        except Exception as exc:  # Playwright's own error types: the page went away under us
+            raise BrowserClosedError(f"Could not resize the page: {str(exc).splitlines()[0]}") from None
+        finally:
+            self.invalidate()
+
     async def _frame_version(self, frame_id: str) -> tuple | None:
         """What `capture.walk_key` would say of this frame's document now, or None when it cannot be
         read (then the cache is not trusted)."""

@@ -78,6 +78,18 @@ def _ms(t: float) -> float:
     return round((time.monotonic() - t) * 1000, 1)
 
 
+class _Journal(RunJournal):
+    """The run's journal, stamping each step record with the step's wall time (`timings_ms["total"]`,
+    from the start of its observation to the record)."""
+
+    step_started: float | None = None
+
+    def record(self, rec: StepRecord, artifacts: StepArtifacts | None = None) -> StepRecord:
+        if self.step_started is not None:
+            rec.timings_ms["total"] = _ms(self.step_started)
+        return super().record(rec, artifacts)
+
+
 class AgentLoop:
     """`await AgentLoop(tab, planner, gate=QueueGate()).run("task")` → RunResult."""
 
@@ -94,7 +106,7 @@ class AgentLoop:
         # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
         self.artifacts = artifacts
         self.bus = bus or EventBus()
-        self.journal = RunJournal(self.bus)
+        self.journal = _Journal(self.bus)
         self.task = ""
         self.start_domain = ""
         self._prev_snap = None
@@ -125,7 +137,7 @@ class AgentLoop:
         self._stop_event = asyncio.Event()
         if self._stop_requested:
             self._stop_event.set()
-        self.journal = j = RunJournal(self.bus)
+        self.journal = j = _Journal(self.bus)
         self.task, self.start_domain, self._prev_snap = task, "", None
         j.set_state("observing", "running", detail=task)
         j.message("user", task)
@@ -165,7 +177,7 @@ class AgentLoop:
             if self._stop_requested:
                 raise _Stopped
             index = len(self.journal.records)
-            t0 = time.monotonic()
+            t0 = self.journal.step_started = time.monotonic()
             snap = await self._observe(index)
             self.start_domain = self.start_domain or snap.context.domain
             obs = Observation(task=self.task, step_index=index, snapshot=snap, url=snap.url,
@@ -216,7 +228,7 @@ class AgentLoop:
             raise VigilError(f"The planner failed: {type(exc).__name__}: {exc}", code="PLANNER_FAILED") from None
         if not isinstance(p, ProposedStep):
             raise VigilError(f"The planner returned {type(p).__name__}, not a ProposedStep.", code="PLANNER_FAILED")
-        timings["plan"] = _ms(t)
+        timings["model"] = _ms(t)  # the planner's time (a model's or backend's round trips included)
         self._exchange = exchange_of(self.planner)
         try:  # what leaves the loop never carries typed secrets
             guess = resolve_target(obs.snapshot, p.action.target) if p.action.target is not None else None
@@ -430,10 +442,15 @@ class AgentLoop:
         except VigilError as exc:  # the action layer reports page problems in the result; be safe anyway
             result = ActionResult(success=False, action=run.to_string(), node_id=run.node_id, error_code=exc.code,
                                   message=exc.message)
-        timings["act"] = _ms(t_act)
+        # where the action's time went: the action itself, the page settling, the verification
+        whole, parts = _ms(t_act), result.timings_ms or {}
+        for phase in ("settle", "verify"):
+            if phase in parts:
+                timings[phase] = parts[phase]
+        timings["act"] = round(max(0.0, whole - timings.get("settle", 0) - timings.get("verify", 0)), 1)
         self.journal.set_state("verifying")
         shot_after = await self._shot()
-        timings["screenshots"] = round(_ms(t) - timings["act"], 1)
+        timings["screenshots"] = round(_ms(t) - whole, 1)
         artifacts = None
         if self.artifacts:
             artifacts = StepArtifacts(screenshot_before=shot_before.jpeg if shot_before else None,
