@@ -129,7 +129,8 @@ def describe_entry(e: dict | None) -> str:
 
 
 def target_text(step: dict) -> str:
-    bits = [step.get("role") or "any role"]
+    role = step.get("role")
+    bits = ["/".join(role) if isinstance(role, list) else (role or "any role")]
     if step.get("name"):
         bits.append(f'"{step["name"]}"')
     if step.get("near"):

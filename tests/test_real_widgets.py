@@ -106,21 +106,30 @@ def test_flatpickr_day_cells_are_not_covered(harness, server):
 
 
 # --------------------------------------------------------------------------- autocomplete
-def test_autocomplete_items_listed_and_picked(harness, server):
-    """Defect 6: the open result list (li items) reaches the model, each named by its text."""
-    async def body(tab):
-        box = one(await payload(tab), "searchbox", "Search food")
-        _verified(await tab.type(box["i"], "pa"), "type pa")
-        entries = await payload(tab)
-        for food in ("Pasta", "Pancakes", "Paella"):
-            e = one(entries, ["option", "clickable", "menuitem"], food)
-            assert not e.get("occ"), e
-        assert not find_entries(entries, None, "Sushi"), "a result that does not match 'pa' is listed"
-        _verified(await tab.click(one(entries, ["option", "clickable", "menuitem"], "Paella")["i"]), "pick Paella")
-        assert await _js(tab, "[document.querySelector('#food').value, document.querySelector('#choice').textContent]") \
-            == ["Paella", "Paella"]
+ITEM_ROLES = ["option", "clickable", "menuitem"]
 
-    open_widget(harness, server, WIDGETS["autocomplete"], body)
+
+@pytest.mark.parametrize("wid,field,typed,items,not_item,pick,state_js", [
+    ("autocomplete", "Search food", "pa", ["Pasta", "Pancakes", "Paella"], "Sushi", "Paella",
+     "[document.querySelector('#food').value, document.querySelector('#choice').textContent]"),
+    ("jquery-ui-autocomplete", "Destination city", "ber", ["Bergen", "Berlin", "Bern"], "Lisbon", "Bern",
+     "[document.querySelector('#city').value, document.querySelector('#destination').textContent]"),
+])
+def test_autocomplete_items_listed_and_picked(harness, server, wid, field, typed, items, not_item, pick, state_js):
+    """Defect 6: the open result list reaches the model, each item named by its text — also when the
+    items are plain <li> with no role (jQuery UI), clickable through a listener on their list."""
+    async def body(tab):
+        box = one(await payload(tab), ["searchbox", "textbox"], field)
+        _verified(await tab.type(box["i"], typed), f"type {typed!r}")
+        entries = await payload(tab)
+        for item in items:
+            e = one(entries, ITEM_ROLES, item)
+            assert not e.get("occ"), e
+        assert not find_entries(entries, None, not_item), f"{not_item!r} does not match {typed!r} but is listed"
+        _verified(await tab.click(one(entries, ITEM_ROLES, pick)["i"]), f"pick {pick}")
+        assert await _js(tab, state_js) == [pick, pick]
+
+    open_widget(harness, server, WIDGETS[wid], body)
 
 
 # ------------------------------------------------------------------------ virtualised grid
