@@ -270,3 +270,29 @@ def test_todomvc_react_root_is_not_a_clickable(harness, server):
         assert not roots[0].interactive, f"React's root container is sent as a clickable: {roots[0]!r}"
 
     open_widget(harness, server, WIDGETS["todomvc-react"], body)
+
+
+# ------------------------------------------------------------------------------- Swagger UI
+INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
+
+
+def test_swagger_names_have_no_invisible_characters(harness, server):
+    """Defect 9: Swagger UI breaks paths with <wbr> and puts zero-width spaces into its labels
+    ("get \\u200b/pets\\u200b/{petId}"); names reach the payload normalised: nothing invisible, <wbr>
+    joined (no space), so the model reads and matches "/pets/{petId}"."""
+    async def body(tab):
+        entries = await payload(tab)
+        dirty = [e for e in entries if INVISIBLE.search(e.get("n") or "") or INVISIBLE.search(e.get("v") or "")]
+        assert not dirty, f"names with invisible characters: {[ascii(e.get('n')) for e in dirty]}"
+        names = [e.get("n") for e in entries]
+        assert "GET /pets/{petId} Info for a specific pet" in names, f"path not joined at its <wbr>: {names}"
+        assert "get /pets/{petId}" in names, f"zero-width spaces not removed: {names}"
+        snap = await tab.snapshot()
+        for fmt in ("tree", "skeleton"):
+            found = INVISIBLE.findall(snap.serialize(fmt).text)
+            assert not found, f"{fmt} serialization carries invisible characters: {sorted(set(map(ascii, found)))}"
+        arrow = one(entries, "button", "get /pets/{petId}")
+        _verified(await tab.click(arrow["i"]), "expand the operation by its arrow")
+        assert await _js(tab, "document.querySelector('#operations-pets-showPetById').classList.contains('is-open')")
+
+    open_widget(harness, server, WIDGETS["swagger-arrow"], body)
