@@ -44,7 +44,9 @@ def load_corpus(corpus_dir: Path = CORPUS_DIR) -> dict:
                 w["steps"] = lists[w["steps"].lstrip("@")]
             for key in ("id", "page", "control"):
                 w[key]  # noqa: B018 - presence check
-    except (ValueError, KeyError, TypeError) as exc:
+    except KeyError as exc:
+        raise VigilError(f"{path} is malformed: an entry lacks {exc}.", code="CORPUS_MISSING") from None
+    except (ValueError, TypeError) as exc:
         raise VigilError(f"{path} is malformed ({type(exc).__name__}: {exc}).", code="CORPUS_MISSING") from None
     return data
 
@@ -346,20 +348,26 @@ async def run_widget(browser, base_url: str, widget: dict, ready: str | None) ->
 
 
 # ------------------------------------------------------------------------------ the bench
+def select_widgets(corpus: dict, only: list[str] | None) -> list[dict]:
+    widgets = corpus["widgets"]
+    if not only:
+        return widgets
+    unknown = sorted(set(only) - {w["id"] for w in widgets})
+    if unknown:
+        raise VigilError(f"Unknown widget id(s): {', '.join(unknown)}. Known: "
+                         f"{', '.join(w['id'] for w in widgets)}.", code="BAD_ARGUMENT")
+    return [w for w in widgets if w["id"] in only]
+
+
 async def bench_real(only: list[str] | None = None, corpus_dir: Path = CORPUS_DIR, out=None) -> dict:
-    """Every widget (or those whose id is in `only`) on a fresh tab; one report."""
+    """Every widget (or those whose id is in `only`) on a fresh tab; one report. `out` gets each
+    widget's line as soon as it is done."""
     from engine import launch
     from engine.local_server import serve_directory
 
     require_installed(corpus_dir)
     corpus = load_corpus(corpus_dir)
-    widgets = corpus["widgets"]
-    if only:
-        unknown = sorted(set(only) - {w["id"] for w in widgets})
-        if unknown:
-            raise VigilError(f"Unknown widget id(s): {', '.join(unknown)}. Known: "
-                             f"{', '.join(w['id'] for w in widgets)}.", code="BAD_ARGUMENT")
-        widgets = [w for w in widgets if w["id"] in only]
+    widgets = select_widgets(corpus, only)
     reports = []
     t0 = time.perf_counter()
     with serve_directory(corpus_dir) as base:
@@ -418,6 +426,8 @@ def add_bench_parser(bsub) -> None:
 
 def bench_command(args) -> int:
     only = [x.strip() for x in args.only.split(",") if x.strip()] or None
+    require_installed()
+    select_widgets(load_corpus(), only)  # bad ids are refused before anything starts
     if args.json:
         rep = asyncio.run(bench_real(only))
         print(json.dumps(rep, ensure_ascii=False, indent=2))
