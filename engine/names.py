@@ -8,11 +8,18 @@ import re
 from rapidfuzz import fuzz
 
 _WS = re.compile(r"\s+")
+# zero-width characters and soft hyphens: invisible, so never part of what a person reads or types
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060-\u2064\ufeff]")
+
+
+def clean(s: str | None) -> str:
+    """A name as a person reads it: invisible characters dropped, whitespace collapsed (case kept)."""
+    return _WS.sub(" ", _INVISIBLE.sub("", s or "")).strip()
 
 
 def norm(s: str | None) -> str:
-    """Case- and whitespace-insensitive form (no-break spaces count as spaces)."""
-    return _WS.sub(" ", (s or "")).strip().casefold()
+    """Case-, whitespace- and invisible-character-insensitive form (no-break spaces count as spaces)."""
+    return clean(s).casefold()
 
 
 def similarity(a: str | None, b: str | None) -> float:

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
 from engine.errors import UnknownNodeError
+from engine.names import norm
 from engine.models import FORMATS, FrameInfo, PageContext, Serialization, SnapshotStats, Viewport
 from engine.snapshot.vnode import VirtualNode
 
@@ -133,7 +134,8 @@ class DomSnapshot:
              text: str | None = None) -> list[VirtualNode]:
         """Nodes matching every given filter. Names match case-insensitively, exact matches first
         (substring matches follow unless exact=True)."""
-        want_name = name.casefold().strip() if name is not None else None
+        # names in a snapshot are already clean (the walker normalises them); the query may not be
+        want_name = norm(name) if name is not None else None
         want_text = text.casefold() if text is not None else None
         hits: list[tuple[int, int, VirtualNode]] = []
         for i, n in enumerate(self._nodes):

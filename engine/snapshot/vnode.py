@@ -14,6 +14,7 @@ TIERS = ("structural", "non-semantic", "semantic")
 # flags from the walker (see js/walker.js)
 F_RENDERED, F_OCCLUDED, F_SHADOW, F_INTERACTIVE, F_REDACTED, F_LISTENER, F_POINTER, F_FOCUSABLE, F_FRAME = (
     1, 2, 4, 8, 16, 32, 64, 128, 256)
+F_TEXT_BLOCK, F_FOLDED = 512, 1024
 
 VISIBLE_RATIO = 2 / 3  # the 2/3 rule: a node counts as visible when this much of it is in view
 
@@ -50,7 +51,9 @@ class VirtualNode:
     # -- derived facts -------------------------------------------------------------------
     @property
     def rendered(self) -> bool:
-        """Takes part in rendering (not display:none, visibility:hidden or inside opacity:0)."""
+        """Takes part in rendering: not display:none or visibility:hidden. A transparent (opacity 0)
+        box is still laid out and takes clicks, so it counts — unless it lets clicks through
+        (pointer-events: none), as a faded-out menu does; native form controls always count."""
         return bool(self.flags & F_RENDERED)
 
     @property
@@ -79,6 +82,17 @@ class VirtualNode:
     @property
     def has_click_listener(self) -> bool:
         return bool(self.flags & F_LISTENER)
+
+    @property
+    def text_block(self) -> bool:
+        """A paragraph, list item, cell or code block whose `text` is its whole inline content in
+        reading order (links, code and emphasis included; hidden parts left out)."""
+        return bool(self.flags & F_TEXT_BLOCK)
+
+    @property
+    def folded(self) -> bool:
+        """Inline content of a text block above it: its words are already in that block's text."""
+        return bool(self.flags & F_FOLDED)
 
     @property
     def is_frame_owner(self) -> bool:

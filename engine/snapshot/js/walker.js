@@ -6,7 +6,9 @@
 // Row layout (keep in sync with engine/snapshot/capture.py):
 //   [parent, id, tag, role, name, text, value, flags, tier, x, y, w, h, ratio, extra]
 // flags: 1 rendered, 2 occluded, 4 in shadow, 8 interactive, 16 redacted, 32 listener,
-//        64 cursor-pointer, 128 focusable, 256 frame owner
+//        64 cursor-pointer, 128 focusable, 256 frame owner,
+//        512 text block (its text is its whole inline content in reading order, links and code included),
+//        1024 folded (inline content of a text block ancestor: its text is already in that block's text)
 // tier:  0 structural, 1 non-semantic, 2 semantic
 // extra: 0 or {st: states, a: attributes, sc: scroll, ob: occluder id}
 function vigilWalk(KEY, opts) {
@@ -21,7 +23,10 @@ function vigilWalk(KEY, opts) {
   const C0 = opts.clip ? opts.clip : [0, 0, VW, VH];
   const MAXT = opts.maxText || 200;
   const wf = (s) => (s && s.isWellFormed && !s.isWellFormed()) ? s.toWellFormed() : s;
-  const squash = (s) => s.replace(/\s+/g, ' ').trim();
+  // Names and texts as a person reads them: zero-width characters and soft hyphens dropped,
+  // whitespace collapsed (accname does the same; `get\u200b/pets` is "get/pets").
+  const ZW = /[\u00ad\u200b-\u200d\u2060-\u2064\ufeff]/g;
+  const squash = (s) => s.replace(ZW, '').replace(/\s+/g, ' ').trim();
   const cut = (s, n) => (s.length > n ? s.slice(0, n) : s);
 
   const IMPLICIT = {
@@ -60,13 +65,41 @@ function vigilWalk(KEY, opts) {
   const ATOMIC = new Set(['button', 'link', 'menuitem', 'tab', 'option', 'treeitem', 'checkbox', 'radio', 'switch',
     'slider', 'spinbutton', 'textbox', 'searchbox', 'combobox']);
   const INLINE = new Set(['span', 'b', 'i', 'em', 'strong', 'a', 'small', 'label', 'code', 'sup', 'sub', 'mark',
-    'abbr', 'img', 'u', 's', 'q', 'cite', 'kbd', 'var', 'time', 'data', 'bdi', 'bdo', 'font', 'slot', 'svg']);
+    'abbr', 'img', 'u', 's', 'q', 'cite', 'kbd', 'var', 'time', 'data', 'bdi', 'bdo', 'font', 'slot', 'svg', 'wbr',
+    'dfn', 'samp', 'ins', 'del', 'big', 'tt']);
   const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base']);
   // Attributes kept for skeleton/full output and the analyst. Not class, style or src: they are
   // most of the bytes on real pages and none of the meaning.
   const KEEP_ATTR = new Set(['id', 'href', 'type', 'name', 'placeholder', 'title', 'alt', 'aria-label', 'data-testid',
     'data-test', 'data-cy', 'for', 'action', 'method', 'autocomplete', 'tabindex', 'contenteditable',
     'min', 'max', 'step', 'maxlength', 'pattern', 'target', 'role']);
+  const FORM_TAGS = new Set(['input', 'select', 'textarea', 'button']);
+  // Structural roles an element gets from its tag that a page may still make a click target.
+  const ITEM_ROLES = new Set(['listitem', 'cell', 'row', 'term', 'definition']);
+  const LIST_TAGS = new Set(['ul', 'ol', 'menu', 'dl', 'tbody', 'thead', 'tfoot', 'table']);
+  const VALUE_ROLES = new Set(['slider', 'spinbutton', 'progressbar', 'meter', 'scrollbar']);
+  const TEXT_ROLES = new Set(['', 'generic', 'code', 'strong', 'emphasis', 'mark', 'time', 'subscript', 'superscript',
+    'deletion', 'insertion', 'img', 'presentation', 'none', 'link']);
+  const BLOCK_ROLES = new Set(['', 'generic', 'paragraph', 'listitem', 'cell', 'gridcell', 'columnheader', 'rowheader',
+    'heading', 'caption', 'term', 'definition', 'blockquote', 'code', 'note', 'tooltip', 'status', 'alert', 'log',
+    'option', 'figure', 'article', 'emphasis', 'strong', 'mark', 'time', 'insertion', 'deletion']);
+  const TB_MAX = opts.maxBlockText || 2000;   // text of a text block (a paragraph, a code block)
+
+  const limitText = (s, n) => (s.length > n ? s.slice(0, n) + '… (' + (s.length - n) + ' more characters)' : s);
+  // Preformatted text keeps its lines and their indentation; trailing spaces and runs of blank
+  // lines go.
+  const preText = (s) => s.replace(ZW, '').replace(/\r\n?/g, '\n').replace(/[ \t\f\v\u00a0]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n').replace(/^\n+|\s+$/g, '');
+  // Whether this element's name comes from its content (so a composed text can replace it).
+  const nameFromContent = (el, role) => NAME_FROM_CONTENT.has(role || '') && !el.hasAttribute('aria-label') &&
+    !el.hasAttribute('aria-labelledby') && !FORM_TAGS.has(el.localName);
+  // React's and Vue's root containers carry the delegated listeners of the whole app.
+  const isAppRoot = (el) => {
+    if (el.__vue_app__ || el._reactRootContainer) return true;
+    const ks = Object.keys(el);
+    for (let i = 0; i < ks.length; i++) if (ks[i].startsWith('__reactContainer$') || ks[i].startsWith('_reactListening')) return true;
+    return false;
+  };
 
   S.lastFrames = [];
   const ctxCache = new Map();
@@ -107,8 +140,10 @@ function vigilWalk(KEY, opts) {
         if (t === 'img') { out += (n.getAttribute('alt') || '') + ' '; continue; }
         if (t === 'input' || t === 'select' || t === 'textarea') continue;
       }
+      // The flattened tree, as accname walks it: a shadow root instead of the light children, and
+      // at a <slot> the nodes assigned to it (or its fallback content when nothing is).
       const sr = n.shadowRoot || S.closed.get(n);
-      const kids = sr ? sr.childNodes : n.childNodes;
+      const kids = sr ? sr.childNodes : (n.localName === 'slot' && n.assignedNodes ? n.assignedNodes({ flatten: true }) : n.childNodes);
       const block = n !== el && !INLINE.has(n.localName);
       if (block) { out += ' '; stack.push(' '); }
       for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
@@ -240,23 +275,41 @@ function vigilWalk(KEY, opts) {
   }
 
   const isSecret = (el) => S.secret(el);
+  const testidOf = (el) => el.hasAttribute('data-testid') || el.hasAttribute('data-test') || el.hasAttribute('data-cy');
+  const onAttr = (el) => el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown') || el.hasAttribute('onmouseup');
 
-  // Walk: iterative, pre-order; a stack of [node, parentRow, clip, inShadow, parentPointer, atomicAncestor]
+  // Walk: iterative, pre-order; a stack of
+  //   [node, parentRow, clip, posClip, inShadow, parentPointer, atomicAncestor, deadAncestor, transparentAncestor]
+  // `clip` clips a node in normal flow; `posClip` clips an absolutely positioned node there: the clip
+  // inside its nearest positioned ancestor (its containing block), so an overflow:hidden box that
+  // is not positioned does not clip it. Fixed nodes (modal dialogs and popovers too) take this
+  // frame's viewport. Overflow set on <html>, or on <body> while <html> has none, is the viewport's
+  // (CSS overflow propagation: how modal libraries lock scrolling), so it clips nothing by its box.
   const stack = [];
-  const pushChildren = (host, parentRow, clip, inShadow, ptr, atomic, dead) => {
+  const pushChildren = (host, parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp) => {
     const sr = host.shadowRoot || S.closed.get(host);
     // Shadow content first (it is what renders), then light children (slotted or fallback).
     const kids = host.children;
-    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], parentRow, clip, inShadow, ptr, atomic, dead]);
-    if (sr) { const sk = sr.children; for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], parentRow, clip, true, ptr, atomic, dead]); }
+    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp]);
+    if (sr) { const sk = sr.children; for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], parentRow, clip, posClip, true, ptr, atomic, dead, transp, null]); }
   };
   const rootEl = document.documentElement;
   if (!rootEl) return JSON.stringify({ empty: true, url: location.href, title: '', vw: VW, vh: VH });
-  stack.push([rootEl, -1, C0, false, false, false, false]);
+  stack.push([rootEl, -1, C0, C0, false, false, false, false, false, null]);
   let count = 0;
   const maxNodes = opts.maxNodes || 200000;
+  let htmlClips = false;       // <html> has its own overflow: <body>'s is then not propagated
+  // For text blocks (see composeText): per row, whether it is laid out inline; the raw text of
+  // inline rows without element children; and, for rows whose inline content may be composed,
+  // where each element child sits in their raw text and which rows those children became.
+  const inl = [];
+  const rawT = new Map();
+  const comp = new Map();
+  const compRows = [];
+  const cutsScratch = [];
+  const lstOnly = [];          // [row, role, tier]: rows whose only sign of interactivity is a listener or a tab stop
   while (stack.length) {
-    const [el, parent, clipIn, inShadow, parentPtr, atomicAnc, deadAnc] = stack.pop();
+    const [el, parent, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, pcomp] = stack.pop();
     const tag = el.localName;
     if (SKIP.has(tag)) continue;
     if (count++ >= maxNodes) break;
@@ -265,20 +318,35 @@ function vigilWalk(KEY, opts) {
     if (id === undefined) fresh.push([rowIndex, el]);
     const cs = getComputedStyle(el);
     const display = deadAnc ? 'none' : cs.display;
-    const dead = deadAnc || display === 'none' || cs.opacity === '0';
-    const rendered = !dead && cs.visibility !== 'hidden' && cs.visibility !== 'collapse';
+    const dead = deadAnc || display === 'none';
+    // Transparent (opacity 0) boxes are laid out and take clicks: it is how styled switches, toggles
+    // and file pickers hide their native input. Only a transparent part that lets clicks through
+    // (pointer-events: none — a faded-out menu, the native <select> a custom one mirrors) is taken
+    // as not there; a checkbox or radio stays (its label takes the click).
+    const transp = transpAnc || (!dead && cs.opacity === '0');
+    let rendered = !dead && cs.visibility !== 'hidden' && cs.visibility !== 'collapse';
+    if (rendered && transp && cs.pointerEvents === 'none' && !(tag === 'input' && (el.type === 'checkbox' || el.type === 'radio'))) rendered = false;
     let x = 0, y = 0, w = 0, h = 0, ratio = 0;
     let rect = null;
-    const clip = (!deadAnc && cs.position === 'fixed') ? C0 : clipIn;
+    const pos = dead ? 'static' : cs.position;
+    const clip = pos === 'fixed' ? C0 : pos === 'absolute' ? posIn : clipIn;
     if (display !== 'none') {
       rect = el.getBoundingClientRect();
       x = rect.left; y = rect.top; w = rect.width; h = rect.height;
+      // A native checkbox or radio shrunk to nothing (the visually-hidden pattern) is where its
+      // label is: that is what a person sees and clicks.
+      if (rendered && (w < 2 || h < 2) && tag === 'input' && (el.type === 'checkbox' || el.type === 'radio')) {
+        const lab = el.closest('label') || labelsFor(el)[0];
+        const lr = lab && lab.getBoundingClientRect();
+        if (lr && lr.width >= 2 && lr.height >= 2) { x = lr.left; y = lr.top; w = lr.width; h = lr.height; }
+      }
     }
     let flags = rendered ? 1 : 0;
     if (inShadow) flags |= 4;
     // Visible ratio: the part of the box inside the clip (viewport ∩ overflow-clipping ancestors),
     // relative to the smaller of the box and the clip (so a huge wrapper that fills the view is visible).
-    if (rendered && w > 0 && h > 0) {
+    // A box under 2 px either way (the visually-hidden pattern) is not seen by anyone.
+    if (rendered && w >= 2 && h >= 2) {
       const ix = Math.max(x, clip[0]), iy = Math.max(y, clip[1]);
       const ax = Math.min(x + w, clip[0] + clip[2]), ay = Math.min(y + h, clip[1] + clip[3]);
       if (ax > ix && ay > iy) {
@@ -287,11 +355,16 @@ function vigilWalk(KEY, opts) {
         ratio = Math.min(1, vis / denom);
       }
     }
-    const [role, roleIsAria] = roleOf(el, tag);
+    let [role, roleIsAria] = roleOf(el, tag);
     const ptr = cs.cursor === 'pointer';
     let tier = 0, interactive = false;
-    const listener = S.listeners.has(el);
-    if (listener) flags |= 32;
+    let listener = S.listeners.has(el);
+    if (listener) {
+      flags |= 32;
+      // A framework's root container (React, Vue) holds the listeners of the whole app it renders:
+      // that is delegation, not a click target.
+      if (isAppRoot(el)) listener = false;
+    }
     if (ptr && !parentPtr) flags |= 64;
     const tabindexAttr = el.getAttribute('tabindex');
     const ti = tabindexAttr === null ? NaN : parseInt(tabindexAttr, 10);
@@ -300,12 +373,34 @@ function vigilWalk(KEY, opts) {
       tier = 2;
       if (INTERACTIVE.has(role)) interactive = true;
     }
+    // A list item, row or cell that is plainly a click target (its own pointer cursor — or one its
+    // list gives every item —, a listener, a click attribute, a tab stop, a listbox or menu around
+    // it) is one: an option or menu item when its list says so, else a clickable, named by its text.
+    if (tier === 2 && ITEM_ROLES.has(role) && !el.hasAttribute('role')) {
+      const pe = el.parentElement;
+      const pr = pe ? (pe.getAttribute('role') || '').trim().toLowerCase() : '';
+      const inRole = pr === 'listbox' ? 'option' : (pr === 'menu' || pr === 'menubar') ? 'menuitem' : '';
+      const ptrItem = ptr && (!parentPtr || (pe && LIST_TAGS.has(pe.localName)));
+      const onattr = onAttr(el);
+      if (inRole || onattr || listener || ptrItem || ti >= 0) {
+        if (listener && !inRole && !onattr && !ptrItem && !(ti >= 0)) lstOnly.push([rowIndex, role, tier]);
+        role = inRole || null; roleIsAria = !!inRole; tier = 1;
+        if (!atomicAnc) interactive = true;
+      }
+    }
     let hint = false;
-    if (tier < 2) {
-      const testid = el.hasAttribute('data-testid') || el.hasAttribute('data-test') || el.hasAttribute('data-cy');
-      const onattr = el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown') || el.hasAttribute('onmouseup');
+    if (tier === 0) {
+      const testid = testidOf(el);
+      const onattr = onAttr(el);
       hint = onattr || listener || (ti >= 0) || ce || (ptr && !parentPtr) || (role && !roleIsAria);
-      if (hint || testid) { tier = 1; if (!atomicAnc) interactive = true; }
+      if (hint || testid) {
+        tier = 1;
+        if (!atomicAnc) interactive = true;
+        // Only a listener or a tab stop: a leaf is a click target, a container of other controls is
+        // delegating their clicks or is a focusable scroller (decided after the walk, when its
+        // descendants are known).
+        if ((listener || ti >= 0) && !onattr && !ce && !(ptr && !parentPtr) && !(role && !roleIsAria) && !testidOf(el)) lstOnly.push([rowIndex, role, 0]);
+      }
     }
     if (tier === 2 && ce) interactive = true;
     if (tier === 2 && ti >= 0 && !interactive && role !== 'dialog' && role !== 'region' && role !== 'main') interactive = true;
@@ -318,10 +413,30 @@ function vigilWalk(KEY, opts) {
       name = nameOf(el, tag, role || '');
       if (!name && tier === 1) name = contentText(el, 120);
     }
-    // Direct text of this element (its own text nodes).
+    // Direct text of this element (its own text nodes), and where its element children sit in it.
     let text = '';
-    if (tag !== 'textarea') for (let c = el.firstChild; c; c = c.nextSibling) if (c.nodeType === 3) text += c.data;
-    if (text) { text = squash(text); if (text.length > MAXT) text = text.slice(0, MAXT) + '…'; }
+    const isHost = !!(el.shadowRoot || S.closed.has(el));
+    let nKids = 0;
+    cutsScratch.length = 0;
+    if (tag !== 'textarea') {
+      for (let c = el.firstChild; c; c = c.nextSibling) {
+        const nt = c.nodeType;
+        if (nt === 3) text += c.data;
+        else if (nt === 1 && !SKIP.has(c.localName)) { cutsScratch.push(text.length); nKids++; }
+      }
+    }
+    // (a shadow host renders its own tree: it is a unit of its own, never part of a text run)
+    const isInl = !isHost && (display.startsWith('inline') || display === 'contents');
+    inl.push(isInl ? 1 : 0);
+    // Rows whose inline content may make a text block (or part of one): composed after the walk.
+    let cpHere = null;
+    if (nKids && !isHost && (text.length || isInl || tag === 'pre' || tag === 'code')) {
+      cpHere = { raw: text, cuts: cutsScratch.slice(), kids: [], nfc: nameFromContent(el, role), flat: '', plain: false };
+      comp.set(rowIndex, cpHere);
+      compRows.push(rowIndex);
+    } else if (isInl && text) rawT.set(rowIndex, text);
+    if (text) text = tag === 'pre' ? limitText(preText(text), TB_MAX) : limitText(squash(text), MAXT);
+    if (pcomp) pcomp.kids.push(rowIndex);
     let secret = false;
     if (tag === 'input' || tag === 'textarea' || tag === 'select') {
       secret = isSecret(el, tag);
@@ -336,6 +451,12 @@ function vigilWalk(KEY, opts) {
       }
     } else if (ce) {
       value = cut(squash(el.textContent || ''), 1000);
+    } else if (VALUE_ROLES.has(role)) {
+      // Range widgets say where they are through ARIA (a slider's thumb has no text of its value).
+      const vt = el.getAttribute('aria-valuetext'), vn = el.getAttribute('aria-valuenow');
+      if (vt && vt.trim()) value = cut(squash(vt), 200);
+      else if (vn !== null && vn.trim()) value = vn.trim();
+      else if ((tag === 'progress' && el.hasAttribute('value')) || tag === 'meter') value = String(el.value);
     }
     // States: only the non-default ones.
     let st = null;
@@ -356,6 +477,11 @@ function vigilWalk(KEY, opts) {
       if (tag === 'dialog' && el.open) setSt('open', true);
       if (el.getAttribute('aria-modal') === 'true' || (tag === 'dialog' && safeMatches(el, ':modal'))) setSt('modal', true);
       if (tag === 'input' && (el.type === 'range' || el.type === 'number')) { if (el.min) setSt('min', el.min); if (el.max) setSt('max', el.max); }
+      else if (VALUE_ROLES.has(role)) {
+        const mn = el.getAttribute('aria-valuemin'), mx = el.getAttribute('aria-valuemax');
+        if (mn !== null && mn.trim()) setSt('min', mn.trim()); else if (tag === 'meter') setSt('min', String(el.min));
+        if (mx !== null && mx.trim()) setSt('max', mx.trim()); else if (tag === 'meter' || tag === 'progress') setSt('max', String(el.max));
+      }
     }
     if (el === focused) setSt('focused', true);
     // Attributes kept for skeleton/full output and the analyst.
@@ -372,7 +498,10 @@ function vigilWalk(KEY, opts) {
       const ov = cs.overflowY, ovx = cs.overflowX;
       const clipsY = ov !== 'visible', clipsX = ovx !== 'visible';
       const isDocScroller = el === document.scrollingElement;
-      if (!isDocScroller && (clipsY || clipsX)) {
+      let ownClip = clipsY || clipsX;
+      if (el === rootEl) { htmlClips = ownClip; ownClip = false; }      // the viewport's overflow
+      else if (el === document.body && !htmlClips) ownClip = false;     // propagated to the viewport
+      if (!isDocScroller && ownClip) {
         // Children are clipped to this box (its padding box approximated by the border box).
         const nx = Math.max(clip[0], x), ny = Math.max(clip[1], y);
         const nx2 = Math.min(clip[0] + clip[2], x + w), ny2 = Math.min(clip[1] + clip[3], y + h);
@@ -410,9 +539,94 @@ function vigilWalk(KEY, opts) {
       Math.round(ratio * 100) / 100, extra]);
     if (tag === 'svg' || tag === 'iframe' || tag === 'frame' || tag === 'math') continue;  // opaque subtrees
     const atomicHere = atomicAnc || (interactive && ATOMIC.has(role || ''));
-    if (el.firstElementChild || el.shadowRoot || S.closed.has(el)) pushChildren(el, rowIndex, childClip, inShadow, ptr, atomicHere, dead);
+    if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, pos === 'static' ? posIn : childClip, inShadow, ptr, atomicHere, dead, transp, cpHere);
   }
+
+  // A container whose only sign of interactivity is a click listener and which holds other
+  // controls is delegating its children's clicks (a framework root, a list's handler): it is not
+  // a click target itself. A listener on a leaf — nothing interactive inside — still makes one.
+  if (lstOnly.length) {
+    const below = new Uint8Array(rows.length);
+    for (let i = rows.length - 1; i > 0; i--) {
+      const p = rows[i][0];
+      if (p >= 0 && ((rows[i][7] & 8) || below[i])) below[p] = 1;
+    }
+    for (const [ri, role0, tier0] of lstOnly) {
+      if (!below[ri]) continue;
+      const r = rows[ri];
+      r[7] &= ~8; r[3] = role0 || ''; r[8] = tier0; r[4] = '';
+    }
+  }
+  composeText();
   const tWalk = performance.now();
+
+  // Text blocks. A block (a paragraph, a list item, a cell, a code block) whose content is text
+  // mixed with inline elements — links, code, emphasis, highlighted tokens — gets as its text that
+  // whole content in reading order, so "specified by RFC 2616 (which obsoletes RFC 2068)" keeps its
+  // words; the inline elements stay in the tree (links keep their IDs) but are marked folded, so
+  // the serializations do not repeat them one token per node. Hidden inline parts are not read.
+  // Text-level content: no role or a text-level one (code, emphasis, a link, an image) — not a
+  // widget (a field, a button, a meter), which keeps its own node.
+  function foldable(row) { return TEXT_ROLES.has(row[3]); }
+  function composeText() {
+    for (let k = compRows.length - 1; k >= 0; k--) {      // children before their parents
+      const ri = compRows[k], cp = comp.get(ri);
+      const raw = cp.raw, cuts = cp.cuts, kids = cp.kids;
+      // words: its own text has words; plain: some words are not a control's; prose: every inline
+      // child is text-level (formatting, links, images), not a widget such as a meter or a field
+      let out = '', at = 0, words = false, plain = false, prose = true, parts = 0, block = false;
+      for (let j = 0; j < cuts.length; j++) {
+        const seg = raw.slice(at, cuts[j]);
+        at = cuts[j];
+        if (!words && /\S/.test(seg)) words = true;
+        out += seg;
+        const c = kids[j];
+        if (c === undefined) continue;                  // the walk stopped at its node budget
+        const row = rows[c];
+        if (!(row[7] & 1)) continue;                    // not rendered: not read
+        if (!inl[c]) { out += '\n'; block = true; continue; }
+        if (!foldable(row)) prose = false;
+        const cc = comp.get(c);
+        let t;
+        if (cc) { t = cc.flat; if (cc.plain && !(row[7] & 8)) plain = true; if (cc.block) block = true; if (!cc.prose) prose = false; }
+        else {
+          t = rawT.get(c) || (row[2] === 'img' ? ' ' + row[4] + ' ' : row[2] === 'br' ? '\n' : '');
+          if (!plain && !(row[7] & 8) && /\S/.test(t)) plain = true;
+        }
+        if (t) { out += t; parts++; }
+      }
+      const tail = raw.slice(at);
+      if (!words && /\S/.test(tail)) words = true;
+      out += tail;
+      if (words) plain = true;
+      cp.flat = out; cp.plain = plain; cp.block = block; cp.prose = prose;
+      if (inl[ri]) continue;
+      const r = rows[ri];
+      // A name from content leaves out what is not rendered (a heading's hidden permalink "¶").
+      if (cp.nfc && !block && parts < cuts.length) {
+        const nm = squash(out);
+        if (nm && nm !== r[4] && r[4].indexOf(nm) >= 0) r[4] = wf(cut(nm, 250));
+      }
+      if (!parts || !plain || !(words || prose)) continue;
+      if (!BLOCK_ROLES.has(r[3])) continue;             // a dialog, a form, a list: containers, not text
+      const pre = r[2] === 'pre';
+      const full = pre ? preText(out) : squash(out);
+      if (!full) continue;
+      r[5] = wf(limitText(full, TB_MAX));
+      r[7] |= 512;
+      if (cp.nfc && !block) r[4] = wf(cut(pre ? squash(full) : full, 250));
+      // Mark the inline content as folded into this block (not a widget: a meter or a field in a
+      // sentence keeps its own node).
+      const todo = kids.slice();
+      while (todo.length) {
+        const c = todo.pop();
+        if (c === undefined || !inl[c] || !foldable(rows[c])) continue;
+        rows[c][7] |= 1024;
+        const cc = comp.get(c);
+        if (cc) for (const g of cc.kids) todo.push(g);
+      }
+    }
+  }
 
   // Label hunting for controls that are still unnamed.
   for (const [ri, el] of pendingNames) rows[ri][4] = wf(cut(huntLabel(el), 250));
@@ -457,25 +671,43 @@ function vigilWalk(KEY, opts) {
   }
   const tIds = performance.now();
 
-  // Occlusion: multi-point hit test (centre + four inset corners of the visible part).
+  // Occlusion: a multi-point hit test over the visible part of the box — the centre and four points
+  // at 25 % / 75 % of its width and height: inside the shape of any box (a border-radius draws at
+  // most an ellipse, which holds them), and clear of the thin edges neighbours overlap (a grid's
+  // column-resize handles). A hit on the element,
+  // on its label, on the shadow host it lives in (a checkbox inside <sl-checkbox>) or anything
+  // inside those is the element. A hit on one of its own ancestors means the point fell through
+  // the element (a rounded corner, a transparent edge): it says nothing. Anything else covers it.
   let hits = 0;
+  const up = (n) => n.parentNode || (n.nodeType === 11 ? n.host : null);
   for (const [ri, el, x, y, w, h, clip] of occCandidates) {
+    if (!(rows[ri][7] & 8)) continue;     // no longer a click target (a delegating container)
     const x1 = Math.max(x, clip[0], 0), y1 = Math.max(y, clip[1], 0);
     const x2 = Math.min(x + w, clip[0] + clip[2], VW), y2 = Math.min(y + h, clip[1] + clip[3], VH);
     if (x2 <= x1 || y2 <= y1) continue;
-    const ix = Math.min(2, (x2 - x1) / 4), iy = Math.min(2, (y2 - y1) / 4);
+    const ix = (x2 - x1) / 4, iy = (y2 - y1) / 4;
     const pts = [[(x1 + x2) / 2, (y1 + y2) / 2], [x1 + ix, y1 + iy], [x2 - ix, y1 + iy], [x1 + ix, y2 - iy], [x2 - ix, y2 - iy]];
     const root = rootOf(el);
     const hitter = root.elementFromPoint ? root : document;
-    let ok = 0, n = 0, blocker = null;
+    let ok = 0, n = 0, blocker = null, owners = null;
     for (const [px, py] of pts) {
       const top = hitter.elementFromPoint(px, py);
       hits++;
       if (!top) continue;
+      if (top === el) { n++; ok++; continue; }
+      if (!owners) {
+        owners = new Set([el]);
+        for (const l of labelsFor(el)) owners.add(l);
+        const wl = el.closest('label'); if (wl) owners.add(wl);
+        for (let hst = rootOf(el).host; hst; hst = rootOf(hst).host) owners.add(hst);
+      }
+      let mine = false;
+      for (let q = top; q; q = up(q)) if (owners.has(q)) { mine = true; break; }
+      if (mine) { n++; ok++; continue; }
+      let container = false;
+      for (let q = up(el); q; q = up(q)) if (q === top) { container = true; break; }
+      if (container) continue;
       n++;
-      // A hit inside the target (or in a shadow tree hosted inside it, retargeted) is fine;
-      // so is the target's own label.
-      if (top === el || el.contains(top) || (top.localName === 'label' && top.contains(el))) { ok++; continue; }
       if (!blocker) blocker = top;
     }
     if (n > 0 && ok / n < 0.5) {

@@ -80,6 +80,45 @@ def serialize_skeleton(snap: "DomSnapshot", *, full_page: bool = True, max_nodes
                          truncated=bool(more))
 
 
+def _inline(block: VirtualNode, include_hidden: bool) -> str:
+    """A text block's text with the controls inside it (its links) written in place, each with its
+    own ID: `see <a data-id="12" href="…">RFC 2616</a> (which…`."""
+    text = block.text
+    controls: list[VirtualNode] = []
+    stack = [c for c in reversed(block.children) if c.folded]
+    while stack:
+        c = stack.pop()
+        if c.interactive:
+            controls.append(c)
+            continue
+        stack.extend(k for k in reversed(c.children) if k.folded)
+    out: list[str] = []
+    rest: list[str] = []
+    at = 0
+    for c in controls:
+        if not c.rendered and not include_hidden:
+            continue
+        parts = [f"<{c.tag}", _a("data-id", c.node_id)]
+        for k in FULL_ATTRS:
+            if k in c.attrs:
+                parts.append(_a(k, cut(c.attrs[k], 120)))
+        head = "".join(parts) + ' data-interactive="true">'
+        i, words = -1, ""
+        for words in (c.text, c.name):
+            if words:
+                i = text.find(words, at)
+                if i >= 0:
+                    break
+        if i < 0:  # its words are not in the text (an icon link): written after it
+            rest.append(head + escape(clean_text(c.name or c.text), quote=False) + f"</{c.tag}>")
+            continue
+        out.append(escape(clean_text(text[at:i]), quote=False))
+        out.append(head + escape(clean_text(words), quote=False) + f"</{c.tag}>")
+        at = i + len(words)
+    out.append(escape(clean_text(text[at:]), quote=False))
+    return "".join(out + rest)
+
+
 def serialize_full(snap: "DomSnapshot", *, include_hidden: bool = False) -> Serialization:
     root = snap.root
     out: list[str] = []
@@ -119,13 +158,16 @@ def serialize_full(snap: "DomSnapshot", *, include_hidden: bool = False) -> Seri
                 if n.states.get(flag) is True:
                     parts.append(f" {flag}")
             parts.append(">")
-            if n.text:
+            if n.text_block:
+                parts.append(_inline(n, include_hidden))
+            elif n.text:
                 parts.append(escape(clean_text(n.text), quote=False))
             out.append("".join(parts))
             if n.tag in VOID and not n.children:
                 continue
             stack.append((n, True))
             for c in reversed(n.children):
-                stack.append((c, False))
+                if not c.folded:  # a text block's inline content was written with its text
+                    stack.append((c, False))
     text = "".join(out)
     return Serialization(format="full", text=text, tokens=estimate_tokens(text), node_count=count)

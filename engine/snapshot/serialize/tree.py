@@ -1,7 +1,9 @@
 """The `tree` serialization: the flattened hierarchy the model reads (seed 003 §7.3).
 
 Structural wrappers are hoisted (their children move up), semantic containers are kept,
-atomic controls do not list their insides, long runs of look-alike siblings are summarized,
+atomic controls do not list their insides, a text block (a paragraph, a code block) carries its
+whole inline content in reading order as its text and lists only the controls inside it (its
+links), long runs of look-alike siblings are summarized,
 and past a node budget a truncation marker ends the output. Everything is iterative:
 pages nest thousands of levels deep.
 """
@@ -34,7 +36,11 @@ MAX_DEPTH = 60  # deeper output levels are hoisted (keeps nesting readable and t
 
 
 def _keep(n: VirtualNode) -> bool:
-    if n.interactive or n.tier == "non-semantic":
+    if n.interactive:
+        return True
+    if n.folded:
+        return False  # its words are in the text of the block it sits in
+    if n.tier == "non-semantic":
         return True
     if n.role in CONTAINER_ROLES or n.role in CONTENT_ROLES:
         return True
@@ -49,7 +55,8 @@ def _entry(n: VirtualNode, ordinal: int) -> dict[str, Any]:
         d["name"] = clean_text(cut(n.name, 100))
     d["tag"] = n.tag
     if n.text and n.text != n.name and not (n.name and n.text in n.name):
-        d["text"] = clean_text(cut(n.text, 200))
+        # a text block's text was already bounded by the walker, with a marker saying how much is left
+        d["text"] = clean_text(n.text if n.text_block else cut(n.text, 200))
     if n.value:
         d["value"] = clean_text(cut(n.value, 100))
     elif n.redacted:
