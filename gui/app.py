@@ -50,14 +50,17 @@ def run_gui(url: str | None = None, *, screenshot: str | None = None, quit_after
     async def main() -> int:
         sup = Supervisor(headless=headless)
         window = MainWindow(sup, suggested_task=task)
+        window.place_on()
         window.show()
         ok = await window.startup(url)
         if quit_after_load:
             rc = 0 if ok else 1
+            if ok and sup.load_error:  # the browser runs, the page did not open: say so, and fail
+                print(f"vigil gui: NAVIGATION_FAILED: {sup.load_error}", file=sys.stderr)
+                rc = 1
             if ok:
-                await window.wait_painted(5.0)
+                await window.wait_painted(10.0)
             if screenshot:
-                app.processEvents()
                 if not window.grab().save(screenshot):
                     print(f"vigil gui: could not write {screenshot}", file=sys.stderr)
                     rc = 2

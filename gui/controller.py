@@ -60,6 +60,10 @@ class Supervisor(QObject):
         self.store_error = ""
         self.recorder = None        # the tab's SessionRecorder
         self._reported: str | None = None
+        self.load_error = ""        # why the last page could not be opened ("" when it was)
+        self._wanted_viewport: tuple[int, int] | None = None
+        self._resizing = False
+        self.loop_state = "idle"     # the running loop's state (engine LoopState), "idle" without a run
 
     # -- the session store -----------------------------------------------------------------------
     def open_store(self) -> bool:
@@ -134,9 +138,11 @@ class Supervisor(QObject):
             return False
         self.busy.emit(f"Opening {url}…")
         ok = True
+        self.load_error = ""
         try:
             await self.tab.goto(url)
         except VigilError as exc:
+            self.load_error = exc.message
             self.error.emit(exc.message)
             ok = False
         finally:
@@ -160,6 +166,35 @@ class Supervisor(QObject):
         self.page_changed.emit(self.tab.page.url)
         self._page_moved(self.tab.page.url)
         await self.refresh()
+
+    def can_resize(self) -> bool:
+        """The page may be resized now: no run, or the run waits for a person. Never while the loop
+        observes, plans or acts: a page re-laid out between locating an element and clicking it
+        would be clicked in the wrong place."""
+        return not self.running() or self.loop_state in ("awaiting_approval", "finished", "idle")
+
+    async def set_viewport(self, width: int, height: int) -> bool:
+        """Resize the page's viewport to `width` x `height` CSS px, then take the snapshot of the new
+        layout. Requests that come while one is applied are coalesced (the latest wins); during a
+        run they wait until the loop waits for approval or ends (`can_resize`)."""
+        self._wanted_viewport = (int(width), int(height))
+        if self._resizing or self.tab is None or not self.can_resize():
+            return False
+        self._resizing = True
+        changed = False
+        try:
+            while self.tab is not None and self._wanted_viewport != self.viewport:
+                w, h = self._wanted_viewport
+                await self.tab.set_viewport(w, h)
+                self.viewport, changed = (w, h), True
+        except (VigilError, ValueError) as exc:
+            log.info("viewport not changed: %s", exc)
+            return False
+        finally:
+            self._resizing = False
+        if changed:
+            await self.refresh()
+        return changed
 
     async def refresh(self, *, force: bool = False):
         """Take a snapshot (reused while the page is unchanged) and publish it."""
@@ -249,8 +284,10 @@ class Supervisor(QObject):
                 self._report_recorder()
             self.sessions_changed.emit()
             await close_planner(self.planner)
+            self.loop_state = "idle"
             self.request_done.emit()
             await self.refresh()
+            self._resize_if_waiting()
 
     def set_policy(self, policy: str) -> None:
         if self.loop is not None:
@@ -258,8 +295,22 @@ class Supervisor(QObject):
 
     def decide(self, decision: Decision) -> None:
         if self.gate is not None:
-            self.gate.submit(decision)
+            if self._resizing:  # the step runs on the page as it will be, not as it was being re-laid out
+                asyncio.ensure_future(self._submit_when_resized(self.gate, decision))
+            else:
+                self.gate.submit(decision)
             self.request_done.emit()
+
+    async def _submit_when_resized(self, gate: QueueGate, decision: Decision) -> None:
+        while self._resizing:
+            await asyncio.sleep(0.02)
+        gate.submit(decision)
+
+    def _resize_if_waiting(self) -> None:
+        """A resize that waited for the loop is applied once it may be."""
+        want = self._wanted_viewport
+        if want is not None and want != self.viewport and not self._resizing and self.can_resize():
+            asyncio.ensure_future(self.set_viewport(*want))
 
     async def quick_command(self, text: str) -> Decision | None:
         """Ground a typed command ("click Place order") with the offline planner: a take-over decision."""
@@ -293,7 +344,9 @@ class Supervisor(QObject):
         elif isinstance(ev, AwaitingApproval):
             self.request.emit(ev.request)
         elif isinstance(ev, StatusChanged):
+            self.loop_state = ev.state
             self.status.emit(ev.status, ev.state, ev.detail)
+            self._resize_if_waiting()
         elif isinstance(ev, SnapshotTaken):  # actions and verifications are shown with the step record
             snap = getattr(self.tab, "_snapshot", None)
             if snap is not None and snap is not self.snapshot:

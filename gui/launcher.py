@@ -20,6 +20,19 @@ def _gui_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _missing_file(url: str) -> str | None:
+    """The local path of a file:// URL that names no file, else None."""
+    import urllib.parse
+    import urllib.request
+    from pathlib import Path
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() != "file":
+        return None
+    path = Path(urllib.request.url2pathname(parts.path))
+    return None if path.exists() else str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] != "gui" and not argv[0].startswith("-"):
@@ -40,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
             url = normalize_url(args.url)
         except VigilError as exc:
             print(f"vigil gui: {exc.code}: {exc}", file=sys.stderr)
+            return 2
+        missing = _missing_file(url)
+        if missing:
+            print(f"vigil gui: BAD_URL: {url} names a file that does not exist ({missing}). Check the path, or "
+                  "give an http(s) URL.", file=sys.stderr)
             return 2
     code = run_gui(url, screenshot=args.screenshot, quit_after_load=args.quit_after_load or bool(args.screenshot),
                    headless=not args.headed, task=args.task, demo=args.demo or not url)

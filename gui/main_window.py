@@ -10,12 +10,12 @@ import re
 from pathlib import Path
 
 import shiboken6
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRect, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
-                               QPushButton, QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget, QCheckBox,
-                               QDialogButtonBox, QFileDialog, QMessageBox)
+                               QPushButton, QSizePolicy, QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget,
+                               QCheckBox, QDialogButtonBox, QFileDialog, QMessageBox)
 
 from engine.errors import VigilError
 from engine.models import ChatMessage
@@ -29,9 +29,19 @@ from gui.widgets.page_view import PageView
 from gui.widgets.plan_view import PlanView
 from gui.widgets.session_view import SessionView
 from gui.widgets.sessions_panel import SessionsPanel
+from gui.window_layout import clamp_to, first_geometry, screen_at, to_bytes, window_settings
 
 log = logging.getLogger("vigil.gui")
 PLANNER_CHOICES = ("heuristic", "openai", "backend")
+FIT = "Fit to panel"
+SIDE_SHARE, SIDE_MAX = 0.3, 520  # the side panel's first width: this share of the window, at most this
+# the page size choices: the page follows the panel, or a device size scaled to fit it
+PAGE_SIZES: dict[str, tuple[int, int] | None] = {
+    FIT: None, "1280×800 desktop": (1280, 800), "1440×900 desktop": (1440, 900), "1920×1080 desktop": (1920, 1080),
+    "1024×768 tablet": (1024, 768), "390×844 phone": (390, 844)}
+# the loop's states as the status bar says them
+LOOP_WORDS = {"observing": "observing the page", "planning": "planning", "awaiting_approval": "waiting for approval",
+              "acting": "acting", "verifying": "acting"}
 
 
 def _spawn(coro) -> asyncio.Task:
@@ -86,15 +96,17 @@ class SettingsDialog(QDialog):
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, sup: Supervisor, *, suggested_task: str = "") -> None:
+    def __init__(self, sup: Supervisor, *, suggested_task: str = "", settings: QSettings | None = None) -> None:
         super().__init__()
         self.sup = sup
         self.setWindowTitle("Vigil — browser agent supervisor")
-        self.resize(1500, 940)
         self._closing = False
+        self._run_active = False
         self.closed = asyncio.get_event_loop().create_future()
+        self.layout_settings = settings if settings is not None else window_settings()
         self._build(suggested_task)
         self._wire()
+        self._restore_layout()
 
     # -- layout --------------------------------------------------------------------------------
     def _build(self, suggested_task: str) -> None:
@@ -110,8 +122,9 @@ class MainWindow(QMainWindow):
         self.url.setPlaceholderText("http(s) URL or a local HTML file")
         bar.addWidget(self.url)
         self.viewport = QComboBox()
-        self.viewport.addItems(["1280x800", "1024x768", "1440x900", "390x844"])
-        self.viewport.setToolTip("Page viewport size")
+        self.viewport.addItems(list(PAGE_SIZES))
+        self.viewport.setToolTip("Page size: follow the panel (the page re-lays out as you resize it), or a "
+                                 "device size scaled to fit")
         bar.addWidget(self.viewport)
         self.act_overlay = QAction("Set-of-Mark", self, checkable=True, toolTip="Draw every interactive node's box and ID")
         self.act_snapshot = QAction("Snapshot", self, toolTip="Take a fresh snapshot")
@@ -133,19 +146,27 @@ class MainWindow(QMainWindow):
         self.nodes = NodeTreePanel()
         self.inspector = PayloadInspector()
         self.sessions = SessionsPanel()
-        left = QSplitter(Qt.Vertical)
+        self.run_split = left = QSplitter(Qt.Vertical)
+        left.setObjectName("runSplit")
         left.addWidget(self.plan)
         left.addWidget(self.chat)
-        left.setSizes([180, 520])
+        left.setStretchFactor(1, 1)
+        left.setSizes([160, 520])
         self.tabs = QTabWidget()
         self.tabs.addTab(left, "Run")
         self.tabs.addTab(self.nodes, "Nodes")
         self.tabs.addTab(self.inspector, "Payload")
         self.tabs.addTab(self.sessions, "Sessions")
-        split = QSplitter(Qt.Horizontal)
+        self.tabs.setMinimumWidth(260)
+        # the page takes what the side panel leaves; drag the handle to give it (nearly) the whole window,
+        # or collapse the side panel altogether
+        self.split = split = QSplitter(Qt.Horizontal)
+        split.setObjectName("mainSplit")
         split.addWidget(self.page)
         split.addWidget(self.tabs)
-        split.setSizes([960, 540])
+        split.setCollapsible(0, False)
+        split.setStretchFactor(0, 1)
+        split.setSizes([1000, 420])
 
         self.approval = ApprovalBar()
         self.task = QLineEdit(suggested_task)
@@ -170,16 +191,36 @@ class MainWindow(QMainWindow):
         row.addWidget(self.run_btn)
         row.addWidget(self.stop_btn)
 
+        # the step area: the approval bar while a step waits; between steps of a run a line says what the
+        # loop does, in the bar's room, so the page panel (and the page) keeps its size for the whole run
+        self.step_area = QWidget()
+        self.step_area.setObjectName("stepArea")
+        sa = QVBoxLayout(self.step_area)
+        sa.setContentsMargins(0, 0, 0, 0)
+        sa.setSpacing(0)
+        sa.addWidget(self.approval)
+        self.step_note = QLabel()
+        self.step_note.setObjectName("stepNote")
+        self.step_note.setAlignment(Qt.AlignCenter)
+        self.step_note.setStyleSheet("#stepNote { color:#6b7280; background:#f9fafb; border:1px dashed #d1d5db; "
+                                     "border-radius:6px; }")
+        self.step_note.hide()
+        sa.addWidget(self.step_note, 1)
+
         central = QWidget()
         v = QVBoxLayout(central)
         v.setContentsMargins(4, 0, 4, 4)
         v.addWidget(self.banner)
         v.addWidget(split, 1)
-        v.addWidget(self.approval)
+        v.addWidget(self.step_area)
         v.addLayout(row)
         self.setCentralWidget(central)
         self.status_snap = QLabel("no snapshot yet")
+        # long snapshot facts are cut at the window's edge, never widen it past the screen
+        self.status_snap.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.status_snap.setMinimumWidth(40)
         self.status_loop = QLabel("idle")
+        self.status_loop.setObjectName("loopState")
         self.statusBar().addWidget(self.status_snap, 1)
         self.statusBar().addPermanentWidget(self.status_loop)
         self.settings_dialog: SettingsDialog | None = None
@@ -205,7 +246,10 @@ class MainWindow(QMainWindow):
         s.session_changed.connect(self.sessions.set_current)
         s.sessions_changed.connect(self.sessions.refresh)
         s.notice.connect(self._notice)
-        self.viewport.currentTextChanged.connect(lambda t: _spawn(self._set_viewport(t)))
+        self.viewport.currentTextChanged.connect(self.set_page_size)
+        self.page.viewport_wanted.connect(lambda w, h: _spawn(self.sup.set_viewport(w, h)))
+        self.split.splitterMoved.connect(lambda *_: self.save_layout())
+        self.run_split.splitterMoved.connect(lambda *_: self.save_layout())
         self.run_btn.clicked.connect(self._run)
         self.task.returnPressed.connect(self._run)
         self.stop_btn.clicked.connect(s.stop_task)
@@ -274,9 +318,11 @@ class MainWindow(QMainWindow):
         turn = self.chat.turn_for_step(index)
         if turn is None:
             return
-        btn = QPushButton("Screenshot after this step (Set-of-Mark)")
+        btn = QPushButton("Picture after this step")
+        btn.setToolTip("The screenshot taken after this step, with its Set-of-Mark")
         btn.setFlat(True)
         btn.setObjectName("stepPicture")
+        btn.setStyleSheet("#stepPicture { text-align:left; color:#1d4ed8; padding:2px 0; }")
         btn.clicked.connect(lambda: self._show_picture(index, png))
         turn.box.addWidget(btn)
 
@@ -292,18 +338,37 @@ class MainWindow(QMainWindow):
         view.show()  # non-modal
 
     def _on_request(self, req) -> None:
+        self.step_note.hide()
         self.approval.show_request(req)
         if req.target:
             self.page.highlight(req.target.get("id"), kind="target")
 
     def _on_request_done(self) -> None:
+        if self.approval.isVisible() and self._run_active:  # keep its room until the run ends
+            self.step_area.setMinimumHeight(max(self.step_area.minimumHeight(), self.approval.height()))
         self.approval.clear()
         self.page.highlight(None, kind="target")
+        self._show_step_note()
+
+    def _show_step_note(self) -> None:
+        """Between the steps of a run (once a step has asked), what the loop is doing, in the bar's room."""
+        state = self.sup.loop_state
+        if self._run_active and self.step_area.minimumHeight() > 0 and not self.approval.is_pending():
+            self.step_note.setText(f"The agent is {LOOP_WORDS.get(state, 'working')}…" if state in LOOP_WORDS
+                                   else "The agent is working…")
+            self.step_note.show()
+        else:
+            self.step_note.hide()
 
     def _on_status(self, status: str, state: str, detail: str) -> None:
         self.chat.set_task_status(status, detail)
-        self.status_loop.setText(f"{status} · {state}")
-        running = status == "running"
+        running = self._run_active = status == "running" and state != "finished"
+        self.status_loop.setText(LOOP_WORDS.get(state, "running") if running else "idle")
+        self.status_loop.setProperty("state", state if running else "idle")
+        self.plan.set_running(running)
+        if not running:  # the run is over: the step area gives its room back to the page
+            self.step_area.setMinimumHeight(0)
+        self._show_step_note()
         self.run_btn.setEnabled(not running)
         self.stop_btn.setEnabled(running)
         self.act_new_session.setEnabled(not running and self.sup.recorder is not None)
@@ -321,7 +386,14 @@ class MainWindow(QMainWindow):
         if not text or self.sup.running():
             return
         self._fresh_run()
-        _spawn(self.sup.run_task(text, self.planner.currentText(), self.policy.currentText()))
+        _spawn(self._started(self.sup.run_task(text, self.planner.currentText(), self.policy.currentText())))
+
+    async def _started(self, starting) -> None:
+        """Await the start of a run; a run that never started (a planner that cannot be made, a session
+        with nothing to replay) leaves the plan panel idle again."""
+        await starting
+        if not self.sup.running():
+            self.plan.set_running(False)
 
     def _fresh_run(self) -> None:
         self.banner.hide()
@@ -329,6 +401,7 @@ class MainWindow(QMainWindow):
             self.show_error(self.sup.store_error)
         self.chat.clear()
         self.plan.set_plan(None)
+        self.plan.set_running(True)
 
     # -- sessions ------------------------------------------------------------------------------
     def _new_session(self) -> None:
@@ -425,7 +498,7 @@ class MainWindow(QMainWindow):
             return
         self._fresh_run()
         self.tabs.setCurrentIndex(0)  # the Run tab: the plan and the chat of the replay
-        _spawn(self.sup.replay(session_id, self.policy.currentText()))
+        _spawn(self._started(self.sup.replay(session_id, self.policy.currentText())))
 
     async def _quick(self, text: str) -> None:
         d = await self.sup.quick_command(text)
@@ -434,12 +507,61 @@ class MainWindow(QMainWindow):
         else:
             self.approval.show_take_over_error(f"Could not ground {text!r} on this page; see the banner.")
 
-    async def _set_viewport(self, text: str) -> None:
-        w, h = (int(x) for x in text.split("x"))
-        if self.sup.tab is not None:
-            await self.sup.tab.page.set_viewport_size({"width": w, "height": h})
-            self.sup.tab.invalidate()
-            await self.sup.refresh()
+    def set_page_size(self, choice: str) -> None:
+        """"Fit to panel", or one of the device sizes (scaled to fit the panel)."""
+        if choice not in PAGE_SIZES:
+            return
+        if self.viewport.currentText() != choice:
+            self.viewport.setCurrentText(choice)  # comes back here
+            return
+        size = PAGE_SIZES[choice]
+        self.page.set_preset(size)  # fit: asks for the panel's size itself
+        if size is not None:
+            _spawn(self.sup.set_viewport(*size))
+        self.save_layout()
+
+    # -- the window's size and what it remembers --------------------------------------------------
+    def place_on(self, screen=None) -> QRect:
+        """The first geometry: the remembered one (pulled onto a screen if need be), else one from
+        the available room of `screen` (default: the primary screen)."""
+        saved = to_bytes(self.layout_settings.value("window/geometry"))
+        if saved is not None and screen is None and self.restoreGeometry(saved):
+            room = screen_at(self.geometry()).availableGeometry()
+            if not room.contains(self.geometry()):
+                self.setGeometry(clamp_to(self.geometry(), room))
+            return self.geometry()
+        screen = screen or QGuiApplication.primaryScreen()
+        if screen is not None:
+            self.setScreen(screen)
+            self.setGeometry(first_geometry(screen.availableGeometry()))
+        if not self._split_restored:  # the page gets most of the width; the side panel a readable column
+            w = self.geometry().width()
+            side = min(max(round(w * SIDE_SHARE), self.tabs.minimumWidth()), SIDE_MAX)
+            self.split.setSizes([w - side, side])
+        return self.geometry()
+
+    def _restore_layout(self) -> None:
+        st = self.layout_settings
+        self._split_restored = False
+        for key, splitter in (("window/split", self.split), ("window/runSplit", self.run_split)):
+            state = to_bytes(st.value(key))
+            if state is not None and splitter.restoreState(state) and splitter is self.split:
+                self._split_restored = True
+        choice = st.value("page/size", FIT)
+        if isinstance(choice, str) and choice in PAGE_SIZES:
+            self.viewport.blockSignals(True)
+            self.viewport.setCurrentText(choice)
+            self.viewport.blockSignals(False)
+            self.page.set_preset(PAGE_SIZES[choice])
+
+    def save_layout(self) -> None:
+        """Remember the geometry, the splitter positions and the page size choice."""
+        st = self.layout_settings
+        st.setValue("window/geometry", self.saveGeometry())
+        st.setValue("window/split", self.split.saveState())
+        st.setValue("window/runSplit", self.run_split.saveState())
+        st.setValue("page/size", self.viewport.currentText())
+        st.sync()
 
     def _settings(self) -> None:
         if self.settings_dialog is None:
@@ -449,11 +571,18 @@ class MainWindow(QMainWindow):
         self.settings_dialog.raise_()
 
     # -- start and stop ------------------------------------------------------------------------
+    def page_fitted(self) -> bool:
+        """A frame is painted, at the page size the panel asks for, with a snapshot of that layout."""
+        want = self.page.wanted_viewport()
+        snap = self.sup.snapshot
+        return (self.page.frame_count > 0 and snap is not None and self.page.page_size == tuple(map(float, want))
+                and (snap.context.viewport.width, snap.context.viewport.height) == want)
+
     async def wait_painted(self, timeout: float) -> bool:
-        """Until the first page frame is painted and the first snapshot shown (for --quit-after-load)."""
+        """Until the page is painted at the panel's size and its snapshot shown (for --quit-after-load)."""
         loop = asyncio.get_event_loop()
         deadline = loop.time() + timeout
-        while loop.time() < deadline and (self.page.frame_count == 0 or self.sup.snapshot is None):
+        while loop.time() < deadline and not self.page_fitted():
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.2)  # let the panels lay out
         return self.page.frame_count > 0
@@ -463,6 +592,8 @@ class MainWindow(QMainWindow):
         self.sessions.set_store(self.sup.store, self.sup.store_error)
         self.sessions.set_current(self.sup.current_session())
         self.act_new_session.setEnabled(self.sup.recorder is not None)
+        await asyncio.sleep(0)  # the window's layout has run: the page panel has its size
+        self.sup.viewport = self.page.wanted_viewport()  # the page opens at the size that fills its panel
         ok = await self.sup.start(url)
         if ok and self.sup.tab is not None:
             self.page.attach(self.sup.tab)
@@ -474,6 +605,7 @@ class MainWindow(QMainWindow):
         if self._closing:
             return
         self._closing = True
+        self.save_layout()
         for w in [*self.session_views, self.export_dialog]:  # they use the store, which closes with the engine
             if w is not None and shiboken6.isValid(w):
                 w.close()

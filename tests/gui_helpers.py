@@ -1,46 +1,183 @@
-"""Driving the real window in-process for GUI tests: open it on a URL under qasync (Qt offscreen),
-run a coroutine against it, and shut the engine down whatever happens."""
+"""What the GUI tests need beyond pytest-qt.
+
+The tests use pytest-qt's `qtbot` for widget lifetimes (`addWidget`), mouse and key input, and
+waiting (`waitUntil`, `waitSignal`). The engine under the window is asyncio code on qasync's loop,
+and pytest-qt has no asyncio side, so this module adds only that:
+
+- `aio`: the qasync loop, marked running inside Qt's own event loop (qasync's `already_running`
+  mode). Whenever qtbot waits, Qt runs, and so does every engine coroutine: a test waits on the
+  window's signals and state exactly as a person's clicks would.
+- `run(qtbot, coro)`: run one coroutine (an engine call) to its end while qtbot waits.
+- `open_window(qtbot, url)`: the real window on a page in a real Chromium, shut down in the order
+  the app uses whatever happens.
+- Qt's offscreen platform gets three virtual screens of known sizes (`qt_screens.json`): 1366x768
+  (the primary: the offscreen plugin orders screens by name), 1024x640 and 1920x1080, so window
+  tests can open the window on each.
+
+Never call qtbot's waits from inside a coroutine: a nested Qt loop would re-enter the asyncio loop.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+import pytest
+
+SCREENS_FILE = Path(__file__).with_name("qt_screens.json")
+if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":  # not when a test runs us under a real X server
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={SCREENS_FILE}"
 
 
-def in_window(url: str, body, timeout: float = 60.0) -> None:
-    """Open the window on `url`, run `await body(window)`, then shut the engine down."""
+@contextlib.contextmanager
+def qasync_running(qapp):
+    """A qasync event loop, marked running inside Qt's own loop for the duration."""
     import qasync
-    from PySide6.QtWidgets import QApplication
 
+    qapp.setQuitOnLastWindowClosed(False)  # windows open and close; the application stays
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for t in pending:
+            t.cancel()
+        for _ in range(20):  # let the cancellations run
+            if all(t.done() for t in pending):
+                break
+            qapp.processEvents()
+        # Not loop.stop(): in this mode it calls QApplication.exit() with no Qt loop to leave, and then
+        # every later Qt wait (all of qtbot's) returns at once. Mark it stopped the way stop() does.
+        assert hasattr(loop, "_QEventLoop__is_running"), "qasync changed: see tests/gui_helpers.py"
+        loop._QEventLoop__is_running = False
+        asyncio.events._set_running_loop(None)  # qasync set it for already_running mode; undo it for other tests
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def aio(qapp):
+    """The qasync event loop for one test, running inside Qt's (qtbot's waits drive it)."""
+    with qasync_running(qapp) as loop:
+        yield loop
+
+
+@pytest.fixture(scope="module")
+def aio_module(qapp):
+    """The same for a whole module (for a browser the module's tests share)."""
+    with qasync_running(qapp) as loop:
+        yield loop
+
+
+def run(qtbot, coro, timeout: float = 30.0):
+    """Run `coro` on the qasync loop while qtbot waits for it; its result, or its exception.
+    A coroutine that outlives `timeout` seconds is cancelled and fails the test (never a hang)."""
+    task = asyncio.ensure_future(coro)
+    try:
+        qtbot.waitUntil(task.done, timeout=int(timeout * 1000))
+    except Exception:
+        task.cancel()
+        with contextlib.suppress(Exception):
+            qtbot.waitUntil(task.done, timeout=5000)
+        raise AssertionError(f"{coro!r} did not finish within {timeout:g} s") from None
+    return task.result()
+
+
+def finish(coro, timeout: float = 60.0):
+    """`run` for fixtures wider than one test, which have no qtbot: Qt runs in 10 ms turns until the
+    coroutine is done (pytest-qt's own wait works the same way)."""
+    import time
+
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    task = asyncio.ensure_future(coro)
+    deadline = time.monotonic() + timeout
+    while not task.done():
+        if time.monotonic() > deadline:
+            task.cancel()
+            raise AssertionError(f"{coro!r} did not finish within {timeout:g} s")
+        turn = QEventLoop()
+        QTimer.singleShot(10, turn.quit)
+        turn.exec()
+    return task.result()
+
+
+def screen_named(size: str):
+    """The virtual screen of this size ("1024x640"), from qt_screens.json."""
+    from PySide6.QtGui import QGuiApplication
+
+    for s in QGuiApplication.screens():
+        g = s.geometry()
+        if f"{g.width()}x{g.height()}" == size:
+            return s
+    names = [f"{s.geometry().width()}x{s.geometry().height()}" for s in QGuiApplication.screens()]
+    raise AssertionError(f"no {size} screen (the platform has {names}; QT_QPA_PLATFORM="
+                         f"{os.environ.get('QT_QPA_PLATFORM')!r})")
+
+
+@contextlib.contextmanager
+def open_window(qtbot, url: str, *, screen=None, settings=None, timeout: float = 60.0):
+    """The window (its own engine) on `url`, placed on `screen` (default: as the app places it);
+    shut down (loop, screencast, browser) and closed afterwards."""
     from gui.controller import Supervisor
     from gui.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication([])
-    app.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-
-    async def go():
-        window = MainWindow(Supervisor())
-        window.show()
-        try:
-            assert await window.startup(url)
-            await body(window)
-        finally:
-            await window.shutdown()
-            window.close()
+    window = MainWindow(Supervisor(), settings=settings)
+    qtbot.addWidget(window)
+    window.place_on(screen)
+    window.show()
+    try:
+        assert run(qtbot, window.startup(url), timeout), "the window could not start its browser"
+        yield window
+    finally:
+        run(qtbot, window.shutdown(), 40)
         assert window.sup.browser is None and window.sup.store is None
 
-    with loop:
-        loop.run_until_complete(asyncio.wait_for(go(), timeout))
+
+def wait_fitted(qtbot, window, timeout: float = 15.0) -> None:
+    """Until the page is painted at the size its panel asks for, with the snapshot of that layout."""
+    qtbot.waitUntil(window.page_fitted, timeout=int(timeout * 1000))
 
 
-async def until(cond, timeout: float = 15.0, what: str = "condition") -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.03)
+# the text of every label-like element of a form, as the page lays it out: rects of its own text
+# nodes (a label's box can be much wider than its words, and a checkbox's label holds the box too)
+FORM_TEXT_JS = """(sel) => {
+  const out = [];
+  for (const el of document.querySelectorAll(sel + ' *')) {
+    const rects = [];
+    for (const n of el.childNodes) {
+      if (n.nodeType !== 3 || !n.data.trim()) continue;
+      const r = document.createRange();
+      r.selectNodeContents(n);
+      for (const b of r.getClientRects()) if (b.width > 0 && b.height > 0) rects.push([b.left, b.top, b.right, b.bottom]);
+    }
+    if (rects.length) out.push({text: Array.from(el.childNodes).filter(n => n.nodeType === 3).map(n => n.data).join(' ').trim(), rects});
+  }
+  return out;
+}"""
+
+
+def label_texts(snapshot, measured: list[dict], form_selector_nodes) -> list[tuple[object, list[tuple]]]:
+    """For each form control in `form_selector_nodes`, its label's text rects (page CSS px): the label
+    is the snapshot node whose own text is the control's name; `measured` (FORM_TEXT_JS's answer) gives
+    where that text is drawn, checked to lie inside the label's box from the snapshot."""
+    out = []
+    for ctl in form_selector_nodes:
+        label = next((n for n in snapshot.nodes() if n.text and n.text.strip() == ctl.name and n is not ctl), None)
+        assert label is not None, f"no label node for {ctl.role} {ctl.name!r}"
+        rects = next((m["rects"] for m in measured if m["text"] == ctl.name), None)
+        assert rects, f"the page draws no text {ctl.name!r}"
+        x, y, w, h = label.bounds
+        for r in rects:
+            assert x - 1 <= r[0] and r[2] <= x + w + 1 and y - 1 <= r[1] and r[3] <= y + h + 1, \
+                f"the text of {ctl.name!r} {r} is not inside its label's box {label.bounds}"
+        out.append((ctl, [tuple(r) for r in rects]))
+    return out
+
+
+def overlaps(a, b) -> bool:
+    """Two (x0, y0, x1, y1) rects share some area."""
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])

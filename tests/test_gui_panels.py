@@ -1,18 +1,16 @@
-"""The node tree and payload inspector widgets on real snapshots of real pages (Qt offscreen)."""
+"""The node tree and payload inspector widgets on real snapshots of real pages (Qt offscreen),
+driven through pytest-qt's qtbot."""
 
 from __future__ import annotations
 
-import gc
-import os
+import re
 import time
 
 import pytest
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+import gui_helpers  # noqa: F401  (Qt's offscreen platform for the suite)
 
-from PySide6.QtCore import QEvent, QModelIndex, Qt  # noqa: E402
-from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 
 from gui.widgets.inspector import PayloadInspector  # noqa: E402
 from gui.widgets.node_models import NEW_TOOLTIP, NODE_ID_ROLE, FlatModel, NodeTreeModel  # noqa: E402
@@ -21,18 +19,14 @@ from gui.widgets.node_tree import NodeTreePanel  # noqa: E402
 TIMINGS: dict[str, float] = {}
 
 
-@pytest.fixture(scope="module")
-def qapp():
-    app = QApplication.instance() or QApplication([])
-    yield app
-    # tear the widgets down while Qt is still alive (PySide wrappers collected after the
-    # QApplication is gone can crash the interpreter at exit)
-    for w in QApplication.topLevelWidgets():
-        w.close()
-        w.deleteLater()
-    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    app.processEvents()
-    gc.collect()
+@pytest.fixture
+def make(qtbot):
+    """Build a widget that qtbot owns (closed and deleted through Qt after the test)."""
+    def go(cls, *a, **kw):
+        w = cls(*a, **kw)
+        qtbot.addWidget(w)
+        return w
+    return go
 
 
 def snap_of(harness, url, before=None):
@@ -71,7 +65,7 @@ def first_paint_ms(qapp, panel, snap, previous=None):
 
 # -- the model ----------------------------------------------------------------------------------------
 
-def test_row_counts_match_children(qapp, harness, server):
+def test_row_counts_match_children(qapp, qtbot, make, harness, server):
     snap = snap_of(harness, server.url("labels.html"))
     m = NodeTreeModel()
     m.set_snapshot(snap)
@@ -97,7 +91,7 @@ def test_row_counts_match_children(qapp, harness, server):
     assert not m.index_of("no-such-id").isValid()
 
 
-def test_deep_page_round_trip_and_fast_first_rows(qapp, harness, server):
+def test_deep_page_round_trip_and_fast_first_rows(qapp, qtbot, make, harness, server):
     snap = snap_of(harness, server.url("deep.html"))
     button = snap.find(role="button", name="Deep button")[0]
     m = NodeTreeModel()
@@ -116,7 +110,7 @@ def test_deep_page_round_trip_and_fast_first_rows(qapp, harness, server):
     for want in reversed(chain[:-1]):
         down = m.index(want.row(), 0, down)
         assert down == want
-    panel = NodeTreePanel()
+    panel = make(NodeTreePanel)
     panel.resize(700, 500)
     ms = first_paint_ms(qapp, panel, snap)
     TIMINGS["deep.html set_snapshot+first paint ms"] = ms
@@ -135,7 +129,7 @@ def test_deep_page_round_trip_and_fast_first_rows(qapp, harness, server):
     panel.close()
 
 
-def test_new_ids_marked_after_insert_on_top(qapp, harness, server):
+def test_new_ids_marked_after_insert_on_top(qapp, qtbot, make, harness, server):
     async def go(tab):
         a = await tab.snapshot()
         await tab.page.evaluate("insertOnTop(2)")
@@ -163,9 +157,9 @@ def test_new_ids_marked_after_insert_on_top(qapp, harness, server):
     assert not m.new_ids
 
 
-def test_password_never_shown(qapp, harness, server):
+def test_password_never_shown(qapp, qtbot, make, harness, server):
     snap = snap_of(harness, server.url("secrets.html"))
-    panel = NodeTreePanel()
+    panel = make(NodeTreePanel)
     panel.set_snapshot(snap)
     strings = all_model_strings(panel.model)
     joined = "\n".join(strings)
@@ -181,7 +175,7 @@ def test_password_never_shown(qapp, harness, server):
     assert "hunter2-secret" not in flat and "918273" not in flat
 
 
-def test_non_rendered_nodes_greyed(qapp, harness, server):
+def test_non_rendered_nodes_greyed(qapp, qtbot, make, harness, server):
     snap = snap_of(harness, server.url("visibility.html"))
     m = NodeTreeModel()
     m.set_snapshot(snap)
@@ -209,13 +203,13 @@ def visible_ids(panel):
     return out
 
 
-def test_filters_keep_ancestors_and_role_filter(qapp, harness, server):
+def test_filters_keep_ancestors_and_role_filter(qapp, qtbot, make, harness, server):
     snap = snap_of(harness, server.url("rerender.html"))
-    panel = NodeTreePanel()
+    panel = make(NodeTreePanel)
     panel.set_snapshot(snap)
     target = snap.find(role="link", name="Open Invoice 4412")[0]
-    panel.filter_edit.setText("Invoice 4412")
-    panel.apply_filter()  # the debounce timer would do it 150 ms later
+    qtbot.keyClicks(panel.filter_edit, "Invoice 4412")  # applied by a debounce timer
+    qtbot.waitUntil(lambda: "match the filter" in panel.counts_label.text(), timeout=3000)
     ids = set(visible_ids(panel))
     assert target.node_id in ids
     a = target.parent
@@ -246,9 +240,9 @@ def test_filters_keep_ancestors_and_role_filter(qapp, harness, server):
     assert len(visible_ids(panel)) == len(snap.nodes())
 
 
-def test_flattened_mode_matches_semantic_items(qapp, harness, server):
+def test_flattened_mode_matches_semantic_items(qapp, qtbot, make, harness, server):
     snap = snap_of(harness, server.url("labels.html"))
-    panel = NodeTreePanel()
+    panel = make(NodeTreePanel)
     panel.set_snapshot(snap)
     items = snap.serialize("semantic").data["interactive_tree"]
     panel.set_flattened(True)
@@ -264,9 +258,9 @@ def test_flattened_mode_matches_semantic_items(qapp, harness, server):
     assert "sent to the model" in panel.counts_label.text()
 
 
-def test_select_node_expands_and_selects_and_user_selection_emits(qapp, harness, server):
+def test_select_node_expands_and_selects_and_user_selection_emits(qapp, qtbot, make, harness, server):
     snap = snap_of(harness, server.url("rerender.html"))
-    panel = NodeTreePanel()
+    panel = make(NodeTreePanel)
     panel.resize(800, 600)
     panel.set_snapshot(snap)
     panel.show()
@@ -288,18 +282,18 @@ def test_select_node_expands_and_selects_and_user_selection_emits(qapp, harness,
     other = panel.view_index(target.parent.node_id)
     rect = panel.view.visualRect(other)
     assert rect.isValid()
-    QTest.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, rect.center())
+    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qapp.processEvents()
     assert got == [target.parent.node_id]
     # keyboard navigation is a user selection too
-    QTest.keyClick(panel.view, Qt.Key.Key_Down)
+    qtbot.keyClick(panel.view, Qt.Key.Key_Down)
     qapp.processEvents()
     assert len(got) == 2 and got[-1] != target.parent.node_id
     assert not panel.select_node("no-such-id")
     panel.close()
 
 
-def test_big_pages_open_fast(qapp, harness, server, tmp_path):
+def test_big_pages_open_fast(qapp, qtbot, make, harness, server, tmp_path):
     from engine.bench import generate_page
 
     page = tmp_path / "big25k.html"
@@ -307,7 +301,7 @@ def test_big_pages_open_fast(qapp, harness, server, tmp_path):
     results = {}
     for name, url in (("big5k.html", server.url("big5k.html")), ("25k", page.as_uri())):
         snap = snap_of(harness, url)
-        panel = NodeTreePanel()
+        panel = make(NodeTreePanel)
         panel.resize(900, 700)
         ms = first_paint_ms(qapp, panel, snap)
         TIMINGS[f"{name} ({len(snap.nodes()):,} nodes) set_snapshot+first paint ms"] = ms
@@ -341,19 +335,20 @@ def test_big_pages_open_fast(qapp, harness, server, tmp_path):
 
 # -- the inspector ------------------------------------------------------------------------------------
 
-def test_inspector_shows_semantic_json_tokens_and_markup_literally(qapp, harness, server, tmp_path):
+def test_inspector_shows_semantic_json_tokens_and_markup_literally(qapp, qtbot, make, harness, server, tmp_path):
     page = tmp_path / "markup.html"
     page.write_text("<!doctype html><html><head><title>&lt;b&gt;Title&lt;/b&gt;</title></head><body>"
                     "<button>&lt;b&gt;bold&lt;/b&gt; &lt;script&gt;alert(1)&lt;/script&gt;</button>"
                     "<p>&lt;img src=x onerror=alert(2)&gt; para</p></body></html>", encoding="utf-8")
     snap = snap_of(harness, page.as_uri())
-    insp = PayloadInspector()
+    insp = make(PayloadInspector)
     insp.show_snapshot_payload(snap)
     sem = snap.serialize("semantic")
     text = insp.semantic_view.toPlainText()
     import json
     assert json.loads(text) == sem.data
     assert "\n  " in text, "pretty-printed"
+    assert re.search(r'"xy": \[\d+(\.\d+)?, \d+(\.\d+)?\]', text), "an xy pair stays on one line"
     assert "<b>bold</b> <script>alert(1)</script>" in text
     assert f"{sem.tokens:,} tokens" in insp.header_text()
     assert f"{sem.tokens:,} tok" in insp.tabs.tabText(0)
@@ -362,15 +357,15 @@ def test_inspector_shows_semantic_json_tokens_and_markup_literally(qapp, harness
     assert "<b>Title</b>" in insp.header_text()
     assert insp.header.textFormat() == Qt.TextFormat.PlainText
     # the tree panel shows the markup as item text, unrendered
-    panel = NodeTreePanel()
+    panel = make(NodeTreePanel)
     panel.set_snapshot(snap)
     assert any("<b>bold</b> <script>alert(1)</script>" in s for s in all_model_strings(panel.model))
 
 
-def test_inspector_shows_exchanges(qapp):
+def test_inspector_shows_exchanges(qapp, qtbot, make):
     from engine.planners.openai_planner import Exchange
 
-    insp = PayloadInspector()
+    insp = make(PayloadInspector)
     ex = Exchange(mode="tools", model="m1", base_url="http://127.0.0.1:1/v1", tokens=1234, requests=2,
                   messages=[{"role": "system", "content": "You are <b>an agent</b>"},
                             {"role": "user", "content": [{"type": "text", "text": "page"},

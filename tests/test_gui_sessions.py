@@ -1,11 +1,11 @@
 """Sessions in the window, end to end on real parts: a real Chromium on fixture pages served over
-HTTP, the real session store in a per-test VIGIL_HOME, the offline planner, qasync (Qt offscreen).
+HTTP, the real session store in a per-test VIGIL_HOME, the offline planner, pytest-qt's qtbot driving
+the window with the engine on qasync (Qt offscreen).
 
 Set VIGIL_GUI_SHOTS=DIR to also save pictures of the Sessions tab and the read-only view there."""
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import os
 from pathlib import Path
@@ -16,7 +16,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from gui_helpers import in_window, until  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+
+from gui_helpers import aio, open_window, run  # noqa: E402,F401
 
 TASK = "type Ada into Full name and click Place order"
 SHOTS = os.environ.get("VIGIL_GUI_SHOTS")
@@ -30,28 +32,29 @@ def home(tmp_path, monkeypatch):
     return h
 
 
-async def finish_run(window, *, approve: bool = False, timeout: float = 30.0) -> int:
+def finish_run(qtbot, window, *, approve: bool = False, timeout: float = 30.0) -> int:
     """Wait for the run the window just started to end, approving each step when asked; returns how
     many steps were approved."""
-    await until(window.sup.running, 10, "the run to start")
+    qtbot.waitUntil(window.sup.running, timeout=10000)
     approved = 0
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while window.sup.running():
-        assert loop.time() < deadline, "the run did not end"
+
+    def ended() -> bool:
+        nonlocal approved
         if approve and window.approval.is_pending():
-            window.approval.approve()
+            qtbot.mouseClick(window.approval.approve_btn, Qt.LeftButton)
             approved += 1
-        await asyncio.sleep(0.03)
-    await asyncio.sleep(0.1)  # the panel refresh and the last snapshot
+        return not window.sup.running()
+
+    qtbot.waitUntil(ended, timeout=int(timeout * 1000))
+    qtbot.wait(100)  # the panel refresh and the last snapshot
     return approved
 
 
-async def run(window, task: str = TASK, policy: str = "auto") -> None:
+def do_task(qtbot, window, task: str = TASK, policy: str = "auto") -> None:
     window.policy.setCurrentText(policy)
     window.task.setText(task)
-    window._run()
-    await finish_run(window, approve=policy != "auto")
+    qtbot.mouseClick(window.run_btn, Qt.LeftButton)
+    finish_run(qtbot, window, approve=policy != "auto")
 
 
 def shot(widget, name: str) -> None:
@@ -62,16 +65,16 @@ def shot(widget, name: str) -> None:
 
 # -- recording, the panel and the read-only view --------------------------------------------------
 
-def test_run_is_listed_and_opens_read_only(server, home):
+def test_run_is_listed_and_opens_read_only(qtbot, aio, server, home):
     from PySide6.QtWidgets import QLineEdit, QPushButton
 
     from gui.widgets.approval_bar import ApprovalBar
     from gui.widgets.sessions_panel import STATUS_COL, STEPS_COL, TITLE_COL
 
-    async def body(w):
-        await run(w)
-        assert await w.sup.tab.page.text_content("#status") == "Order placed"
-        assert w.status_loop.text().startswith("success")
+    with open_window(qtbot, server.url("offline_shop.html")) as w:
+        do_task(qtbot, w)
+        assert run(qtbot, w.sup.tab.page.text_content("#status")) == "Order placed"
+        assert w.chat.status == "COMPLETED" and w.status_loop.text() == "idle"
         sid = w.sup.current_session()
         p = w.sessions
         assert sid and p.session_ids() == [sid] and p.current == sid
@@ -80,11 +83,11 @@ def test_run_is_listed_and_opens_read_only(server, home):
         assert TASK in p.table.item(r, TITLE_COL).text()
         assert p.table.item(r, 0).text() == "●"  # this tab's session
         # the live chat still gets each step's after-picture (now drawn from the step's own screenshot)
-        await until(lambda: len(w.chat.findChildren(QPushButton, "stepPicture")) >= 2, 10, "step pictures")
+        qtbot.waitUntil(lambda: len(w.chat.findChildren(QPushButton, "stepPicture")) >= 2, timeout=10000)
 
         w.tabs.setCurrentWidget(p)
         assert p.select_session(sid)
-        p.open_btn.click()
+        qtbot.mouseClick(p.open_btn, Qt.LeftButton)
         view = w.session_views[-1]
         data = w.sup.store.load(sid)
         assert view.title_label.text() == data.session.title and view.status_label.text() == "SUCCESS"
@@ -122,31 +125,29 @@ def test_run_is_listed_and_opens_read_only(server, home):
                    if not any(w.isAncestorOf(x) for w in (view.nodes_before, view.nodes_after, view.payload))]
         assert not view.findChildren(ApprovalBar) and not outside
         view.detail.setCurrentIndex(0)
-        await asyncio.sleep(0.2)
+        qtbot.wait(200)
         shot(w, "sessions.png")
         shot(view, "session_view.png")
 
-    in_window(server.url("offline_shop.html"), body)
 
-
-def test_one_session_per_tab_until_new_session(server, home):
+def test_one_session_per_tab_until_new_session(qtbot, aio, server, home):
     from PySide6.QtWidgets import QMessageBox
 
     from gui.widgets.sessions_panel import TITLE_COL
 
-    async def body(w):
-        await run(w)
+    with open_window(qtbot, server.url("offline_shop.html")) as w:
+        do_task(qtbot, w)
         first = w.sup.current_session()
         # navigating keeps the session: it follows the page (a link the person follows, the URL bar, back)
-        await w.sup.tab.page.evaluate("location.href = 'actions_next.html'")
-        await until(lambda: w.sup.store.load(first).session.url.endswith("actions_next.html"), 10, "the link")
+        run(qtbot, w.sup.tab.page.evaluate("location.href = 'actions_next.html'"))
+        qtbot.waitUntil(lambda: w.sup.store.load(first).session.url.endswith("actions_next.html"), timeout=10000)
         assert w.url.text().endswith("actions_next.html")
-        assert await w.sup.navigate(server.url("loop_done.html"))
+        assert run(qtbot, w.sup.navigate(server.url("loop_done.html")))
         assert w.sup.store.load(first).session.url.endswith("loop_done.html")
-        await w.sup.history(-1)
+        run(qtbot, w.sup.history(-1))
         assert w.sup.store.load(first).session.url.endswith("actions_next.html")
-        assert await w.sup.navigate(server.url("offline_shop.html"))
-        await run(w, "type Bob into Full name and click Place order")
+        assert run(qtbot, w.sup.navigate(server.url("offline_shop.html")))
+        do_task(qtbot, w, "type Bob into Full name and click Place order")
         assert w.sup.current_session() == first
         assert [(s.id, s.steps, s.status) for s in w.sup.store.list_sessions()] == [(first, 6, "success")]
         assert w.sessions.session_ids() == [first]
@@ -159,7 +160,7 @@ def test_one_session_per_tab_until_new_session(server, home):
 
         w.act_new_session.trigger()
         assert w.sup.current_session() is None and w.sessions.current is None
-        await run(w)
+        do_task(qtbot, w)
         second = w.sup.current_session()
         assert second and second != first
         assert [(s.id, s.steps) for s in w.sup.store.list_sessions()] == [(second, 3), (first, 6)]
@@ -177,89 +178,84 @@ def test_one_session_per_tab_until_new_session(server, home):
         # delete: asked first (non-modal); Cancel keeps it, Yes removes it; deleting the tab's own
         # session lets it go, so the next task starts a new one
         p.select_session(first)
-        p.delete_btn.click()
+        qtbot.mouseClick(p.delete_btn, Qt.LeftButton)
         box = w.delete_box
         assert box.isVisible() and "Bob's order" in box.informativeText()
-        box.button(QMessageBox.Cancel).click()
+        qtbot.mouseClick(box.button(QMessageBox.Cancel), Qt.LeftButton)
         assert [s.id for s in w.sup.store.list_sessions()] == [second, first]
         p.select_session(second)
-        p.delete_btn.click()
-        w.delete_box.button(QMessageBox.Yes).click()
+        qtbot.mouseClick(p.delete_btn, Qt.LeftButton)
+        qtbot.mouseClick(w.delete_box.button(QMessageBox.Yes), Qt.LeftButton)
         assert [s.id for s in w.sup.store.list_sessions()] == [first] and p.session_ids() == [first]
         assert w.sup.current_session() is None and w.sessions.current is None
 
-    in_window(server.url("offline_shop.html"), body)
 
-
-def test_export_from_the_panel(server, home, tmp_path):
+def test_export_from_the_panel(qtbot, aio, server, home, tmp_path):
     if importlib.util.find_spec("engine.store.report") is None:
         pytest.skip("engine/store/report.py (write_export) is not there yet")
     out = tmp_path / "out" / "report.html"
     out.parent.mkdir()
 
-    async def body(w):
-        await run(w)
+    with open_window(qtbot, server.url("offline_shop.html")) as w:
+        do_task(qtbot, w)
         sid = w.sup.current_session()
         assert w.sessions.select_session(sid)
-        w.sessions.export_btn.click()
+        qtbot.mouseClick(w.sessions.export_btn, Qt.LeftButton)
         dlg = w.export_dialog
         assert dlg is not None and dlg.isVisible()
         dlg.selectFile(str(out))
         dlg.accept()
-        await until(lambda: out.with_suffix(".json").exists() and "Exported" in w.statusBar().currentMessage(),
-                    15, "the export")
+        qtbot.waitUntil(lambda: out.with_suffix(".json").exists() and "Exported" in w.statusBar().currentMessage(),
+                        timeout=15000)
         assert str(out) in w.statusBar().currentMessage()
         html = out.read_text(encoding="utf-8")
         assert TASK in html and "<html" in html.lower()
         assert sid in out.with_suffix(".json").read_text(encoding="utf-8")
         # a path that cannot be written: the reason in the banner
-        assert await w.export_to(sid, str(tmp_path / "missing-dir" / "x.html")) == []
+        assert run(qtbot, w.export_to(sid, str(tmp_path / "missing-dir" / "x.html"))) == []
         assert w.banner.isVisible() and "Export failed" in w.banner.text()
 
-    in_window(server.url("offline_shop.html"), body)
 
-
-def test_corrupt_store_is_reported_left_alone_and_runs_still_work(server, home):
+def test_corrupt_store_is_reported_left_alone_and_runs_still_work(qtbot, aio, server, home):
     home.mkdir(parents=True)
     db = home / "sessions.db"
     garbage = bytes(range(256)) * 16 + b"not a database"
     db.write_bytes(garbage)
 
-    async def body(w):
+    with open_window(qtbot, server.url("offline_shop.html")) as w:
         assert w.banner.isVisible() and "not a readable Vigil database" in w.banner.text()
         assert w.sup.store is None and w.sup.store_error
         assert not w.sessions.new_btn.isEnabled() and not w.act_new_session.isEnabled()
         assert "not a readable Vigil database" in w.sessions.details.text()
-        await run(w)
-        assert w.status_loop.text().startswith("success")
-        assert await w.sup.tab.page.text_content("#status") == "Order placed"
+        do_task(qtbot, w)
+        assert w.chat.status == "COMPLETED" and w.status_loop.text() == "idle"
+        assert run(qtbot, w.sup.tab.page.text_content("#status")) == "Order placed"
         assert w.banner.isVisible() and "not being recorded" in w.banner.text()  # still true, still said
         w.tabs.setCurrentWidget(w.sessions)
-        await asyncio.sleep(0.1)
+        qtbot.wait(100)
         shot(w, "sessions_corrupt.png")
 
-    in_window(server.url("offline_shop.html"), body)
     assert db.read_bytes() == garbage
-    assert sorted(p.name for p in home.iterdir()) == ["sessions.db"]
+    assert sorted(p.name for p in home.iterdir()) == ["sessions.db", "window.ini"]  # the window's layout beside it
 
 
-def test_replay_from_the_panel(server, home):
+def test_replay_from_the_panel(qtbot, aio, server, home):
     if importlib.util.find_spec("engine.store.replay") is None:
         pytest.skip("engine/store/replay.py (replay_planner) is not there yet")
 
-    async def body(w):
-        await run(w)
+    with open_window(qtbot, server.url("offline_shop.html")) as w:
+        do_task(qtbot, w)
         recorded = w.sup.current_session()
-        assert await w.sup.navigate(server.url("actions_next.html"))  # somewhere else entirely
+        assert run(qtbot, w.sup.navigate(server.url("actions_next.html")))  # somewhere else entirely
         w.policy.setCurrentText("ask")  # replay asks through the same approval bar
         assert w.sessions.select_session(recorded)
-        w.sessions.replay_btn.click()
-        approved = await finish_run(w, approve=True)
+        qtbot.mouseClick(w.sessions.replay_btn, Qt.LeftButton)
+        approved = finish_run(qtbot, w, approve=True)
         assert approved >= 2
         page = w.sup.tab.page
         assert page.url.endswith("offline_shop.html")
-        assert await page.text_content("#status") == "Order placed" and await page.input_value("#name") == "Ada"
-        assert w.status_loop.text().startswith("success")
+        assert run(qtbot, page.text_content("#status")) == "Order placed" and run(qtbot, page.input_value("#name")) == "Ada"
+        assert w.chat.status == "COMPLETED" and w.status_loop.text() == "idle"
         replayed = w.sup.current_session()
         assert replayed != recorded and w.sessions.session_ids() == [replayed, recorded]
         s = w.sup.store.load(replayed).session
@@ -269,17 +265,16 @@ def test_replay_from_the_panel(server, home):
 
         # a session with nothing to replay says so in the banner, and nothing runs
         w.act_new_session.trigger()
-        assert await w.sup.navigate(server.url("actions_next.html"))  # a short page: it fails without scrolling
-        await run(w, "click the Launch rocket button")
+        assert run(qtbot, w.sup.navigate(server.url("actions_next.html")))  # a short page: it fails without scrolling
+        do_task(qtbot, w, "click the Launch rocket button")
         failed = w.sup.current_session()
         assert w.sup.store.load(failed).session.status == "error"
         assert w.sessions.select_session(failed)
-        w.sessions.replay_btn.click()
-        await until(lambda: w.banner.isVisible() and "no step that can be replayed" in w.banner.text(), 10,
-                    "the NOTHING_TO_REPLAY message")
+        qtbot.mouseClick(w.sessions.replay_btn, Qt.LeftButton)
+        qtbot.waitUntil(lambda: w.banner.isVisible() and "no step that can be replayed" in w.banner.text(),
+                        timeout=10000)  # the NOTHING_TO_REPLAY message
         assert not w.sup.running() and w.sup.current_session() == failed
         w.tabs.setCurrentWidget(w.sessions)
-        await asyncio.sleep(0.1)
+        qtbot.wait(100)
         shot(w, "sessions_replayed.png")
 
-    in_window(server.url("offline_shop.html"), body)

@@ -1,18 +1,18 @@
-"""The chat, plan stepper and approval bar widgets on models built by hand (no browser)."""
+"""The chat, plan stepper, approval bar and payload inspector on models built by hand (no browser),
+driven through pytest-qt's qtbot (widgets it owns, real mouse and key input)."""
 
 from __future__ import annotations
 
-import os
+import json
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+import pytest
 
-import pytest  # noqa: E402
+import gui_helpers  # noqa: F401  (Qt's offscreen platform for the suite)
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import QCoreApplication, QEvent, Qt  # noqa: E402
-from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QApplication, QLabel  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QLabel  # noqa: E402
 
 from engine.models.actions import (Action, ActionResult, ExpectedOutcome, PageEvent, PageState,  # noqa: E402
                                    VerificationResult)
@@ -24,23 +24,14 @@ from gui.widgets.plan_view import PlanView  # noqa: E402
 MARKUP = "<b>bold</b><script>x</script>"
 
 
-@pytest.fixture(scope="module")
-def qapp():
-    return QApplication.instance() or QApplication([])
-
-
 @pytest.fixture
-def app(qapp):
-    """The application; every top-level widget a test made is deleted through Qt afterwards
-    (deleting a shown widget straight from Python makes Qt warn about a shared QObject)."""
-    before = set(map(id, qapp.topLevelWidgets()))
-    yield qapp
-    for w in qapp.topLevelWidgets():
-        if id(w) not in before:
-            w.close()
-            w.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
-    qapp.processEvents()
+def make(qtbot):
+    """Build a widget that qtbot owns (closed and deleted through Qt after the test)."""
+    def go(cls, *a, **kw):
+        w = cls(*a, **kw)
+        qtbot.addWidget(w)
+        return w
+    return go
 
 
 def _labels(widget) -> list[QLabel]:
@@ -59,8 +50,8 @@ def _record(index: int, ok: bool, feedback: str, errors=(), events=()) -> StepRe
 
 
 # -- chat ------------------------------------------------------------------------------------
-def test_messages_added_and_updated_in_place(app):
-    view = ChatView()
+def test_messages_added_and_updated_in_place(make, qtbot):
+    view = make(ChatView)
     user = ChatMessage(role="user", content="Buy the blue mug")
     msg = ChatMessage(role="assistant", content="I will search for the mug.", actionString="type(5, \"mug\")",
                       status="pending", metadata={"step_index": 0})
@@ -81,8 +72,8 @@ def test_messages_added_and_updated_in_place(app):
     assert view.message_count() == 0
 
 
-def test_roles_alignment_and_thought_toggle(app):
-    view = ChatView()
+def test_roles_alignment_and_thought_toggle(make, qtbot):
+    view = make(ChatView)
     u = view.add_or_update_message(ChatMessage(role="user", content="hi"))
     a = view.add_or_update_message(ChatMessage(role="assistant", content="thinking…", actionString="click(3)"))
     s = view.add_or_update_message(ChatMessage(role="system", content="Task finished"))
@@ -93,16 +84,16 @@ def test_roles_alignment_and_thought_toggle(app):
     view.resize(500, 400)
     view.show()
     assert a.thought_visible() and a.body.isVisible()
-    a.thought_toggle.click()
+    qtbot.mouseClick(a.thought_toggle, Qt.LeftButton)
     assert not a.thought_visible() and not a.body.isVisible()
     assert a.badge.isVisible()  # the action stays visible when the thought is folded
-    a.thought_toggle.click()
+    qtbot.mouseClick(a.thought_toggle, Qt.LeftButton)
     assert a.body.isVisible()
     view.hide()
 
 
-def test_failed_verification_observation(app):
-    view = ChatView()
+def test_failed_verification_observation(make, qtbot):
+    view = make(ChatView)
     msg = ChatMessage(role="assistant", content="Pay now", actionString="click(12)", status="error",
                       metadata={"step_index": 3})
     # the record may arrive before or after the turn
@@ -119,8 +110,8 @@ def test_failed_verification_observation(app):
     assert ok_mark(True) in turn.observation.text() and "Navigated" in turn.observation.text()
 
 
-def test_page_text_is_plain(app):
-    view = ChatView()
+def test_page_text_is_plain(make, qtbot):
+    view = make(ChatView)
     turn = view.add_or_update_message(ChatMessage(role="assistant", content=MARKUP, actionString=f'type(3, "{MARKUP}")',
                                                   error=MARKUP, metadata={"step_index": 0}))
     view.add_step_record(_record(0, False, MARKUP, errors=[MARKUP],
@@ -132,8 +123,8 @@ def test_page_text_is_plain(app):
     assert view.detail_label.text() == MARKUP and view.detail_label.textFormat() == Qt.PlainText
 
 
-def test_task_header(app):
-    view = ChatView()
+def test_task_header(make, qtbot):
+    view = make(ChatView)
     assert not view.header.isVisibleTo(view)
     for status, word in (("running", "RUNNING"), ("success", "COMPLETED"), ("error", "FAILED"),
                          ("interrupted", "STOPPED"), ("STOPPED", "STOPPED")):
@@ -143,9 +134,13 @@ def test_task_header(app):
 
 
 # -- plan ------------------------------------------------------------------------------------
-def test_plan_states(app):
-    view = PlanView()
-    assert view.is_planning() and view.rows() == []
+def test_plan_states(make, qtbot):
+    view = make(PlanView)
+    # idle: no plan and no "Planning…" either, but how to start one
+    assert not view.is_planning() and view.is_empty() and view.rows() == []
+    assert view.placeholder.text() != "Planning…" and "Run" in view.placeholder.text()
+    view.set_running(True)  # a run waits for its first plan
+    assert view.is_planning() and view.placeholder.text() == "Planning…"
     plan = Plan(steps=[PlanStep(id="step_0", index=0, description="Open the shop", status="completed"),
                        PlanStep(id="step_1", index=1, description="Search " + MARKUP, status="failed"),
                        PlanStep(id="step_2", index=2, description="Add to cart", status="active",
@@ -164,6 +159,8 @@ def test_plan_states(app):
     assert [r.property("state") for r in view.rows()] == ["future", "current", "future"]
     view.set_plan(None)
     assert view.is_planning() and view.rows() == []
+    view.set_running(False)
+    assert not view.is_planning() and view.is_empty()
 
 
 # -- approval --------------------------------------------------------------------------------
@@ -177,8 +174,8 @@ def _request(**kw) -> ApprovalRequest:
 
 
 @pytest.fixture
-def bar(app):
-    b = ApprovalBar()
+def bar(make):
+    b = make(ApprovalBar)
     got: list = []
     words: list = []
     b.decided.connect(got.append)
@@ -188,44 +185,44 @@ def bar(app):
     return b
 
 
-def test_approve_button_and_enter(bar):
+def test_approve_button_and_enter(bar, qtbot):
     assert bar.isVisibleTo(bar.parentWidget() or bar) and bar.is_pending()
     assert "Place order" in bar.summary.text() and "ID 12" in bar.target.text()
     assert "navigation" in bar.expect.text()
-    bar.approve_btn.click()
+    qtbot.mouseClick(bar.approve_btn, Qt.LeftButton)
     assert [d.kind for d in bar.got] == ["approve"]
     assert not bar.is_pending() and bar.isHidden()
-    bar.approve_btn.click()  # nothing pending: no second decision
+    qtbot.mouseClick(bar.approve_btn, Qt.LeftButton)  # nothing pending: no second decision
     assert len(bar.got) == 1
     bar.show_request(_request())
-    QTest.keyClick(bar, Qt.Key_Return)
+    qtbot.keyClick(bar, Qt.Key_Return)
     assert [d.kind for d in bar.got] == ["approve", "approve"]
 
 
-def test_edit_valid_and_invalid(bar):
-    bar.edit_btn.click()
+def test_edit_valid_and_invalid(bar, qtbot):
+    qtbot.mouseClick(bar.edit_btn, Qt.LeftButton)
     assert bar.edit_action.text() == "click(12)" and bar.edit_expect.text() == "navigation"
     bar.edit_action.setText("click(12")
-    bar.edit_apply.click()
+    qtbot.mouseClick(bar.edit_apply, Qt.LeftButton)
     assert bar.got == [] and bar.edit_error.isVisibleTo(bar) and ")" in bar.edit_error.text()
-    QTest.keyClick(bar, Qt.Key_Return)  # Enter with an editor open does not approve
+    qtbot.keyClick(bar, Qt.Key_Return)  # Enter with an editor open does not approve
     assert bar.got == []
     bar.edit_action.setText("click(12)")
     bar.edit_expect.setText("element_sparkles")
-    bar.edit_apply.click()
+    qtbot.mouseClick(bar.edit_apply, Qt.LeftButton)
     assert bar.got == [] and "expected outcome" in bar.edit_error.text().lower()
     bar.edit_expect.setText("navigation")
-    bar.edit_apply.click()
+    qtbot.mouseClick(bar.edit_apply, Qt.LeftButton)
     assert bar.got == [] and "Nothing changed" in bar.edit_error.text()
     bar.edit_action.setText('type(7, "blue mug", submit=true)')
     bar.edit_expect.setText("element_appears Thank you")
-    bar.edit_apply.click()
+    qtbot.mouseClick(bar.edit_apply, Qt.LeftButton)
     (d,) = bar.got
     assert d.kind == "edit" and d.action.name == "type" and d.action.target == "7" and d.action.submit
     assert d.expected_outcome.type == "element_appears" and d.expected_outcome.text == "Thank you"
 
 
-def test_edit_only_expected_outcome_keeps_action(bar):
+def test_edit_only_expected_outcome_keeps_action(bar, qtbot):
     bar.start_edit()
     bar.edit_expect.setText('{"type": "element_appears", "text": "Thanks"}')
     bar.apply_edit()
@@ -233,48 +230,48 @@ def test_edit_only_expected_outcome_keeps_action(bar):
     assert d.kind == "edit" and d.action is None and d.expected_outcome.text == "Thanks"
 
 
-def test_reject_needs_reason(bar):
-    bar.reject_btn.click()
-    bar.reject_apply.click()
+def test_reject_needs_reason(bar, qtbot):
+    qtbot.mouseClick(bar.reject_btn, Qt.LeftButton)
+    qtbot.mouseClick(bar.reject_apply, Qt.LeftButton)
     assert bar.got == [] and bar.reject_error.isVisibleTo(bar)
     bar.reject_reason.setText("Wrong product: I want the red mug")
-    bar.reject_apply.click()
+    qtbot.mouseClick(bar.reject_apply, Qt.LeftButton)
     (d,) = bar.got
     assert d.kind == "reject" and d.reason == "Wrong product: I want the red mug"
 
 
-def test_skip_and_stop(bar):
-    bar.skip_btn.click()
+def test_skip_and_stop(bar, qtbot):
+    qtbot.mouseClick(bar.skip_btn, Qt.LeftButton)
     bar.show_request(_request())
-    bar.stop_btn.click()
+    qtbot.mouseClick(bar.stop_btn, Qt.LeftButton)
     assert [d.kind for d in bar.got] == ["skip", "stop"]
 
 
-def test_take_over_variants(bar):
-    bar.take_over_btn.click()
+def test_take_over_variants(bar, qtbot):
+    qtbot.mouseClick(bar.take_over_btn, Qt.LeftButton)
     bar.take_command.setText("click(31)")
-    bar.take_apply.click()
+    qtbot.mouseClick(bar.take_apply, Qt.LeftButton)
     (d,) = bar.got
     assert d.kind == "take_over" and d.action.name == "click" and d.action.target == "31"
 
     bar.show_request(_request())
-    bar.take_over_btn.click()
+    qtbot.mouseClick(bar.take_over_btn, Qt.LeftButton)
     bar.take_command.setText("click Place order")
-    QTest.keyClick(bar.take_command, Qt.Key_Return)
+    qtbot.keyClick(bar.take_command, Qt.Key_Return)
     assert bar.words == ["click Place order"] and len(bar.got) == 1 and bar.is_pending()
     bar.show_take_over_error("No button named Place order")
     assert "No button" in bar.take_error.text()
 
     bar.take_command.setText("click(31")  # looks like a call: its error, not a grounding request
-    bar.take_apply.click()
+    qtbot.mouseClick(bar.take_apply, Qt.LeftButton)
     assert len(bar.got) == 1 and len(bar.words) == 1 and ")" in bar.take_error.text()
 
-    bar.in_page_btn.click()
+    qtbot.mouseClick(bar.in_page_btn, Qt.LeftButton)
     assert bar.got[-1].kind == "take_over" and bar.got[-1].action is None
 
 
-def test_sensitive_reasons_error_and_policy(app):
-    b = ApprovalBar()
+def test_sensitive_reasons_error_and_policy(make, qtbot):
+    b = make(ApprovalBar)
     changed: list = []
     b.policy_changed.connect(changed.append)
     b.show_request(_request(sensitive_reasons=["types into a password or one-time-code field"], policy="auto-safe",
@@ -288,3 +285,43 @@ def test_sensitive_reasons_error_and_policy(app):
     assert changed == ["auto"]
     b.clear()
     assert b.isHidden() and not b.is_pending()
+
+
+def test_step_duration_and_phases_on_hover(make, qtbot):
+    view = make(ChatView)
+    turn = view.add_or_update_message(ChatMessage(role="assistant", content="Pay", actionString="click(12)",
+                                                  metadata={"step_index": 1}))
+    assert not turn.timing.isVisibleTo(turn)  # no record yet: no time to show
+    rec = _record(1, True, "Navigated.").model_copy(update={"timings_ms": {
+        "observe": 120.0, "model": 3.2, "approval": 840.0, "act": 95.0, "settle": 310.0, "verify": 21.0,
+        "screenshots": 80.0, "total": 1500.0}})
+    view.add_step_record(rec)
+    assert turn.timing.isVisibleTo(turn) and turn.timing.text().endswith("1.50 s")
+    tip = turn.timing.toolTip()
+    for phase, shown in (("observe", "120 ms"), ("model", "3 ms"), ("approval", "840 ms"), ("act", "95 ms"),
+                         ("settle", "310 ms"), ("verify", "21 ms"), ("other", "31 ms")):
+        assert phase in tip and shown in tip, (phase, tip)
+    assert tip.index("observe") < tip.index("model") < tip.index("approval") < tip.index("act") < tip.index("settle")
+
+
+def test_a_system_note_says_its_error_once(make):
+    view = make(ChatView)
+    note = view.add_or_update_message(ChatMessage(role="system", content="Stopped by request.", status="error",
+                                                  error="Stopped by request."))
+    assert not note.error.isVisibleTo(note)
+    other = view.add_or_update_message(ChatMessage(role="system", content="Failed.", status="error",
+                                                   error="The tab crashed."))
+    assert other.error.isVisibleTo(other)
+
+
+def test_payload_keeps_coordinate_pairs_on_one_line(make):
+    from gui.widgets.inspector import _pretty
+
+    data = {"interactive_tree": [{"i": 12, "r": "button", "n": "Pay <b>now</b>", "xy": [312, 48],
+                                  "box": [300, 40, 24, 16], "s": ["focused"]}],
+            "long": list(range(40)), "nested": [[1, 2], [3, 4]]}
+    text = _pretty(data)
+    assert json.loads(text) == data
+    assert '"xy": [312, 48]' in text and '"box": [300, 40, 24, 16]' in text and '"s": ["focused"]' in text
+    assert '"long": [\n' in text, "a long list still gets one item a line"
+    assert "Pay <b>now</b>" in text

@@ -15,6 +15,7 @@ from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolButton, QVBoxLayout,
                                QWidget)
 
+from engine.loop.cli_run import ms_text, step_duration, step_phases
 from engine.models.loop import ChatMessage, StepRecord
 
 # task status (engine TaskStatus or the header words) → (header word, background, foreground)
@@ -29,6 +30,15 @@ _STATUS = {
     "stopped": ("STOPPED", "#fef3c7", "#92400e"),
 }
 MAX_EVENTS = 6  # recent page events shown per observation
+
+
+def timing_tooltip(rec: StepRecord) -> str:
+    """Where a step's time went, one phase a row (rich text made only of our own words and numbers)."""
+    total = step_duration(rec.timings_ms)
+    rows = "".join(f"<tr><td>{k}</td><td align='right'>&nbsp;&nbsp;{ms_text(v)}</td></tr>"
+                   for k, v in step_phases(rec.timings_ms))
+    return (f"<b>Step {rec.index + 1}: {ms_text(total or 0)}</b>"
+            f"<table cellspacing='0' cellpadding='1'>{rows}</table>")
 
 
 @lru_cache(maxsize=None)
@@ -155,6 +165,7 @@ class MessageTurn(QFrame):
         self.box.setContentsMargins(10, 6, 10, 6)
         self.box.setSpacing(3)
         self.observation: _Observation | None = None
+        self.timing: QLabel | None = None  # assistant turns: the step's duration, its phases on hover
         self._max_width = 360
         self.header = plain_label(name="turnHeader", selectable=False)
         self.header.setStyleSheet("color:#6b7280; font-size:11px;")
@@ -188,6 +199,10 @@ class MessageTurn(QFrame):
             self.thought_toggle.toggled.connect(self.set_thought_visible)
             top.addWidget(self.thought_toggle)
             top.addWidget(self.header, 1)
+            self.timing = plain_label(name="stepTiming", wrap=False, selectable=False)
+            self.timing.setStyleSheet("color:#6b7280; font-size:11px;")
+            self.timing.hide()
+            top.addWidget(self.timing)
             self.box.addLayout(top)
             self.body.setObjectName("thought")
             self.box.addWidget(self.body)
@@ -224,7 +239,8 @@ class MessageTurn(QFrame):
         self.badge.setText(msg.actionString or "")
         self.badge.setVisible(bool(msg.actionString) and msg.role != "system")
         self.error.setText(msg.error or "")
-        self.error.setVisible(bool(msg.error))
+        # a system note whose error only repeats it ("Stopped by request.") says it once
+        self.error.setVisible(bool(msg.error) and not (msg.role == "system" and msg.error.strip() == msg.content.strip()))
         self._fit()
 
     def _fit(self) -> None:
@@ -256,6 +272,11 @@ class MessageTurn(QFrame):
             self.observation.deleteLater()
         self.observation = _Observation(rec)
         self.box.addWidget(self.observation)
+        total = step_duration(rec.timings_ms)
+        if self.timing is not None and total is not None:
+            self.timing.setText(f"{glyph('⏱', '')} {ms_text(total)}".strip())
+            self.timing.setToolTip(timing_tooltip(rec))
+            self.timing.show()
 
     def set_max_bubble_width(self, w: int) -> None:
         self._max_width = max(160, w)

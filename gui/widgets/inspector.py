@@ -35,11 +35,33 @@ def _elide_blobs(value: Any) -> Any:
     return value
 
 
+INLINE = 80  # a list of plain values this short stays on one line: "xy": [312, 48], "box": [300, 40, 24, 16]
+
+
 def _pretty(value: Any) -> str:
+    """Indented JSON, with short lists of plain values (coordinates, boxes, states) on one line."""
     try:
-        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+        return _format(json.loads(json.dumps(value, ensure_ascii=False, default=str)), "")
     except (TypeError, ValueError):
         return str(value)
+
+
+def _format(value: Any, pad: str) -> str:
+    inner = pad + "  "
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = (f"{inner}{json.dumps(k, ensure_ascii=False)}: {_format(v, inner)}" for k, v in value.items())
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        if not any(isinstance(v, (dict, list)) for v in value):
+            flat = json.dumps(value, ensure_ascii=False)
+            if len(flat) <= INLINE:
+                return flat
+        return "[\n" + ",\n".join(inner + _format(v, inner) for v in value) + "\n" + pad + "]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _text_view(parent: QWidget) -> QPlainTextEdit:

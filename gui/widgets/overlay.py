@@ -1,18 +1,27 @@
-"""The Set-of-Mark layer of the live page view: boxes, ID labels, highlights and hover text,
-painted with Qt over the screencast frame (nothing is injected into the page)."""
+"""The Set-of-Mark layer of the live page view: boxes, ID badges, highlights and hover text,
+painted with Qt over the screencast frame (nothing is injected into the page).
+
+Badges keep one size on screen whatever the page's zoom (a preset scaled into the panel), so
+they are placed in widget px, with the same placement as the stored pictures
+(`engine.vision.badges`): outside the box where there is room — above, then left, then inside a
+corner — never over another badge and, where it can be helped, not over a label or the box's own
+text. The hovered node's badge is drawn last, on top of the others."""
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+
+from engine.vision.badges import BadgeSpec, place_badges, text_colour
 
 HIGHLIGHT_STYLES = {  # kind → (colour, width, dashed)
     "selected": (QColor(0, 200, 255), 3.0, False),
     "target": (QColor(255, 140, 0), 3.0, True),
 }
+BADGE_FONT_PX = 11  # on screen, at any zoom
 
 
 def _qcolour(rgb: tuple[int, int, int], alpha: int = 255) -> QColor:
@@ -21,7 +30,8 @@ def _qcolour(rgb: tuple[int, int, int], alpha: int = 255) -> QColor:
 
 @dataclass(frozen=True)
 class OverlayBox:
-    """One drawn Set-of-Mark box: the node, its page rect (CSS px), its colour and label rect."""
+    """One drawn Set-of-Mark box: the node, its page rect (CSS px), its colour, and whether the box
+    shows text of its own (a badge inside it would hide that)."""
 
     node_id: str
     role: str
@@ -29,6 +39,35 @@ class OverlayBox:
     page_rect: tuple[float, float, float, float]  # x, y, w, h in page CSS px
     colour: tuple[int, int, int]
     occluded: bool
+    own_text: bool = False
+
+
+def badge_font(base: QFont) -> QFont:
+    font = QFont(base)
+    font.setBold(True)
+    font.setPixelSize(BADGE_FONT_PX)
+    return font
+
+
+def layout_badges(boxes: list[OverlayBox], text_rects: list[tuple[float, float, float, float]], to_widget,
+                  font: QFont, area: QRectF) -> dict[str, QRectF]:
+    """Where each box's badge goes, in widget px: `to_widget` maps a page rect (x, y, w, h) to a
+    QRectF; `text_rects` are page rects of text to keep readable; badges stay inside `area`."""
+    fm = QFontMetricsF(font)
+    h = fm.height() + 2
+    wboxes = [to_widget(b.page_rect) for b in boxes]
+    order = sorted(range(len(boxes)), key=lambda i: (round(wboxes[i].top()), wboxes[i].left()))  # reading order
+    specs = []
+    for i in order:
+        r = wboxes[i]
+        specs.append(BadgeSpec((r.left(), r.top(), r.right(), r.bottom()), fm.horizontalAdvance(boxes[i].node_id) + 8,
+                               h, boxes[i].own_text))
+    texts = []
+    for t in text_rects:
+        r = to_widget(t)
+        texts.append((r.left(), r.top(), r.right(), r.bottom()))
+    spots = place_badges(specs, (area.left(), area.top(), area.right(), area.bottom()), text=texts)
+    return {boxes[i].node_id: QRectF(x0, y0, x1 - x0, y1 - y0) for i, (x0, y0, x1, y1) in zip(order, spots)}
 
 
 def node_tooltip(snap, node_id: str) -> str:
@@ -53,13 +92,12 @@ def node_tooltip(snap, node_id: str) -> str:
     return f"<html><table cellspacing='0' cellpadding='1'>{body}</table></html>"
 
 
-def paint_boxes(p: QPainter, boxes, to_widget, font: QFont, hover_id: str | None, stale: bool) -> None:
-    """Draw every box and its ID label (nudged off labels already drawn); faint when stale."""
+def paint_boxes(p: QPainter, boxes: list[OverlayBox], to_widget, font: QFont, badges: dict[str, QRectF],
+                hover_id: str | None, stale: bool) -> None:
+    """Draw every box, then every badge (the hovered node's last, on top); faint when stale."""
     p.setFont(font)
-    fm = QFontMetricsF(font)
     if stale:
         p.setOpacity(0.35)
-    labels: list[QRectF] = []
     for b in boxes:
         wr = to_widget(b.page_rect)
         colour = _qcolour(b.colour)
@@ -70,21 +108,31 @@ def paint_boxes(p: QPainter, boxes, to_widget, font: QFont, hover_id: str | None
             pen = QPen(colour, 2.0, Qt.DashLine)
         else:
             p.setBrush(QBrush(_qcolour(b.colour, 26)))
-            pen = QPen(colour, 2.0 if b.node_id == hover_id else 1.5)
+            pen = QPen(colour, 2.5 if b.node_id == hover_id else 1.5)
         p.setPen(pen)
         p.drawRect(wr)
-        # the ID label: above the box's top-left corner, else inside it; nudged off other labels
-        tw, th = fm.horizontalAdvance(b.node_id) + 6, fm.height() + 2
-        cands = [QRectF(wr.left(), wr.top() - th, tw, th), QRectF(wr.left(), wr.top(), tw, th),
-                 QRectF(wr.right() - tw, wr.top() - th, tw, th), QRectF(wr.left(), wr.bottom(), tw, th)]
-        lab = next((c for c in cands if c.top() >= 0 and not any(c.intersects(o) for o in labels)), cands[1])
-        labels.append(lab)
-        p.setPen(Qt.NoPen)
+    hovered = [b for b in boxes if b.node_id == hover_id]
+    for b in [b for b in boxes if b.node_id != hover_id] + hovered:
+        lab = badges.get(b.node_id)
+        if lab is None:
+            continue
+        wr = to_widget(b.page_rect)
+        colour = _qcolour(b.colour)
+        if not lab.adjusted(-1, -1, 1, 1).intersects(wr):  # detached: a short lead to its box
+            c = lab.center()
+            p.setPen(QPen(colour, 1.0))
+            p.drawLine(c, _nearest(wr, c))
+        p.setPen(QPen(QColor(255, 255, 255), 2.0 if b.node_id == hover_id else 1.0))
         p.setBrush(colour)
         p.drawRect(lab)
-        p.setPen(QColor(255, 255, 255))
+        p.setPen(_qcolour(text_colour(b.colour)))
         p.drawText(lab, Qt.AlignCenter, b.node_id)
     p.setOpacity(1.0)
+
+
+def _nearest(r: QRectF, pt: QPointF) -> QPointF:
+    return QPointF(min(max(pt.x(), r.left()), r.right()), min(max(pt.y(), r.top()), r.bottom()))
+
 
 def paint_highlights(p: QPainter, snap, highlights: dict, to_widget) -> None:
     """Outline the selected node and the proposed step's target."""

@@ -1,10 +1,16 @@
 """The live page: screencast frames painted into a Qt widget, input forwarded back to the page.
 
-The frame is scaled to fit the widget with its aspect ratio kept (letterboxed); `to_page` and
-`to_widget` are the exact inverse mappings between widget px and page CSS px. With the
-Set-of-Mark overlay on, every interactive rendered node of the last snapshot is drawn over the
-frame as a Qt layer (nothing is injected into the page), hovering a box shows the node, and
-clicking a box selects the node (`node_clicked`) instead of clicking the page.
+By default the page follows the panel, like a browser window: when the view is resized it asks
+(`viewport_wanted`, debounced) for a page viewport of its own size in CSS px, so the page re-lays
+out and fills the panel at 1:1. With a device preset (`set_preset((w, h))`) the page keeps that size
+and the frame is scaled to fit, aspect kept (letterboxed). Either way frames are requested at the
+panel's device pixels, and `to_page` / `to_widget` are the exact inverse mappings between widget
+px and page CSS px.
+
+With the Set-of-Mark overlay on, every interactive rendered node of the last snapshot is drawn
+over the frame as a Qt layer (nothing is injected into the page) with its ID badge beside it;
+hovering a box or a badge shows the node (and brings its badge to the front), and clicking one
+selects the node (`node_clicked`) instead of clicking the page.
 
 Lifecycle: `attach(tab)`, `await start()`, … `await stop()` — always stop before the browser
 closes (a frame arriving while Chromium shuts down must not reach a dying widget).
@@ -17,14 +23,16 @@ import collections
 import logging
 from typing import Any
 
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QImage, QPainter
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from engine.actions.keys import MODIFIER_BITS
 from engine.browser.screencast import InputForwarder, Screencast
+from engine.vision.badges import shows_own_text
 from engine.vision.som import OCCLUDED_COLOUR, ROLE_GROUPS, role_group
-from gui.widgets.overlay import HIGHLIGHT_STYLES, OverlayBox, node_tooltip, paint_boxes, paint_highlights
+from gui.widgets.overlay import (HIGHLIGHT_STYLES, OverlayBox, badge_font, layout_badges, node_tooltip, paint_boxes,
+                                 paint_highlights)
 
 log = logging.getLogger("vigil.gui.page_view")
 
@@ -50,9 +58,14 @@ def cdp_modifiers(mods: Any) -> int:
     return sum(bit for name, bit in MODIFIER_BITS.items() if m & qt[name])
 
 
+MIN_VIEWPORT = (240, 160)  # CSS px: a page squeezed below this is scaled instead
+FIT_DELAY_MS = 150         # a window being dragged bigger resizes the page once it rests
+
+
 class PageView(QWidget):
     node_clicked = Signal(str)
     frame_painted = Signal()
+    viewport_wanted = Signal(int, int)  # the page viewport (CSS px) that fills this view (fit mode)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -86,6 +99,14 @@ class PageView(QWidget):
         self._highlights: dict[str, str] = {}
         self._hover_id: str | None = None
         self._press_on_box: str | None = None
+        self._text_rects: list[tuple[float, float, float, float]] = []  # page text to keep readable
+        self._badges: dict = {}
+        self._badge_key: tuple | None = None
+        self._font = badge_font(self.font())
+        # fitting the page to the panel
+        self._preset: tuple[int, int] | None = None  # None: the page follows the panel
+        self._fit_timer = QTimer(self, singleShot=True, interval=FIT_DELAY_MS)
+        self._fit_timer.timeout.connect(self._refit)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def attach(self, tab) -> None:
@@ -94,12 +115,14 @@ class PageView(QWidget):
         self._screencast = Screencast(tab)
         self._forwarder = InputForwarder(tab)
 
-    async def start(self, *, max_width: int = 1600, quality: int = 70, every_nth: int = 1) -> None:
+    async def start(self, *, quality: int = 70, every_nth: int = 1) -> None:
+        """Stream frames at this view's device pixels (see `device_size`)."""
         if self._screencast is None:
             raise RuntimeError("PageView.start(): attach(tab) first")
         self.frame_count = 0
         self._accepting = True
-        await self._screencast.start(self._on_frame, max_width=max_width, quality=quality, every_nth=every_nth)
+        w, h = self.device_size()
+        await self._screencast.start(self._on_frame, max_width=w, max_height=h, quality=quality, every_nth=every_nth)
 
     async def stop(self) -> None:
         """Stop the screencast and input; keeps the last frame on screen. Idempotent."""
@@ -153,6 +176,55 @@ class PageView(QWidget):
         self.frame_count += 1
         self.update()
 
+    # -- fitting the page to the panel --------------------------------------------------------
+    @property
+    def fit(self) -> bool:
+        """The page follows the panel (no preset)."""
+        return self._preset is None
+
+    @property
+    def preset(self) -> tuple[int, int] | None:
+        return self._preset
+
+    def set_preset(self, size: tuple[int, int] | None) -> None:
+        """A device size the page keeps (scaled to fit), or None to follow the panel again (asks for
+        the fitting viewport at once)."""
+        self._preset = (int(size[0]), int(size[1])) if size else None
+        if self._preset is None:
+            self._refit()
+
+    def fit_size(self) -> tuple[int, int]:
+        """The page viewport, in CSS px, that fills this view at 1:1."""
+        return max(MIN_VIEWPORT[0], self.width()), max(MIN_VIEWPORT[1], self.height())
+
+    def wanted_viewport(self) -> tuple[int, int]:
+        """The viewport the page should have now: the preset, or the panel's size."""
+        return self._preset or self.fit_size()
+
+    def device_size(self) -> tuple[int, int]:
+        """This view in device pixels: the size frames are asked for, so text is drawn sharp."""
+        dpr = self.devicePixelRatioF() or 1.0
+        return max(1, round(self.width() * dpr)), max(1, round(self.height() * dpr))
+
+    def painted_rect(self) -> QRectF | None:
+        """Where the page is painted in this view (widget px), or None before the first frame."""
+        return self._target_rect()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        self._fit_timer.start()  # debounced: the page is resized once the panel rests
+
+    def _refit(self) -> None:
+        self._fit_timer.stop()
+        if self._screencast is not None and self._screencast.running:
+            w, h = self.device_size()
+            try:
+                asyncio.ensure_future(self._screencast.set_size(w, h))
+            except RuntimeError:  # no event loop (a view used without the engine)
+                pass
+        if self.fit:
+            self.viewport_wanted.emit(*self.fit_size())
+
     # -- geometry ----------------------------------------------------------------------------
     def _target_rect(self) -> QRectF | None:
         pw, ph = self._page_size
@@ -203,17 +275,24 @@ class PageView(QWidget):
         """Use this snapshot for the overlay and highlights (redraws)."""
         self._snapshot = snap
         self._boxes = []
+        self._text_rects = []
         if snap is not None:
             for n in snap.nodes():
-                if not (n.interactive and n.rendered and n.visible_ratio > 0):
+                if not (n.rendered and n.visible_ratio > 0):
                     continue
                 x, y, w, h = n.bounds
                 if w <= 0 or h <= 0:
                     continue
+                if n.text and n.text.strip():
+                    self._text_rects.append((x, y, w, h))
+                if not n.interactive:
+                    continue
                 g = role_group(n.role)
                 colour = OCCLUDED_COLOUR if n.occluded else ROLE_GROUPS[g][1]
-                self._boxes.append(OverlayBox(n.node_id, n.role, g, (x, y, w, h), colour, n.occluded))
+                self._boxes.append(OverlayBox(n.node_id, n.role, g, (x, y, w, h), colour, n.occluded,
+                                              shows_own_text(n)))
         self._hover_id = None
+        self._badge_key = None
         self.update()
 
     def set_overlay(self, visible: bool) -> None:
@@ -228,11 +307,16 @@ class PageView(QWidget):
 
     @property
     def overlay_stale(self) -> bool:
-        """The page scrolled since the snapshot: the boxes no longer sit on their elements (drawn faint)."""
+        """The page scrolled or was resized since the snapshot: the boxes no longer sit on their
+        elements (drawn faint until the next snapshot)."""
         snap, meta = self._snapshot, self._meta
         if snap is None or "scrollOffsetY" not in meta:
             return False
         ctx = snap.context
+        vp = ctx.viewport
+        pw, ph = self._page_size
+        if vp.width > 0 and pw > 0 and (abs(pw - vp.width) > 1.5 or abs(ph - vp.height) > 1.5):
+            return True
         return (abs(float(meta.get("scrollOffsetY") or 0) - float(ctx.scroll_y or 0)) > 1.5
                 or abs(float(meta.get("scrollOffsetX") or 0) - float(ctx.scroll_x or 0)) > 1.5)
 
@@ -253,8 +337,30 @@ class PageView(QWidget):
     def highlighted(self, kind: str = "selected") -> str | None:
         return self._highlights.get(kind)
 
+    def badge_rects(self) -> dict:
+        """Each box's badge rect in widget px (QRectF by node ID), as painted now."""
+        r = self._target_rect()
+        if r is None or not self._boxes:
+            return {}
+        key = (r.x(), r.y(), r.width(), r.height(), id(self._snapshot))
+        if key != self._badge_key:
+            self._badges = layout_badges(self._boxes, self._text_rects, self.page_rect_to_widget, self._font, r)
+            self._badge_key = key
+        return self._badges
+
     def box_at(self, p: QPointF) -> OverlayBox | None:
-        """The overlay box under a widget point (the smallest one when boxes nest)."""
+        """The overlay box under a widget point: its badge's (the hovered badge first, as it is drawn
+        on top), else the smallest box there."""
+        if self._overlay and self._boxes:
+            badges = self.badge_rects()
+            by_id = {b.node_id: b for b in self._boxes}
+            hover = badges.get(self._hover_id) if self._hover_id else None
+            if hover is not None and hover.contains(p):
+                return by_id[self._hover_id]
+            for b in reversed(self._boxes):
+                lab = badges.get(b.node_id)
+                if lab is not None and lab.contains(p):
+                    return b
         pt = self.to_page(p)
         if pt is None:
             return None
@@ -288,10 +394,8 @@ class PageView(QWidget):
             p.setClipRect(r)
             p.setRenderHint(QPainter.Antialiasing, True)
             if self._overlay and self._boxes:
-                font = QFont(self.font())
-                font.setBold(True)
-                font.setPixelSize(11)
-                paint_boxes(p, self._boxes, self.page_rect_to_widget, font, self._hover_id, self.overlay_stale)
+                paint_boxes(p, self._boxes, self.page_rect_to_widget, self._font, self.badge_rects(), self._hover_id,
+                            self.overlay_stale)
             paint_highlights(p, self._snapshot, self._highlights, self.page_rect_to_widget)
         finally:
             p.end()

@@ -1,6 +1,7 @@
 """The plan stepper (seed 001 §3.2): past steps dimmed with ✓ (or ✗ when they failed), the current
-step highlighted, future steps grey; a "Planning…" state before the first plan. Hovering a step
-shows its reasoning and expected outcome. Plan text is always shown as plain text."""
+step highlighted, future steps grey; "Planning…" while a run waits for its first plan, and a
+word on how to start one while nothing runs. Hovering a step shows its reasoning and expected
+outcome. Plan text is always shown as plain text."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from engine.models.loop import Plan, PlanStep
 
+PLANNING_TEXT = "Planning…"
+IDLE_TEXT = "No plan yet: type a task below and press Run."
 # state → (mark, stylesheet of the row)
 _STYLE = {
     "past": ("✓", "color:#6b7280;"),
@@ -48,9 +51,10 @@ class PlanView(QWidget):
     """`set_plan(plan | None)`; `rows()` gives the step labels, each with the property `state`
     (past / failed / current / future) and objectName `planStep`."""
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, *, idle_text: str = IDLE_TEXT):
         super().__init__(parent)
         self.setObjectName("planView")
+        self.idle_text = idle_text
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         self.title = QLabel("Plan")
@@ -70,14 +74,21 @@ class PlanView(QWidget):
         self.list.addStretch(1)
         self.scroll.setWidget(self.inner)
         outer.addWidget(self.scroll, 1)
-        self.placeholder = QLabel("Planning…")
+        self.placeholder = QLabel(idle_text)
+        self.placeholder.setWordWrap(True)
         self.placeholder.setObjectName("planPlaceholder")
         self.placeholder.setAlignment(Qt.AlignCenter)
         self.placeholder.setStyleSheet("color:#6b7280; font-style:italic; padding:12px;")
         self.list.insertWidget(0, self.placeholder)
         self._rows: list[QLabel] = []
         self.plan: Plan | None = None
+        self.running = False
         self.set_plan(None)
+
+    def set_running(self, running: bool) -> None:
+        """A run is under way (then an empty plan reads "Planning…") or not."""
+        self.running = bool(running)
+        self.placeholder.setText(PLANNING_TEXT if self.running else self.idle_text)
 
     def set_plan(self, plan: Plan | None) -> None:
         self.plan = plan
@@ -115,4 +126,8 @@ class PlanView(QWidget):
         return list(self._rows)
 
     def is_planning(self) -> bool:
+        """A run waits for its first plan ("Planning…" on show)."""
+        return self.running and self.placeholder.isVisibleTo(self)
+
+    def is_empty(self) -> bool:
         return self.placeholder.isVisibleTo(self)

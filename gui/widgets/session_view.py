@@ -102,7 +102,7 @@ class SessionView(QWidget):
         outer.setSpacing(6)
         outer.addWidget(self._header())
 
-        self.plan = PlanView()
+        self.plan = PlanView(idle_text="No plan was recorded for this session.")
         self.chat = ChatView()
         left = QSplitter(Qt.Vertical)
         left.addWidget(self.plan)
