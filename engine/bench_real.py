@@ -159,7 +159,13 @@ async def open_page(browser, base_url: str, widget: dict, ready: str | None):
     """A new tab on the widget's page, once the library has set up."""
     tab = await browser.new_tab(base_url + widget["page"])
     if ready and widget.get("ready", True) is not False:
-        await tab.page.wait_for_selector(ready, state="attached", timeout=20_000)
+        try:
+            await tab.page.wait_for_selector(ready, state="attached", timeout=20_000)
+        except Exception:  # noqa: BLE001 - Playwright's timeout, said in our words
+            await tab.close()
+            raise VigilError(f"{widget['page']} did not finish setting up its library within 20 s (no {ready}). "
+                             "Are the corpus libraries installed? Run `bash scripts/setup.sh`.",
+                             code="CORPUS_MISSING") from None
     return tab
 
 

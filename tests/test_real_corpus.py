@@ -52,28 +52,22 @@ def _ancestors(n):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_no_control_covered_by_its_own_host_or_container(harness, server, page):
+    """No control is marked covered by its own host or container (an ancestor, shadow hosts
+    included). And at load no corpus page has anything over its controls (no popup, banner or
+    overlay is open), so any `occ: true` sent to the model is a false alarm that makes it avoid a
+    control it should use."""
     async def body(tab):
         snap = await tab.snapshot()
-        bad = []
+        own = []
         for n in snap.interactive():
             if n.occluded and n.occluded_by and n.occluded_by in {a.node_id for a in _ancestors(n)}:
-                bad.append(f"[{n.node_id}] {n.label()} covered by its ancestor [{n.occluded_by}] {n.occluded_by_desc or ''}")
-        assert not bad, f"{page}: controls marked covered by their own host/container:\n  " + "\n  ".join(bad)
-
-    open_widget(harness, server, page, body)
-
-
-@pytest.mark.parametrize("page", PAGES)
-def test_nothing_marked_covered_at_load(harness, server, page):
-    """At load no corpus page has anything over its controls (no popup, banner or overlay is open),
-    so an `occ: true` sent to the model is a false alarm that makes it avoid a control it should use."""
-    async def body(tab):
+                own.append(f"[{n.node_id}] {n.label()} covered by its ancestor [{n.occluded_by}] {n.occluded_by_desc or ''}")
+        assert not own, f"{page}: controls marked covered by their own host/container:\n  " + "\n  ".join(own)
         entries = await payload(tab)
-        snap = await tab.snapshot()
         covered = [e for e in entries if e.get("occ")]
         detail = [f"[{e['i']}] {snap.get(e['i']).label()} — by {snap.get(e['i']).occluded_by_desc or snap.get(e['i']).occluded_by}"
                   for e in covered[:20]]
-        assert not covered, f"{page}: {len(covered)} payload entries marked occluded:\n  " + "\n  ".join(detail)
+        assert not covered, f"{page}: {len(covered)} payload entries marked occluded at load:\n  " + "\n  ".join(detail)
 
     open_widget(harness, server, page, body)
 
