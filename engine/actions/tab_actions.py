@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from engine.actions import input as inp
+from engine.actions.choose import SelectActions
 from engine.actions.heal import Ghost, ghost_match
 from engine.actions.keys import parse_chord
 from engine.actions.locate import (PROBE, ActionFailure, Target, call_on, cover_message, describe, probe, release,
@@ -27,8 +28,7 @@ if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
 
 _JS = __import__("pathlib").Path(__file__).resolve().parent / "js"
-FOCUS, CHECK_VALUE, SELECT, SCROLL = ((_JS / f).read_text() for f in ("focus.js", "check_value.js", "select.js",
-                                                                       "scroll.js"))
+FOCUS, CHECK_VALUE, SCROLL = ((_JS / f).read_text() for f in ("focus.js", "check_value.js", "scroll.js"))
 
 
 class _Ctx:
@@ -42,9 +42,10 @@ class _Ctx:
         self.data: dict[str, Any] = {}
         self.point: tuple[float, float] | None = None
         self.masked = False  # the target holds a secret: never echo typed text
+        self.mark: dict | None = None  # the page just before the action's last step (see PreState.mark)
 
 
-class TabActions:
+class TabActions(SelectActions):
     """Mixed into `Tab`."""
 
     stability: StabilityConfig = StabilityConfig()
@@ -164,7 +165,7 @@ class TabActions:
         exp: ExpectedOutcome | None = None
         try:
             exp = (ExpectedOutcome.model_validate(expect) if isinstance(expect, dict) else expect) \
-                or default_expectation(name, node_id)
+                or default_expectation(name, node_id, submit=bool(typed.get("submit")))
         except ValueError as exc:
             return ActionResult(success=False, action=action_str or name, error_code="BAD_ARGUMENT",
                                 message=f"The expected outcome is not valid: {str(exc).splitlines()[0]}")
@@ -189,6 +190,10 @@ class TabActions:
             t1 = time.monotonic()
             await body(c)
             timings["act"] = _ms(t1)
+            if c.mark:
+                pre.mark = c.mark
+            if c.data.get("noop") and expect is None:
+                exp = ExpectedOutcome(type="no_change")  # already as asked: nothing was meant to change
         except VigilError as exc:
             self.invalidate()
             if c.target is not None:
@@ -285,8 +290,10 @@ class TabActions:
                               "distance_px": round(m.distance, 1)}
 
     # -- bodies --------------------------------------------------------------------------------
-    async def _pointer(self, c: _Ctx, *, force: bool, clicks: int) -> None:
-        t = c.target
+    async def _pointer(self, c: _Ctx, *, force: bool, clicks: int, target: Target | None = None) -> None:
+        """Scroll into view, hit-test, then move/click there with real input. `target` (default: the
+        action's own target) lets an action click something else on its way, e.g. an option."""
+        t = target or c.target
         await scroll_into_view(self, t)
         f = await probe(self, t, "pointer")
         what = describe(t.node)
@@ -299,11 +306,12 @@ class TabActions:
         if f.get("offscreen"):
             raise ActionFailure(f"{what} could not be scrolled into view.", code="NOT_ACTIONABLE")
         local = f.get("point") or f.get("center")
-        (x, y), frame_cover = await to_top_level(self, c.snap, t, local)
+        snap = c.snap if target is None else await self.snapshot()
+        (x, y), frame_cover = await to_top_level(self, snap, t, local)
         cover = None if f.get("point") else f.get("cover")
         cover = cover or frame_cover
         if cover and not force:
-            raise ActionFailure(cover_message(t.node, cover, c.snap), code="OCCLUDED")
+            raise ActionFailure(cover_message(t.node, cover, snap), code="OCCLUDED")
         c.point = (round(x, 1), round(y, 1))
         if clicks:
             await inp.mouse_click(self, x, y, clicks=clicks)
@@ -311,9 +319,12 @@ class TabActions:
             await inp.mouse_move(self, x, y)
         verb = {0: "Hovered over", 1: "Clicked", 2: "Double-clicked"}[clicks]
         via = " (through its label)" if f.get("via") == "label" else ""
-        c.data["via"] = f.get("via")
+        if target is None:
+            c.data["via"] = f.get("via")
         forced = " despite the cover (force=True)" if cover else ""
         c.message = f"{verb} {what}{via}{forced}."
+        if f.get("missed") and clicks:
+            c.message += " (No point of it takes clicks itself, so the click went to the element around it.)"
 
     async def _focus(self, c: _Ctx, clear: bool) -> dict:
         t = c.target
@@ -352,6 +363,9 @@ class TabActions:
             raise ActionFailure(f"Typed {shown} into {what}, but {why}.", code="VALUE_MISMATCH")
         c.message = f"Typed {shown} into {what}."
         if submit:
+            reading = await read_stream(self, time.time() * 1000)
+            now = await probe(self, t, "state")
+            c.mark = {"mutations": reading.mutations, "nav_count": self.nav_count, "valueFp": now.get("valueFp")}
             await inp.press_chord(self, "Enter")
             c.message += " Pressed Enter to submit."
 
@@ -362,50 +376,6 @@ class TabActions:
             await inp.press_chord(self, key)
         times = f" {repeat} times" if repeat > 1 else ""
         c.message = f"Pressed {key}{times}" + (f" in {describe(c.target.node)}." if c.target else ".")
-
-    async def _select(self, c: _Ctx, option: str) -> None:
-        t = c.target
-        what = describe(t.node)
-        f = await probe(self, t, "focus")
-        if f.get("disabled"):
-            raise ActionFailure(f"{what} is disabled.", code="DISABLED")
-        if f["tag"] != "select":
-            await self._select_custom(c, option)
-            return
-        await scroll_into_view(self, t)
-        r = await call_on(self, t.session_id, t.object_id, SELECT, option)
-        if not r.get("found"):
-            shown = ", ".join(r.get("options", [])[:15])
-            more = f" (and {r['total'] - 15} more)" if r.get("total", 0) > 15 else ""
-            raise ActionFailure(f'{what} has no option "{option}". Its options: {shown}{more}.', code="NOT_FOUND")
-        if r.get("disabled"):
-            raise ActionFailure(f'Option "{r.get("label")}" of {what} is disabled.', code="DISABLED")
-        c.message = f'Selected "{r["label"]}" in {what}.'
-        if r.get("ambiguous"):
-            c.message += f' ({r["ambiguous"]} options contain "{option}"; took the first.)'
-        c.data["selected"] = {"label": r["label"], "value": r["value"]}
-
-    async def _select_custom(self, c: _Ctx, option: str) -> None:
-        """ARIA listbox/combobox: open it if needed, then click the option with that name."""
-        opened = False
-        for attempt in range(2):
-            snap = await self.snapshot(force=True)
-            want = option.casefold().strip()
-            opts = [n for n in snap.nodes() if n.role in ("option", "menuitem", "menuitemradio", "treeitem") and n.rendered]
-            hit = next((n for n in opts if (n.name or "").casefold().strip() == want), None) or \
-                next((n for n in opts if want in (n.name or "").casefold()), None)
-            if hit is not None:
-                c.target, c.snap = await resolve(self, snap, hit.node_id), snap
-                await self._pointer(c, force=False, clicks=1)
-                c.message = f'Selected "{hit.name}" ({c.message[:-1]}).'
-                return
-            if attempt == 0:
-                await self._pointer(c, force=False, clicks=1)  # open the list
-                opened = True
-                await self.wait_stable(StabilityConfig(dom_quiet_ms=150, network_quiet_ms=200, timeout_ms=1500))
-        names = ", ".join(f'"{n.name}"' for n in opts[:12] if n.name) or "none visible"
-        raise ActionFailure(f'{describe(c.target.node)} shows no option "{option}"'
-                            f'{" after opening it" if opened else ""}. Options seen: {names}.', code="NOT_FOUND")
 
     async def _set_checked(self, c: _Ctx, want: bool) -> None:
         t = c.target

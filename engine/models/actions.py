@@ -15,7 +15,9 @@ NODE_ACTIONS = frozenset({"click", "double_click", "hover", "type", "select", "c
 TERMINAL_ACTIONS = frozenset({"finish", "fail"})
 
 OutcomeType = Literal["navigation", "element_appears", "element_disappears", "value_changes", "state_changes",
-                      "any_change", "no_change"]
+                      "any_change", "no_change", "submitted"]
+# submitted: pressing Enter in a field had an effect — the page navigated, the DOM changed, or the
+# field was consumed (cleared, changed or removed). The default for type(…, submit=True).
 EventCategory = Literal["error", "success", "warning", "loading", "form", "text", "element"]
 
 ErrorCode = str  # NOT_FOUND, STALE, OCCLUDED, NOT_ACTIONABLE, DISABLED, TIMEOUT, NAVIGATION_FAILED, NO_EFFECT,
@@ -60,7 +62,7 @@ class ExpectedOutcome(BaseModel):
     type: OutcomeType
     text: str | None = None          # element_appears / element_disappears: visible text or name
     role: str | None = None          # element_appears / element_disappears: role
-    node_id: str | None = None       # value_changes / state_changes / element_disappears: which node
+    node_id: str | None = None       # value_changes / state_changes / element_disappears / submitted: which node
     value: str | None = None         # value_changes: the value it should now have
     state: str | None = None         # state_changes: e.g. "checked", "expanded", "selected"
     url_contains: str | None = None  # navigation: the new URL should contain this
@@ -77,6 +79,8 @@ class ExpectedOutcome(BaseModel):
         return data
 
     def describe(self) -> str:
+        if self.type == "submitted":
+            return "the submission to have an effect" + (f" or {self.or_.describe()}" if self.or_ else "")
         t = self.type.replace("_", " ")
         bits = [t]
         if self.text:

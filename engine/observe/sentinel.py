@@ -8,6 +8,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
+from urllib.parse import urlsplit
 
 from engine.models import ExpectedOutcome, PageEvent, PageState, VerificationResult
 from engine.observe.stream import read_stream, summarize
@@ -30,6 +31,9 @@ class PreState:
     node_id: str | None = None
     facts: dict = field(default_factory=dict)  # probe facts of the target before the action
     scroll: tuple[float, float] = (0.0, 0.0)
+    # the page just before the final step of an action (e.g. Enter after typing): mutations,
+    # nav_count and the field's valueFp, so "submitted" judges the submission and not the typing
+    mark: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -43,10 +47,13 @@ class PostState:
     scroll: tuple[float, float] = (0.0, 0.0)
 
 
-def default_expectation(action: str, node_id: str | None) -> ExpectedOutcome:
+def default_expectation(action: str, node_id: str | None, *, submit: bool = False) -> ExpectedOutcome:
     """Sensible outcomes when the caller gives none."""
     if action in ("navigate", "back"):
         return ExpectedOutcome(type="navigation")
+    if action == "type" and submit:
+        # a todo box or chat box clears itself, a search box navigates: judge the submission
+        return ExpectedOutcome(type="submitted", node_id=node_id)
     if action == "type":
         return ExpectedOutcome(type="value_changes", node_id=node_id)
     if action == "select":
@@ -168,6 +175,8 @@ def _check(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str | N
         if a == b:
             return False, f"{key} stayed {a}", 0.9
         return True, f"{key}: {b} → {a}", 0.95
+    if t == "submitted":
+        return _submitted(pre, post, navigated)
     if t == "any_change":
         scrolled = post.scroll != pre.scroll
         changed = navigated or post.mutations > pre.mutations or bool(post.events) or scrolled
@@ -177,6 +186,29 @@ def _check(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str | N
                                ("scrolled", scrolled)) if on]
         return True, ", ".join(bits) or "the page reacted", 0.6
     return True, "no change was required", 0.5  # no_change
+
+
+def _submitted(pre: PreState, post: PostState, navigated: bool) -> tuple[bool, str, float]:
+    """Did pressing Enter do anything? Judged from the moment before Enter (`pre.mark`)."""
+    mark = pre.mark or {}
+    if navigated or post.nav_count > mark.get("nav_count", pre.nav_count):
+        return True, (f"navigated to {post.url}" if post.url != pre.url else f"reloaded {post.url}"), 0.95
+    bits = []
+    f = post.facts
+    if not f or f.get("connected") is False:
+        bits.append("the field left the page")
+    elif "valueFp" in mark and f.get("valueFp") != mark["valueFp"]:
+        if f.get("secret"):
+            bits.append("the field was consumed (value hidden)")
+        elif not f.get("value"):
+            bits.append("the field was cleared")
+        else:
+            bits.append(f'the field now holds "{(f.get("value") or "")[:80]}"')
+    if post.mutations > mark.get("mutations", pre.mutations):
+        bits.append("the DOM changed")
+    if bits:
+        return True, ", ".join(bits), 0.8
+    return False, "nothing happened after Enter: no navigation, no change on the page, and the field still holds the text", 0.85
 
 
 def _state(s: PreState | PostState, node_id: str | None, key: str):
@@ -195,14 +227,19 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
             met, actual, conf, verified = True, actual2, conf2, exp.or_.type
         else:
             actual = f"{actual}; and {actual2}"
-    errors = [e.text for e in post.events if e.category == "error"]
+    # On another page (not just another #fragment), what the stream saw is that page's content
+    # arriving — a search result mentioning "error" is no error message: only alerts count there.
+    moved = urlsplit(post.url)[:4] != urlsplit(pre.url)[:4]
+    errors = [e.text for e in post.events if e.category == "error" and (not moved or e.kind == "invalid")]
     new_err = {k: v for k, v in _error_nodes(post.snapshot).items() if k not in _error_nodes(pre.snapshot)}
     for v in new_err.values():
         if not any(v in e or e in v for e in errors):
             errors.append(v)
     successes = [e.text for e in post.events if e.category == "success"]
     success = met
-    if met and errors and verified in ("any_change", "no_change"):
+    spoilt = met and bool(errors) and verified in ("any_change", "no_change", "submitted")
+    if spoilt:
+        # the page reacted, with an error message: the step did not do what was meant
         success, conf = False, 0.8
         actual = f"{actual}, but an error showed"
     if success:
@@ -210,6 +247,8 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
         if errors:
             feedback += " Errors were also seen: " + "; ".join(f"'{e}'" for e in errors[:3]) + "."
             conf = round(conf * 0.8, 2)
+    elif spoilt:
+        feedback = f"{actual[:1].upper()}{actual[1:]}: " + "; ".join(f"'{e}'" for e in errors[:3]) + "."
     else:
         feedback = f"Expected {exp.describe()}, but {actual}."
         if errors:
