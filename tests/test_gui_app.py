@@ -88,6 +88,8 @@ def test_run_a_task_one_approved_step_at_a_time(qtbot, aio, server):
         wait_fitted(qtbot, window)
         assert window.plan.is_empty() and not window.plan.is_planning()  # idle: no "Planning…"
         assert window.status_loop.text() == "idle"
+        said: list[str] = []  # what the status bar says of the loop, at each change
+        window.sup.status.connect(lambda *_: said.append(window.status_loop.text()))
         qtbot.keyClicks(window.task, "type Ada into Full name and click Place order")
         qtbot.keyClick(window.task, Qt.Key_Return)
         approved = 0
@@ -101,6 +103,7 @@ def test_run_a_task_one_approved_step_at_a_time(qtbot, aio, server):
         assert run(qtbot, window.sup.tab.page.input_value("#name")) == "Ada"
         assert window.chat.message_count() >= 4 and window.chat.status == "COMPLETED"
         assert window.status_loop.text() == "idle" and not window.plan.is_planning()
+        assert {"observing the page", "planning", "waiting for approval", "acting"} <= set(said) and said[-1] == "idle"
         assert window.nodes is not None and window.sup.snapshot is not None
         # each recorded step gets its after-screenshot with the Set-of-Mark overlay
         qtbot.waitUntil(lambda: len(window.chat.findChildren(QPushButton, "stepPicture")) >= 2, timeout=5000)

@@ -150,3 +150,50 @@ def test_window_fits_under_xvfb():
                         "-p", "no:cacheprovider", f"{Path(__file__).name}::test_window_fits_the_screen"],
                        capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent, env=env)
     assert p.returncode == 0 and "1 passed" in p.stdout, (p.stdout[-3000:], p.stderr[-2000:])
+
+
+def test_first_size_comes_from_the_screen():
+    from gui.window_layout import clamp_to, first_geometry
+
+    assert first_geometry(QRect(0, 0, 1024, 640)) == QRect(0, 0, 1024, 640)      # small: all of it
+    assert first_geometry(QRect(1366, 0, 1366, 768)) == QRect(1366, 0, 1366, 768)
+    big = first_geometry(QRect(0, 24, 1920, 1056))                                # larger: 90 %, centred
+    assert big.size().width() == 1728 and big.size().height() == 950 and big.center() == QRect(0, 24, 1920, 1056).center()
+    assert clamp_to(QRect(5000, 900, 1500, 1200), QRect(0, 0, 1366, 768)) == QRect(0, 0, 1366, 768)
+    assert clamp_to(QRect(-50, 10, 800, 600), QRect(0, 0, 1366, 768)) == QRect(0, 10, 800, 600)
+
+
+def test_layout_is_remembered_in_a_private_place(qtbot, aio, demo, settings):
+    from gui.controller import Supervisor
+    from gui.main_window import MainWindow
+    from gui.window_layout import window_settings
+
+    # the suite's settings live in its private VIGIL_HOME, never in the user's own
+    assert Path(window_settings().fileName()).parent == Path(os.environ["VIGIL_HOME"]).expanduser()
+    screen = screen_named("1920x1080")
+    with open_window(qtbot, demo, screen=screen, settings=settings) as w:
+        wait_fitted(qtbot, w)
+        w.setGeometry(QRect(screen.geometry().x() + 100, 80, 1400, 900))
+        w.split.setSizes([1000, 400])
+        w.run_split.setSizes([120, 600])
+        w.set_page_size("390×844 phone")
+        qtbot.waitUntil(lambda: w.page.page_size == (390.0, 844.0), timeout=10000)
+        saved = (w.geometry(), w.split.sizes(), w.run_split.sizes())
+    again = MainWindow(Supervisor(), settings=settings)  # the next start, engine not needed
+    qtbot.addWidget(again)
+    again.place_on()
+    again.show()
+    assert (again.geometry(), again.split.sizes(), again.run_split.sizes()) == saved
+    assert again.viewport.currentText() == "390×844 phone" and again.page.preset == (390, 844)
+    # a remembered place on a screen that is gone is pulled back onto one
+    settings.setValue("window/geometry", None)
+    far = MainWindow(Supervisor(), settings=settings)
+    qtbot.addWidget(far)
+    far.setGeometry(QRect(9000, 3000, 1200, 800))
+    settings.setValue("window/geometry", far.saveGeometry())
+    back = MainWindow(Supervisor(), settings=settings)
+    qtbot.addWidget(back)
+    back.place_on()
+    back.show()
+    assert any(s.availableGeometry().contains(back.frameGeometry()) for s in QGuiApplication.screens()), \
+        back.frameGeometry().getRect()
