@@ -1,26 +1,24 @@
 """The supervisor window: live page, Set-of-Mark overlay, node tree, plan stepper, chat turns,
-approval bar, payload inspector, sessions (browse, open read-only, export, replay), task input,
-settings and status bar."""
+approval bar, payload inspector, sessions (browse, open read-only, export, replay — in
+`gui.session_actions`), task input, settings and status bar. Its first size, and what it remembers
+between runs, come from `gui.window_layout`."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
-from pathlib import Path
 
 import shiboken6
 from PySide6.QtCore import QRect, QSettings, Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
-                               QPushButton, QSizePolicy, QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget,
-                               QCheckBox, QDialogButtonBox, QFileDialog, QMessageBox)
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QMainWindow, QPushButton, QSizePolicy,
+                               QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget, QFileDialog)
 
-from engine.errors import VigilError
 from engine.models import ChatMessage
 
+from gui.aio import spawn
 from gui.controller import Supervisor
+from gui.session_actions import SessionActions
 from gui.widgets.approval_bar import ApprovalBar
 from gui.widgets.chat_view import ChatView
 from gui.widgets.inspector import PayloadInspector
@@ -29,6 +27,7 @@ from gui.widgets.page_view import PageView
 from gui.widgets.plan_view import PlanView
 from gui.widgets.session_view import SessionView
 from gui.widgets.sessions_panel import SessionsPanel
+from gui.widgets.settings_dialog import SettingsDialog
 from gui.window_layout import clamp_to, first_geometry, screen_at, to_bytes, window_settings
 
 log = logging.getLogger("vigil.gui")
@@ -44,58 +43,7 @@ LOOP_WORDS = {"observing": "observing the page", "planning": "planning", "awaiti
               "acting": "acting", "verifying": "acting"}
 
 
-def _spawn(coro) -> asyncio.Task:
-    """Run an engine coroutine on the qasync loop without blocking the UI; errors are logged."""
-    task = asyncio.ensure_future(coro)
-    task.add_done_callback(lambda t: t.cancelled() or (t.exception() and log.error("UI task failed", exc_info=t.exception())))
-    return task
-
-
-class SettingsDialog(QDialog):
-    """Non-modal settings (modal exec() breaks qasync). The API key is never shown back in full."""
-
-    def __init__(self, window: "MainWindow") -> None:
-        super().__init__(window)
-        self.setWindowTitle("Vigil settings")
-        self.window_ = window
-        s = window.sup.settings
-        form = QFormLayout(self)
-        self.base_url = QLineEdit(s.get("base_url", ""))
-        self.model = QLineEdit(s.get("model", ""))
-        self.api_key = QLineEdit()
-        self.api_key.setEchoMode(QLineEdit.Password)
-        self.refresh()
-        self.backend_url = QLineEdit(s.get("backend_url", ""))
-        self.headless = QCheckBox("Run Chromium headless (the page is shown here either way)")
-        self.headless.setChecked(window.sup.headless)
-        form.addRow("Model base URL", self.base_url)
-        form.addRow("Model name", self.model)
-        form.addRow("API key", self.api_key)
-        form.addRow("Backend URL", self.backend_url)
-        form.addRow(self.headless)
-        buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Close)
-        buttons.accepted.connect(self._save)
-        buttons.rejected.connect(self.close)
-        form.addRow(buttons)
-
-    def refresh(self) -> None:
-        """Show the current settings; of the API key only whether it is set and its last four characters."""
-        key = self.window_.sup.settings.get("api_key", "")
-        self.api_key.clear()
-        self.api_key.setPlaceholderText(f"set (…{key[-4:]})" if key else "not set (VIGIL_API_KEY / OPENAI_API_KEY)")
-
-    def _save(self) -> None:
-        s = self.window_.sup.settings
-        s["base_url"], s["model"], s["backend_url"] = (self.base_url.text().strip(), self.model.text().strip(),
-                                                       self.backend_url.text().strip())
-        if self.api_key.text():
-            s["api_key"] = self.api_key.text()
-            self.api_key.clear()
-        self.window_.sup.headless = self.headless.isChecked()
-        self.close()
-
-
-class MainWindow(QMainWindow):
+class MainWindow(SessionActions, QMainWindow):
     def __init__(self, sup: Supervisor, *, suggested_task: str = "", settings: QSettings | None = None) -> None:
         super().__init__()
         self.sup = sup
@@ -230,10 +178,10 @@ class MainWindow(QMainWindow):
     def _wire(self) -> None:
         s = self.sup
         self.url.returnPressed.connect(self._go)
-        self.act_back.triggered.connect(lambda: _spawn(s.history(-1)))
-        self.act_fwd.triggered.connect(lambda: _spawn(s.history(1)))
-        self.act_reload.triggered.connect(lambda: _spawn(s.history(0)))
-        self.act_snapshot.triggered.connect(lambda: _spawn(s.refresh(force=True)))
+        self.act_back.triggered.connect(lambda: spawn(s.history(-1)))
+        self.act_fwd.triggered.connect(lambda: spawn(s.history(1)))
+        self.act_reload.triggered.connect(lambda: spawn(s.history(0)))
+        self.act_snapshot.triggered.connect(lambda: spawn(s.refresh(force=True)))
         self.act_overlay.toggled.connect(self.page.set_overlay)
         self.act_settings.triggered.connect(self._settings)
         self.act_new_session.triggered.connect(self._new_session)
@@ -247,14 +195,14 @@ class MainWindow(QMainWindow):
         s.sessions_changed.connect(self.sessions.refresh)
         s.notice.connect(self._notice)
         self.viewport.currentTextChanged.connect(self.set_page_size)
-        self.page.viewport_wanted.connect(lambda w, h: _spawn(self.sup.set_viewport(w, h)))
+        self.page.viewport_wanted.connect(lambda w, h: spawn(self.sup.set_viewport(w, h)))
         self.split.splitterMoved.connect(lambda *_: self.save_layout())
         self.run_split.splitterMoved.connect(lambda *_: self.save_layout())
         self.run_btn.clicked.connect(self._run)
         self.task.returnPressed.connect(self._run)
         self.stop_btn.clicked.connect(s.stop_task)
         self.approval.decided.connect(s.decide)
-        self.approval.take_over_requested.connect(lambda text: _spawn(self._quick(text)))
+        self.approval.take_over_requested.connect(lambda text: spawn(self._quick(text)))
         self.approval.policy_changed.connect(self._policy_from_bar)
         self.policy.currentTextChanged.connect(s.set_policy)
         self.page.node_clicked.connect(self._select_node)
@@ -279,7 +227,7 @@ class MainWindow(QMainWindow):
 
     def _go(self) -> None:
         self.url.setModified(False)
-        _spawn(self.sup.navigate(self.url.text().strip()))
+        spawn(self.sup.navigate(self.url.text().strip()))
 
     def _on_page_changed(self, url: str) -> None:
         if not (self.url.hasFocus() and self.url.isModified()):  # never overwrite what the person is typing
@@ -386,7 +334,7 @@ class MainWindow(QMainWindow):
         if not text or self.sup.running():
             return
         self._fresh_run()
-        _spawn(self._started(self.sup.run_task(text, self.planner.currentText(), self.policy.currentText())))
+        spawn(self._started(self.sup.run_task(text, self.planner.currentText(), self.policy.currentText())))
 
     async def _started(self, starting) -> None:
         """Await the start of a run; a run that never started (a planner that cannot be made, a session
@@ -402,103 +350,6 @@ class MainWindow(QMainWindow):
         self.chat.clear()
         self.plan.set_plan(None)
         self.plan.set_running(True)
-
-    # -- sessions ------------------------------------------------------------------------------
-    def _new_session(self) -> None:
-        if self.sup.new_session():
-            self.statusBar().showMessage("The next task starts a new session in this tab.", 6000)
-
-    def open_session(self, session_id: str) -> SessionView | None:
-        """A read-only window on a stored session (non-modal; several may be open)."""
-        if self.sup.store is None:
-            return None
-        try:
-            view = SessionView(self.sup.store, session_id)
-        except VigilError as exc:
-            self.show_error(f"Could not open the session: {exc.message}")
-            return None
-        self.session_views = [v for v in self.session_views if shiboken6.isValid(v)] + [view]
-        view.show()
-        view.raise_()
-        return view
-
-    def ask_delete(self, session_id: str) -> QMessageBox:
-        """Ask (non-modally) before deleting a session for good, then delete it."""
-        s = self.sessions.summary(session_id)
-        box = QMessageBox(QMessageBox.Warning, "Delete session",
-                          f"Delete session {session_id[:8]} with its {s.steps if s else 0} step(s) and pictures? "
-                          "This cannot be undone.", QMessageBox.Yes | QMessageBox.Cancel, self)
-        box.setTextFormat(Qt.PlainText)  # the title below came from a page or a task
-        box.setInformativeText(s.title if s is not None else "")
-        box.setDefaultButton(QMessageBox.Cancel)
-        box.setAttribute(Qt.WA_DeleteOnClose)
-        box.buttonClicked.connect(lambda b: self.delete_session(session_id)
-                                  if box.standardButton(b) == QMessageBox.Yes else None)
-        self.delete_box = box
-        box.open()  # not exec(): a nested event loop would stall the engine
-        return box
-
-    def delete_session(self, session_id: str) -> bool:
-        """Delete a stored session; the tab's own session is let go first (its next task starts a new one)."""
-        if self.sup.store is None:
-            return False
-        if session_id == self.sup.current_session():
-            if self.sup.running():
-                self.show_error("This tab's session is running; stop the task before deleting it.")
-                return False
-            self.sup.new_session()
-        try:
-            self.sup.store.delete(session_id)
-        except VigilError as exc:
-            self.show_error(exc.message)
-            return False
-        self.sessions.refresh()
-        self.statusBar().showMessage(f"Deleted session {session_id[:8]}.", 8000)
-        return True
-
-    def ask_export(self, session_id: str) -> QFileDialog:
-        """Ask where to write the HTML report (the JSON trace goes next to it), then write both."""
-        s = self.sessions.summary(session_id)
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", s.title if s is not None else "session").strip("-.")[:48] or "session"
-        folder = getattr(self, "_export_dir", None) or str(Path.home())
-        dlg = QFileDialog(self, "Export session", str(Path(folder) / f"{stem}-{session_id[:8]}.html"),
-                          "HTML report (*.html)")
-        dlg.setAcceptMode(QFileDialog.AcceptSave)
-        dlg.setDefaultSuffix("html")
-        if QGuiApplication.platformName() in ("offscreen", "minimal"):
-            dlg.setOption(QFileDialog.DontUseNativeDialog, True)
-        dlg.fileSelected.connect(lambda path: _spawn(self.export_to(session_id, path)))
-        dlg.setAttribute(Qt.WA_DeleteOnClose)
-        self.export_dialog = dlg
-        dlg.open()  # not exec(): a nested event loop would stall the engine
-        return dlg
-
-    async def export_to(self, session_id: str, html_path: str) -> list[Path]:
-        """Write the HTML report to `html_path` and the JSON trace beside it (same stem, .json)."""
-        from engine.store.report import write_export
-        if self.sup.store is None:
-            return []
-        html = Path(html_path).expanduser()
-        self._export_dir = str(html.parent)
-        self.statusBar().showMessage(f"Exporting session {session_id[:8]}…")
-        try:
-            paths = await asyncio.get_running_loop().run_in_executor(
-                None, lambda: write_export(self.sup.store, session_id, html_path=html,
-                                           json_path=html.with_suffix(".json")))
-        except VigilError as exc:
-            self.statusBar().clearMessage()
-            self.show_error(f"Export failed: {exc.message}")
-            return []
-        self.statusBar().showMessage(f"Exported session {session_id[:8]}: " + ", ".join(map(str, paths)), 15000)
-        return list(paths)
-
-    def replay(self, session_id: str) -> None:
-        """Replay a stored session in this tab with the task row's approval policy."""
-        if self.sup.running():
-            return
-        self._fresh_run()
-        self.tabs.setCurrentIndex(0)  # the Run tab: the plan and the chat of the replay
-        _spawn(self._started(self.sup.replay(session_id, self.policy.currentText())))
 
     async def _quick(self, text: str) -> None:
         d = await self.sup.quick_command(text)
@@ -517,7 +368,7 @@ class MainWindow(QMainWindow):
         size = PAGE_SIZES[choice]
         self.page.set_preset(size)  # fit: asks for the panel's size itself
         if size is not None:
-            _spawn(self.sup.set_viewport(*size))
+            spawn(self.sup.set_viewport(*size))
         self.save_layout()
 
     # -- the window's size and what it remembers --------------------------------------------------
@@ -622,7 +473,7 @@ class MainWindow(QMainWindow):
             event.accept()
             return
         event.ignore()  # close once the engine is down
-        _spawn(self._close_async())
+        spawn(self._close_async())
 
     async def _close_async(self) -> None:
         await self.shutdown()

@@ -21,48 +21,25 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from typing import Any
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from engine.actions.keys import MODIFIER_BITS
 from engine.browser.screencast import InputForwarder, Screencast
 from engine.vision.badges import shows_own_text
 from engine.vision.som import OCCLUDED_COLOUR, ROLE_GROUPS, role_group
+from gui.widgets.page_input import PageInput, cdp_modifiers  # noqa: F401  (cdp_modifiers: part of this API)
 from gui.widgets.overlay import (HIGHLIGHT_STYLES, OverlayBox, badge_font, layout_badges, node_tooltip, paint_boxes,
                                  paint_highlights)
 
 log = logging.getLogger("vigil.gui.page_view")
 
-# Qt key → DOM `key` for keys that carry no text
-_QT_KEYS: dict[int, str] = {
-    Qt.Key_Return: "Enter", Qt.Key_Enter: "Enter", Qt.Key_Tab: "Tab", Qt.Key_Backtab: "Tab",
-    Qt.Key_Backspace: "Backspace", Qt.Key_Escape: "Escape", Qt.Key_Delete: "Delete", Qt.Key_Insert: "Insert",
-    Qt.Key_Left: "ArrowLeft", Qt.Key_Right: "ArrowRight", Qt.Key_Up: "ArrowUp", Qt.Key_Down: "ArrowDown",
-    Qt.Key_Home: "Home", Qt.Key_End: "End", Qt.Key_PageUp: "PageUp", Qt.Key_PageDown: "PageDown",
-    Qt.Key_Space: " ",
-    Qt.Key_Shift: "Shift", Qt.Key_Control: "Control", Qt.Key_Alt: "Alt", Qt.Key_Meta: "Meta",
-    **{getattr(Qt, f"Key_F{i}"): f"F{i}" for i in range(1, 13)},
-}
-_QT_BUTTONS = {Qt.LeftButton: "left", Qt.RightButton: "right", Qt.MiddleButton: "middle",
-               Qt.BackButton: "back", Qt.ForwardButton: "forward"}
-_BUTTON_BITS = {"left": 1, "right": 2, "middle": 4, "back": 8, "forward": 16}
-
-
-def cdp_modifiers(mods: Any) -> int:
-    """Qt keyboard modifiers → CDP bits (Alt 1, Control 2, Meta 4, Shift 8, as engine.actions.keys has them)."""
-    m = Qt.KeyboardModifier(mods) if not isinstance(mods, Qt.KeyboardModifier) else mods
-    qt = {"Alt": Qt.AltModifier, "Control": Qt.ControlModifier, "Meta": Qt.MetaModifier, "Shift": Qt.ShiftModifier}
-    return sum(bit for name, bit in MODIFIER_BITS.items() if m & qt[name])
-
-
 MIN_VIEWPORT = (240, 160)  # CSS px: a page squeezed below this is scaled instead
 FIT_DELAY_MS = 150         # a window being dragged bigger resizes the page once it rests
 
 
-class PageView(QWidget):
+class PageView(PageInput, QWidget):
     node_clicked = Signal(str)
     frame_painted = Signal()
     viewport_wanted = Signal(int, int)  # the page viewport (CSS px) that fills this view (fit mode)
@@ -403,194 +380,6 @@ class PageView(QWidget):
             self._painted_frame = self.frame_count
             self.paint_count += 1
         self.frame_painted.emit()
-
-    # -- input -------------------------------------------------------------------------------
-    def _enqueue(self, method: str, *args, **kw) -> None:
-        if not self.interactive or self._forwarder is None or not self._accepting:
-            return
-        if method == "mouse" and args[0] == "move" and self._queue and self._queue[-1][0] == "mouse" \
-                and self._queue[-1][1][0] == "move":
-            self._queue[-1] = (method, args, kw)  # coalesce: only the latest position matters
-            self.moves_coalesced += 1
-        else:
-            self._queue.append((method, args, kw))
-        if self._pump_task is None or self._pump_task.done():
-            try:
-                loop = asyncio.get_event_loop()
-            except RuntimeError:
-                log.info("no event loop: input dropped")
-                self._queue.clear()
-                return
-            self._pump_task = loop.create_task(self._pump())
-
-    async def _pump(self) -> None:
-        while self._queue:
-            method, args, kw = self._queue.popleft()
-            fwd = self._forwarder
-            if fwd is None:
-                break
-            try:
-                await getattr(fwd, method)(*args, **kw)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the view must not crash on a page problem
-                log.info("input %s failed: %s", method, exc)
-
-    async def drain_input(self, timeout: float = 5.0) -> None:
-        """Wait until every queued input event was sent (for tests and scripted takeovers)."""
-        end = asyncio.get_running_loop().time() + timeout
-        while (self._queue or (self._pump_task and not self._pump_task.done())) and \
-                asyncio.get_running_loop().time() < end:
-            await asyncio.sleep(0.01)
-
-    @staticmethod
-    def _buttons_mask(ev) -> int:
-        mask = 0
-        for qb, name in _QT_BUTTONS.items():
-            if ev.buttons() & qb:
-                mask |= _BUTTON_BITS[name]
-        return mask
-
-    def mousePressEvent(self, ev) -> None:  # noqa: N802 - Qt name
-        self.setFocus(Qt.MouseFocusReason)
-        pos = ev.position()
-        if self._overlay and ev.button() == Qt.LeftButton:
-            box = self.box_at(pos)
-            if box is not None:
-                self._press_on_box = box.node_id
-                self.highlight(box.node_id, "selected")
-                self.node_clicked.emit(box.node_id)
-                ev.accept()
-                return
-        self._press_on_box = None
-        pt = self.to_page(pos)
-        btn = _QT_BUTTONS.get(ev.button())
-        if pt is None or btn is None:
-            return
-        self._click_count = 1
-        self._enqueue("mouse", "down", pt[0], pt[1], button=btn, click_count=1,
-                      modifiers=cdp_modifiers(ev.modifiers()), buttons=self._buttons_mask(ev))
-        ev.accept()
-
-    def mouseDoubleClickEvent(self, ev) -> None:  # noqa: N802 - Qt name
-        pos = ev.position()
-        if self._overlay and ev.button() == Qt.LeftButton and self.box_at(pos) is not None:
-            self._press_on_box = self.box_at(pos).node_id
-            ev.accept()
-            return
-        pt = self.to_page(pos)
-        btn = _QT_BUTTONS.get(ev.button())
-        if pt is None or btn is None:
-            return
-        self._click_count = 2
-        self._enqueue("mouse", "down", pt[0], pt[1], button=btn, click_count=2,
-                      modifiers=cdp_modifiers(ev.modifiers()), buttons=self._buttons_mask(ev))
-        ev.accept()
-
-    def mouseReleaseEvent(self, ev) -> None:  # noqa: N802 - Qt name
-        if self._press_on_box is not None:
-            self._press_on_box = None
-            ev.accept()
-            return
-        pt = self.to_page(ev.position())
-        btn = _QT_BUTTONS.get(ev.button())
-        if btn is None:
-            return
-        if pt is None:  # released in the letterbox: release at the nearest page edge
-            r = self._target_rect()
-            if r is None:
-                return
-            q = QPointF(min(max(ev.position().x(), r.left()), r.right()),
-                        min(max(ev.position().y(), r.top()), r.bottom()))
-            pt = self.to_page(q)
-            if pt is None:
-                return
-        self._enqueue("mouse", "up", pt[0], pt[1], button=btn, click_count=self._click_count,
-                      modifiers=cdp_modifiers(ev.modifiers()), buttons=self._buttons_mask(ev))
-        ev.accept()
-
-    def mouseMoveEvent(self, ev) -> None:  # noqa: N802 - Qt name
-        pos = ev.position()
-        if self._overlay:
-            box = self.box_at(pos)
-            hid = box.node_id if box else None
-            if hid != self._hover_id:
-                self._hover_id = hid
-                self.update()
-        pt = self.to_page(pos)
-        if pt is None:
-            return
-        mask = self._buttons_mask(ev)
-        btn = "left" if mask & 1 else "right" if mask & 2 else "middle" if mask & 4 else "none"
-        self._enqueue("mouse", "move", pt[0], pt[1], button=btn, modifiers=cdp_modifiers(ev.modifiers()),
-                      buttons=mask)
-
-    def wheelEvent(self, ev) -> None:  # noqa: N802 - Qt name
-        pt = self.to_page(ev.position())
-        if pt is None:
-            return
-        pix = ev.pixelDelta()
-        if not pix.isNull():
-            s = self.scale or 1.0
-            dx, dy = -pix.x() / s, -pix.y() / s
-        else:
-            ang = ev.angleDelta()
-            dx, dy = -ang.x() / 120 * 100, -ang.y() / 120 * 100
-        self._enqueue("wheel", pt[0], pt[1], dx, dy, modifiers=cdp_modifiers(ev.modifiers()))
-        ev.accept()
-
-    @staticmethod
-    def key_params(ev) -> tuple[str, str, str, int | None]:
-        """(key, code, text, windowsVirtualKeyCode) for a QKeyEvent."""
-        k = ev.key()
-        text = ev.text() or ""
-        mods = cdp_modifiers(ev.modifiers())
-        if k in _QT_KEYS:
-            key = _QT_KEYS[k]
-            if key in MODIFIER_BITS:
-                return key, "", "", None  # the forwarder fills in code and key code from engine.actions.keys
-            text = "\r" if key == "Enter" else (" " if key == " " else "")
-        else:
-            key = text if len(text) == 1 else ""
-            if not key:
-                # Control+letter: Qt gives a control character; use the letter key itself
-                if Qt.Key_A <= k <= Qt.Key_Z:
-                    key = chr(k).lower() if not (mods & 8) else chr(k)
-                elif Qt.Key_0 <= k <= Qt.Key_9:
-                    key = chr(k)
-                else:
-                    return "Unidentified", "", "", None
-        if mods & 0b111:  # Control/Alt/Meta: no text produced
-            text = ""
-        elif text and not text.isprintable() and text != "\r":
-            text = ""
-        return key, "", text, None
-
-    def keyPressEvent(self, ev) -> None:  # noqa: N802 - Qt name
-        if not self.interactive or not self._accepting:
-            return super().keyPressEvent(ev)
-        key, code, text, kc = self.key_params(ev)
-        self._enqueue("key", "down", key, code, text, cdp_modifiers(ev.modifiers()), key_code=kc,
-                      auto_repeat=ev.isAutoRepeat())
-        ev.accept()
-
-    def keyReleaseEvent(self, ev) -> None:  # noqa: N802 - Qt name
-        if not self.interactive or not self._accepting:
-            return super().keyReleaseEvent(ev)
-        key, code, _text, kc = self.key_params(ev)
-        self._enqueue("key", "up", key, code, "", cdp_modifiers(ev.modifiers()), key_code=kc)
-        ev.accept()
-
-    def inputMethodEvent(self, ev) -> None:  # noqa: N802 - Qt name
-        if ev.commitString():
-            self._enqueue("insert_text", ev.commitString())
-        ev.accept()
-
-    def focusNextPrevChild(self, next_: bool) -> bool:  # noqa: N802 - Qt name
-        # Tab and Shift+Tab belong to the page while the view is live
-        if self.interactive and self._accepting:
-            return False
-        return super().focusNextPrevChild(next_)
 
     def event(self, ev) -> bool:
         if ev.type() == QEvent.ToolTip:
