@@ -51,7 +51,7 @@ def run_gui(url: str | None = None, *, screenshot: str | None = None, quit_after
         sup = Supervisor(headless=headless)
         window = MainWindow(sup, suggested_task=task)
         window.place_on()
-        window.show()
+        window.showMaximized() if window.start_maximized else window.show()
         ok = await window.startup(url)
         if quit_after_load:
             rc = 0 if ok else 1

@@ -50,6 +50,7 @@ class MainWindow(SessionActions, QMainWindow):
         self.setWindowTitle("Vigil — browser agent supervisor")
         self._closing = False
         self._run_active = False
+        self.start_maximized = False  # set by place_on()
         self.closed = asyncio.get_event_loop().create_future()
         self.layout_settings = settings if settings is not None else window_settings()
         self._build(suggested_task)
@@ -384,7 +385,10 @@ class MainWindow(SessionActions, QMainWindow):
         screen = screen or QGuiApplication.primaryScreen()
         if screen is not None:
             self.setScreen(screen)
-            self.setGeometry(first_geometry(screen.availableGeometry()))
+            room = screen.availableGeometry()
+            self.setGeometry(first_geometry(room))
+            # a window as big as a small screen is shown maximized, so a window manager keeps its frame on it
+            self.start_maximized = self.geometry() == room
         if not self._split_restored:  # the page gets most of the width; the side panel a readable column
             w = self.geometry().width()
             side = min(max(round(w * SIDE_SHARE), self.tabs.minimumWidth()), SIDE_MAX)
