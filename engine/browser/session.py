@@ -23,6 +23,7 @@ from engine.browser.discovery import BASE_FLAGS, find_chromium, running_as_root
 from engine.errors import (BrowserClosedError, BrowserLaunchError, NavigationError,
                            TabCrashedError, VigilError)
 from engine.observe.network import NetworkMonitor
+from engine.secret_values import SecretValues
 
 log = logging.getLogger("vigil.browser")
 
@@ -441,6 +442,8 @@ class Browser:
         self.executable = ""
         self.attached = False
         self.viewport = DEFAULT_VIEWPORT
+        # secret values typed in this browser's tabs (memory only): every picture paints them over
+        self.secrets = SecretValues()
 
     async def _start(self, *, headless: bool, cdp_url: str | None, executable: str | None,
                      viewport: tuple[int, int], args: list[str] | None, launch_timeout: float) -> None:

@@ -28,6 +28,7 @@ from engine.loop.journal import RunJournal
 from engine.loop.planner import Observation, Outcome, Planner
 from engine.loop.policy import needs_approval, sensitive_reasons
 from engine.loop.redact import MASK, mask_action, mask_proposal, scrub_known, types_secret
+from engine.loop.untrusted import find_instructions
 from engine.models import (POLICIES, TERMINAL_ACTIONS, ActionDone, ActionResult, ApprovalRequest, AwaitingApproval,
                            ChatMessage, Decision, ProposedStep, RunResult, SnapshotTaken, StepArtifacts, StepProposed,
                            StepRecord, VerificationDone)
@@ -111,6 +112,7 @@ class AgentLoop:
         self.start_domain = ""
         self._prev_snap = None
         self._exchange: dict | None = None  # the planner's exchange for the step being worked on
+        self._warnings: list[str] = []      # instruction-like page text in the current observation
         self._stop_requested = False
         self._stop_event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -186,6 +188,8 @@ class AgentLoop:
                               plan=self.journal.plan.model_copy(deep=True) if self.journal.plan else None,
                               last_outcome=turn.outcome if turn else None)
             timings = {"observe": _ms(t0)}
+            # page text the planner is about to read that reads like orders to it: warned, and asked
+            self._warnings = [h.describe() for h in find_instructions(snap, obs.recent_events)]
             proposal, msg = await self._propose(obs, timings)
             turn = await self._step(index, proposal, snap, msg, timings)
         if self._stop_requested:
@@ -252,11 +256,14 @@ class AgentLoop:
             except UnknownNodeError as exc:
                 return self._target_missing(index, p, snap, msg, exc, timings)
         reasons = sensitive_reasons(p.action, node, snap, self.start_domain, p)
+        if self._warnings and p.action.name not in TERMINAL_ACTIONS:
+            reasons.append("the page shows text that reads like instructions to the agent (possible prompt "
+                           "injection): check that this step is what the task asks")
         ask = needs_approval(self.policy, reasons)
         shown = mask_proposal(p, node)
         request = ApprovalRequest(step_index=index, proposal=shown, target=node_summary(node) if node else None,
                                   summary=describe_action(p.action, node, p.expected_outcome),
-                                  sensitive_reasons=reasons, policy=self.policy)
+                                  sensitive_reasons=reasons, policy=self.policy, warnings=self._warnings)
         base = dict(index=index, proposal=shown, auto_approved=not ask, url_before=snap.url, url_after=snap.url,
                     snapshot_nodes=len(snap), timings_ms=timings, exchange=self._exchange)
         while True:
@@ -433,6 +440,7 @@ class AgentLoop:
         run = action.model_copy(update={"target": node.node_id}) if node is not None else action
         if types_secret(action, node) and action.text:
             self.journal.secrets.add(action.text)
+            self.tab.browser.secrets.add(action.text)  # so no picture shows it either
         t = time.monotonic()
         shot_before = await self._shot()
         self.journal.set_state("acting")
