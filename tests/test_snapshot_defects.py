@@ -136,6 +136,8 @@ def test_names_are_normalised(harness, server):
         assert _by_attr_id(snap, "zw").name == "get/pets/{petId}"
         assert _by_attr_id(snap, "wbr").name == "Supercalifragilistic"
         assert _by_attr_id(snap, "spaces").name == "Save draft"
+        zl = _by_attr_id(snap, "zwlabel")
+        assert zl.name == "Delete items" and zl.attrs["aria-label"] == "Delete items" and zl.attrs["title"] == "Delete"
         assert snap.find(role="button", name="get\u200b/pets/{petId}")[0].attrs["id"] == "zw"
         for fmt in ("tree", "semantic", "skeleton", "full"):
             text = snap.serialize(fmt).text

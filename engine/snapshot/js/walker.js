@@ -74,6 +74,7 @@ function vigilWalk(KEY, opts) {
     'data-test', 'data-cy', 'for', 'action', 'method', 'autocomplete', 'tabindex', 'contenteditable',
     'min', 'max', 'step', 'maxlength', 'pattern', 'target', 'role']);
   const FORM_TAGS = new Set(['input', 'select', 'textarea', 'button']);
+  const TEXT_ATTR = new Set(['aria-label', 'title', 'alt', 'placeholder']);   // read as words: no invisible characters
   // Structural roles an element gets from its tag that a page may still make a click target.
   const ITEM_ROLES = new Set(['listitem', 'cell', 'row', 'term', 'definition']);
   const LIST_TAGS = new Set(['ul', 'ol', 'menu', 'dl', 'tbody', 'thead', 'tfoot', 'table']);
@@ -249,10 +250,16 @@ function vigilWalk(KEY, opts) {
   function roleOf(el, tag) {
     const r = el.getAttribute('role');
     if (r) {
-      const first = r.trim().split(/\s+/)[0].toLowerCase();
-      if (ARIA_ROLES.has(first)) return [first, true];
-      return [first, false];   // an unknown role: a hint, not accessibility data
+      // The first role token a browser knows; else the element's own role (an <a href> with
+      // role="doc-noteref" is a link); else the unknown token is a hint, not accessibility data.
+      const toks = r.trim().toLowerCase().split(/\s+/);
+      for (const t of toks) if (ARIA_ROLES.has(t)) return [t, true];
+      const own = implicitRole(el, tag);
+      return own[0] ? own : [toks[0], false];
     }
+    return implicitRole(el, tag);
+  }
+  function implicitRole(el, tag) {
     if (tag === 'input') {
       const type = (el.getAttribute('type') || 'text').toLowerCase();
       const v = INPUT_ROLE[type];
@@ -279,23 +286,28 @@ function vigilWalk(KEY, opts) {
   const onAttr = (el) => el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown') || el.hasAttribute('onmouseup');
 
   // Walk: iterative, pre-order; a stack of
-  //   [node, parentRow, clip, posClip, inShadow, parentPointer, atomicAncestor, deadAncestor, transparentAncestor]
+  //   [node, parentRow, clip, posClip, inShadow, parentPointer, atomicAncestor, deadAncestor, transparentAncestor,
+  //    composer (see composeText), slotted (1: a light child of a host with an open root, 2: a closed one)]
   // `clip` clips a node in normal flow; `posClip` clips an absolutely positioned node there: the clip
   // inside its nearest positioned ancestor (its containing block), so an overflow:hidden box that
   // is not positioned does not clip it. Fixed nodes (modal dialogs and popovers too) take this
   // frame's viewport. Overflow set on <html>, or on <body> while <html> has none, is the viewport's
   // (CSS overflow propagation: how modal libraries lock scrolling), so it clips nothing by its box.
+  // A light child of a shadow host renders where its slot is: clip, visibility, cursor and the
+  // control it sits in come from that slot (walked first), and a child no slot takes is not shown.
   const stack = [];
+  const slotCtx = new Map();
   const pushChildren = (host, parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp) => {
     const sr = host.shadowRoot || S.closed.get(host);
     // Shadow content first (it is what renders), then light children (slotted or fallback).
     const kids = host.children;
-    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp]);
-    if (sr) { const sk = sr.children; for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], parentRow, clip, posClip, true, ptr, atomic, dead, transp, null]); }
+    const slotted = sr ? (host.shadowRoot ? 1 : 2) : 0;
+    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, slotted]);
+    if (sr) { const sk = sr.children; for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], parentRow, clip, posClip, true, ptr, atomic, dead, transp, null, 0]); }
   };
   const rootEl = document.documentElement;
   if (!rootEl) return JSON.stringify({ empty: true, url: location.href, title: '', vw: VW, vh: VH });
-  stack.push([rootEl, -1, C0, C0, false, false, false, false, false, null]);
+  stack.push([rootEl, -1, C0, C0, false, false, false, false, false, null, 0]);
   let count = 0;
   const maxNodes = opts.maxNodes || 200000;
   let htmlClips = false;       // <html> has its own overflow: <body>'s is then not propagated
@@ -309,9 +321,15 @@ function vigilWalk(KEY, opts) {
   const cutsScratch = [];
   const lstOnly = [];          // [row, role, tier]: rows whose only sign of interactivity is a listener or a tab stop
   while (stack.length) {
-    const [el, parent, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, pcomp] = stack.pop();
+    let [el, parent, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, pcomp, slotted] = stack.pop();
     const tag = el.localName;
     if (SKIP.has(tag)) continue;
+    if (slotted) {
+      const sl = el.assignedSlot;
+      const si = sl && slotCtx.get(sl);
+      if (si) [clipIn, posIn, parentPtr, atomicAnc, deadAnc, transpAnc] = si;
+      else if (slotted === 1 && !sl) deadAnc = true;     // no slot takes it: not rendered
+    }
     if (count++ >= maxNodes) break;
     let id = S.ids.get(el);
     const rowIndex = rows.length;
@@ -325,7 +343,10 @@ function vigilWalk(KEY, opts) {
     // as not there; a checkbox or radio stays (its label takes the click).
     const transp = transpAnc || (!dead && cs.opacity === '0');
     let rendered = !dead && cs.visibility !== 'hidden' && cs.visibility !== 'collapse';
-    if (rendered && transp && cs.pointerEvents === 'none' && !(tag === 'input' && (el.type === 'checkbox' || el.type === 'radio'))) rendered = false;
+    // So is a transparent part hidden from assistive technology too (aria-hidden: the mirror input
+    // a component keeps for form validation).
+    if (rendered && transp && !(tag === 'input' && (el.type === 'checkbox' || el.type === 'radio') && el.getAttribute('aria-hidden') !== 'true') &&
+        (cs.pointerEvents === 'none' || el.getAttribute('aria-hidden') === 'true')) rendered = false;
     let x = 0, y = 0, w = 0, h = 0, ratio = 0;
     let rect = null;
     const pos = dead ? 'static' : cs.position;
@@ -356,6 +377,7 @@ function vigilWalk(KEY, opts) {
       }
     }
     let [role, roleIsAria] = roleOf(el, tag);
+    const isHost = !!(el.shadowRoot || S.closed.has(el));
     const ptr = cs.cursor === 'pointer';
     let tier = 0, interactive = false;
     let listener = S.listeners.has(el);
@@ -396,10 +418,11 @@ function vigilWalk(KEY, opts) {
       if (hint || testid) {
         tier = 1;
         if (!atomicAnc) interactive = true;
-        // Only a listener or a tab stop: a leaf is a click target, a container of other controls is
-        // delegating their clicks or is a focusable scroller (decided after the walk, when its
-        // descendants are known).
-        if ((listener || ti >= 0) && !onattr && !ce && !(ptr && !parentPtr) && !(role && !roleIsAria) && !testidOf(el)) lstOnly.push([rowIndex, role, 0]);
+        // Only a listener or a tab stop (or, on a component's host, a pointer cursor): a leaf is a
+        // click target; a container of other controls is delegating their clicks, is a focusable
+        // scroller, or is a component wrapping its real control (<sl-button> around its <button>)
+        // — decided after the walk, when its descendants are known.
+        if (!onattr && !ce && !(role && !roleIsAria) && !testid && (isHost || !(ptr && !parentPtr))) lstOnly.push([rowIndex, role, 0]);
       }
     }
     if (tier === 2 && ce) interactive = true;
@@ -415,7 +438,6 @@ function vigilWalk(KEY, opts) {
     }
     // Direct text of this element (its own text nodes), and where its element children sit in it.
     let text = '';
-    const isHost = !!(el.shadowRoot || S.closed.has(el));
     let nKids = 0;
     cutsScratch.length = 0;
     if (tag !== 'textarea') {
@@ -435,7 +457,12 @@ function vigilWalk(KEY, opts) {
       comp.set(rowIndex, cpHere);
       compRows.push(rowIndex);
     } else if (isInl && text) rawT.set(rowIndex, text);
-    if (text) text = tag === 'pre' ? limitText(preText(text), TB_MAX) : limitText(squash(text), MAXT);
+    // A block's own words are kept whole (up to TB_MAX, then a marker): a paragraph is read, not
+    // skimmed. Inline pieces keep a short text (their words are in their block's text too).
+    if (text) {
+      text = tag === 'pre' ? limitText(preText(text), TB_MAX) : limitText(squash(text), isInl ? MAXT : TB_MAX);
+      if (text && !isInl && !isHost && tag !== 'slot' && BLOCK_ROLES.has(role || '')) flags |= 512;
+    }
     if (pcomp) pcomp.kids.push(rowIndex);
     let secret = false;
     if (tag === 'input' || tag === 'textarea' || tag === 'select') {
@@ -489,7 +516,7 @@ function vigilWalk(KEY, opts) {
     const al = el.attributes;
     for (let i = 0; i < al.length; i++) {
       const a = al[i].name;
-      if (KEEP_ATTR.has(a)) (at || (at = {}))[a] = wf(cut(al[i].value, a === 'href' ? 120 : 200));
+      if (KEEP_ATTR.has(a)) (at || (at = {}))[a] = wf(cut(TEXT_ATTR.has(a) ? al[i].value.replace(ZW, '') : al[i].value, a === 'href' ? 120 : 200));
     }
     // Scroll containers: depth and whether more content lies below.
     let sc = null;
@@ -539,6 +566,7 @@ function vigilWalk(KEY, opts) {
       Math.round(ratio * 100) / 100, extra]);
     if (tag === 'svg' || tag === 'iframe' || tag === 'frame' || tag === 'math') continue;  // opaque subtrees
     const atomicHere = atomicAnc || (interactive && ATOMIC.has(role || ''));
+    if (tag === 'slot') slotCtx.set(el, [childClip, pos === 'static' ? posIn : childClip, ptr, atomicHere, dead, transp]);
     if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, pos === 'static' ? posIn : childClip, inShadow, ptr, atomicHere, dead, transp, cpHere);
   }
 
