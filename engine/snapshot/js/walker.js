@@ -398,12 +398,12 @@ function vigilWalk(KEY, opts) {
     // A list item, row or cell that is plainly a click target (its own pointer cursor — or one its
     // list gives every item —, a listener, a click attribute, a tab stop, a listbox or menu around
     // it) is one: an option or menu item when its list says so, else a clickable, named by its text.
-    if (tier === 2 && ITEM_ROLES.has(role) && !el.hasAttribute('role')) {
+    if (tier === 2 && ITEM_ROLES.has(role) && !(el.attributes.length && el.hasAttribute('role'))) {
       const pe = el.parentElement;
-      const pr = pe ? (pe.getAttribute('role') || '').trim().toLowerCase() : '';
+      const pr = pe && tag === 'li' ? (pe.getAttribute('role') || '').trim().toLowerCase() : '';
       const inRole = pr === 'listbox' ? 'option' : (pr === 'menu' || pr === 'menubar') ? 'menuitem' : '';
       const ptrItem = ptr && (!parentPtr || (pe && LIST_TAGS.has(pe.localName)));
-      const onattr = onAttr(el);
+      const onattr = el.attributes.length > 0 && onAttr(el);
       if (inRole || onattr || listener || ptrItem || ti >= 0) {
         if (listener && !inRole && !onattr && !ptrItem && !(ti >= 0)) lstOnly.push([rowIndex, role, tier]);
         role = inRole || null; roleIsAria = !!inRole; tier = 1;
@@ -521,7 +521,8 @@ function vigilWalk(KEY, opts) {
     // Scroll containers: depth and whether more content lies below.
     let sc = null;
     let childClip = clip;
-    if (display !== 'none' && display !== 'contents' && rect) {
+    // (overflow does not apply to inline boxes: not read for them)
+    if (display !== 'none' && display !== 'contents' && display !== 'inline' && rect) {
       const ov = cs.overflowY, ovx = cs.overflowX;
       const clipsY = ov !== 'visible', clipsX = ovx !== 'visible';
       const isDocScroller = el === document.scrollingElement;
