@@ -125,7 +125,7 @@ def test_page_content_is_fenced_in_the_model_prompt_and_instructions_are_flagged
 
             def gate(req):
                 seen.append(req)
-                return Decision.reject("that is not the task")
+                return Decision(kind="reject", reason="that is not the task")
             planner = OpenAIPlanner(base_url=llm.base_url, model="fake", api_key="sk-test", timeout=20)
             loop = AgentLoop(tab, planner, gate=CallbackGate(gate), policy="auto-safe", max_steps=1)
             res = await loop.run("Save my profile")
@@ -161,7 +161,7 @@ def test_delete_account_under_auto_safe_asks_and_rejection_leaves_it(server, har
 
         def gate(req):
             asked.append(req)
-            return Decision.reject("keep my account")
+            return Decision(kind="reject", reason="keep my account")
         loop = AgentLoop(tab, planner, gate=CallbackGate(gate), policy="auto-safe", max_steps=3)
         res = await loop.run("tidy up")
         return res, await tab.page.evaluate("document.getElementById('status').textContent")
