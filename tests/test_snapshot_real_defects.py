@@ -259,3 +259,22 @@ def test_python_docs_code_blocks_are_single_leaves(harness, server):
             [tree[p.node_id] for p in pres], separators=(",", ":"))
 
     open_widget(harness, server, "pydoc/library/json.html", body)
+
+
+def test_python_docs_long_code_block_is_cut_with_a_marker(harness, server):
+    async def body(tab):
+        dom = await tab.page.evaluate("""() => [...document.querySelectorAll('div.highlight pre')]
+            .map((p) => p.textContent).sort((a, b) => b.length - a.length)[0]""")
+        assert len(dom) > 5000, "itertools' recipes are no longer one long code block"
+        snap = await tab.snapshot()
+        pre = max((n for n in snap.nodes() if n.tag == "pre"), key=lambda n: len(n.text or ""))
+        m = re.search(r"… \((\d+) more characters\)$", pre.text)
+        assert pre.text_block and m, pre.text[-80:]
+        shown = pre.text[:m.start()]
+        assert len(shown) == 2000 and dom.lstrip("\n").startswith(shown[:1500])
+        assert int(m.group(1)) > 2000
+        entry = _tree_entries(snap)[pre.node_id]
+        assert entry["text"] == pre.text and "children" not in entry
+
+    # a documentation page sets no ready flag: it is ready once loaded
+    open_widget(harness, server, {"page": "pydoc/library/itertools.html", "ready": False}, body)
