@@ -169,6 +169,8 @@ class TerminalGate:
             self._say(f"  expect: {expect}")
         for r in request.sensitive_reasons:
             self._say(f"  SENSITIVE: {r}")
+        for w in request.warnings:
+            self._say(f"  WARNING (untrusted page text): {w}")
         if request.error:
             self._say(f"  refused: {request.error}")
 
@@ -254,4 +256,4 @@ def parse_expected_outcome(text: str) -> ExpectedOutcome:
     except (json.JSONDecodeError, ValidationError) as exc:
         first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         raise ValueError(f"Not an expected outcome ({first}). Use navigation, element_appears TEXT, "
-                         "element_disappears TEXT, value_changes, state_changes, any_change, no_change or JSON.") from None
+                         "element_disappears TEXT, value_changes, state_changes, any_change, no_change, submitted or JSON.") from None

@@ -47,7 +47,8 @@ _DIRECTIONS = ["up", "down", "left", "right", "top", "bottom"]
 _STR = {"type": "string"}
 _ID = _STR  # an element ID, `i` in the element list (the prompt says so once)
 _OUTCOME = {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": [
-    "navigation", "element_appears", "element_disappears", "value_changes", "state_changes", "any_change", "no_change"]}}}
+    "navigation", "element_appears", "element_disappears", "value_changes", "state_changes", "any_change", "no_change",
+    "submitted"]}}}
 # described once in the system prompt, not in every tool
 _COMMON = {"thought": _STR, "expected_outcome": _OUTCOME, "plan": {"type": "array", "items": _STR},
            "plan_step": {"type": "integer"}}

@@ -106,8 +106,11 @@ class ApprovalBar(QWidget):
         self.expect = _plain(name="approvalExpect", style="color:#374151;")
         self.sensitive = _plain(name="approvalSensitive",
                                 style="color:#991b1b; background:#fee2e2; font-weight:bold; padding:3px 6px;")
+        # page text the planner read that reads like orders to it (plain text: the page cannot style it)
+        self.warning = _plain(name="approvalWarning",
+                              style="color:#7c2d12; background:#ffedd5; padding:3px 6px;")
         self.error = _plain(name="approvalError", style="color:#b91c1c;")
-        for w in (self.summary, self.target, self.thought, self.expect, self.sensitive, self.error):
+        for w in (self.summary, self.target, self.thought, self.expect, self.sensitive, self.warning, self.error):
             lay.addWidget(w)
 
         buttons = QHBoxLayout()
@@ -226,6 +229,8 @@ class ApprovalBar(QWidget):
                                               else "the default check for this action"))
         self.sensitive.setText("\n".join(f"⚠ Always asks: {r}" for r in req.sensitive_reasons))
         self.sensitive.setVisible(bool(req.sensitive_reasons))
+        self.warning.setText("\n".join(f"⚠ Untrusted page text: {w}" for w in req.warnings))
+        self.warning.setVisible(bool(req.warnings))
         self.error.setText(f"{glyph('⛔', '✖')} {req.error}" if req.error else "")
         self.error.setVisible(bool(req.error))
         self.set_policy(req.policy)
