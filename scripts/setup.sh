@@ -159,6 +159,20 @@ else
   fi
 fi
 
+# ------------------------------------------------------------ test tools from Debian
+# xvfb-run (with xauth, which it needs and apt only recommends): one window test runs under a real X
+# server. tesseract: tests read the pictures Vigil keeps to prove no secret is readable in them.
+DEB_TOOLS=()
+command -v xvfb-run >/dev/null 2>&1 || DEB_TOOLS+=(xvfb)
+command -v xauth >/dev/null 2>&1 || DEB_TOOLS+=(xauth)
+command -v tesseract >/dev/null 2>&1 || DEB_TOOLS+=(tesseract-ocr)
+if [ "${#DEB_TOOLS[@]}" -gt 0 ]; then
+  say "installing test tools: ${DEB_TOOLS[*]}"
+  apt_install "${DEB_TOOLS[@]}"
+else
+  say "test tools present (xvfb-run, xauth, tesseract)"
+fi
+
 # ------------------------------------------------------------ real-app corpus
 # Real widget libraries for tests/fixtures/real (pinned by its package-lock.json; nothing built,
 # no install scripts run), and Debian's Python documentation as long real documentation pages.
