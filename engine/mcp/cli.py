@@ -1,0 +1,175 @@
+"""`vigil mcp [--http PORT] [--approve ask|auto-safe|auto] [--terminal] [--url URL] [--headed]`.
+
+Serves Vigil's browser tools over MCP: on stdio (for a client that spawns it), or with `--http`
+on 127.0.0.1 behind a bearer token. Every action goes through the loop's approval policy:
+`auto` never asks, `auto-safe` asks only for sensitive steps, `ask` asks for every one. A person
+answers in the supervisor window (not built yet: `vigil gui --mcp` comes next) or, with `--http
+--terminal`, at the terminal that started the server. Without a person, `ask` is refused at start
+and under `auto-safe` a sensitive step is refused with a tool error that says it needs a person.
+
+Human output goes to stderr (stdout carries the protocol on stdio). Exit codes: 0 after a clean
+shutdown, 2 for bad options or a port that cannot be used, 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from engine.errors import VigilError
+from engine.models import POLICIES
+
+PROG = "vigil mcp"
+_POLICY_WORDS = {"auto": "auto — steps run without asking (each is still verified and recorded)",
+                 "auto-safe": "auto-safe — only sensitive steps ask a person",
+                 "ask": "ask — a person approves every step"}
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the `mcp` command to a `vigil` argparse sub-parser set."""
+    p = subparsers.add_parser("mcp", help="serve the browser to MCP clients, every step supervised",
+                              description="Serve Vigil's browser tools over the Model Context Protocol: any MCP client "
+                                          "drives one tab, each action is a supervised, verified, recorded step.")
+    add_options(p)
+    return p
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--http", type=int, metavar="PORT",
+                   help="serve streamable HTTP on 127.0.0.1:PORT (0: any free port) instead of stdio; requests need "
+                        "the bearer token printed at start (or given in VIGIL_MCP_TOKEN)")
+    p.add_argument("--approve", choices=POLICIES, default="ask",
+                   help="ask: a person approves every step (default; needs the window, or --http --terminal); "
+                        "auto-safe: only sensitive steps need a person; auto: never ask")
+    p.add_argument("--terminal", action="store_true",
+                   help="with --http: the person approves at this terminal (stdin)")
+    p.add_argument("--url", help="open this page when the browser starts")
+    p.add_argument("--headed", action="store_true", help="show the browser window (needs a display)")
+    p.add_argument("--no-record", action="store_true", help="do not keep the session in the session store")
+    p.add_argument("--allow-file-urls", action="store_true",
+                   help="let the client open file:// URLs (off: a page opened from disk could show it any local file)")
+
+
+def _has_display() -> bool:
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def approval_problem(args: argparse.Namespace) -> str | None:
+    """Why these options leave no way to approve a step that needs a person, or None."""
+    if args.terminal and args.http is None:
+        return ("--terminal needs --http: over stdio, this process's input carries the MCP protocol itself, so it "
+                "cannot also read a person's answers.")
+    if args.approve == "ask" and not args.terminal:
+        if not _has_display():
+            return ("--approve ask needs a person to approve every step, and there is no display to show them the "
+                    "supervisor window. Use a display, --approve auto-safe (sensitive steps are then refused: they "
+                    "need a person), or --approve auto.")
+        return ("--approve ask needs the supervisor window, which vigil mcp cannot open yet (vigil gui --mcp comes "
+                "next). Until then: --http PORT --terminal (approve at this terminal), --approve auto-safe, or "
+                "--approve auto.")
+    return None
+
+
+def _fail(code: str, message: str) -> int:
+    print(f"{PROG}: {code}: {message}", file=sys.stderr, flush=True)
+    return 2
+
+
+def _say(text: str) -> None:
+    print(f"{PROG}: {text}", file=sys.stderr, flush=True)
+
+
+def _gate(args: argparse.Namespace):
+    from engine.loop.gates import AutoApprove, TerminalGate
+    from engine.mcp.planner import NoPersonGate
+
+    if args.approve == "auto":
+        return AutoApprove()
+    if args.terminal:
+        return TerminalGate(stdin=sys.stdin, out=sys.stderr)
+    return NoPersonGate()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `vigil mcp` with parsed arguments; returns the exit code (bad input never raises)."""
+    problem = approval_problem(args)
+    if problem:
+        return _fail("NEEDS_PERSON" if "person" in problem else "BAD_ARGUMENT", problem)
+    if args.url:
+        from engine.mcp.supervisor import ToolFailure, mcp_url
+        try:
+            args.url = mcp_url(args.url, allow_files=args.allow_file_urls)
+        except ToolFailure as exc:
+            return _fail(exc.code, exc.message)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=f"{PROG}: %(levelname)s: %(message)s")
+    for noisy in ("mcp", "uvicorn", "httpx", "httpx2", "sse_starlette"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        return asyncio.run(_serve(args))
+    except VigilError as exc:
+        return _fail(exc.code, exc.message)
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    from engine.mcp.server import build_server
+    from engine.mcp.supervisor import McpSupervisor
+
+    transport = "http" if args.http is not None else "stdio"
+    sup = McpSupervisor(policy=args.approve, gate=_gate(args), url=args.url, headless=not args.headed,
+                        record=not args.no_record, allow_files=args.allow_file_urls)
+    sup.seen_client(None, transport=transport)
+    server = build_server(sup)
+    loop = asyncio.get_running_loop()
+    if transport == "http":
+        from engine.mcp.http import HOST, PATH, bind, choose_token, make_http_server
+        token, from_env = choose_token()
+        sock = bind(args.http)
+        port = sock.getsockname()[1]
+        http = make_http_server(server, token)
+        stop = http.stop
+        _say(f"serving MCP (streamable HTTP) at http://{HOST}:{port}{PATH}")
+        _say("bearer token from VIGIL_MCP_TOKEN" if from_env else f"bearer token: {token}")
+        serving = asyncio.ensure_future(http.serve(sock))
+    else:
+        serving = asyncio.ensure_future(server.run_stdio_async())
+        stop = serving.cancel
+        _say("serving MCP over stdio")
+    _say(f"approval: {_POLICY_WORDS[args.approve]}" + (" at this terminal" if args.terminal else ""))
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop)
+        except (NotImplementedError, RuntimeError):  # not on this platform / not the main thread
+            pass
+    try:
+        await serving
+    except asyncio.CancelledError:
+        if not serving.cancelled():
+            raise
+    finally:
+        await sup.aclose()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError):
+                pass
+    for sid in sup.session_ids:
+        _say(f"kept as session {sid[:8]} (vigil export {sid[:8]} --html report.html)")
+    if sup.store_error:
+        _say(sup.store_error)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m engine.mcp …` — the same as `vigil mcp …`."""
+    p = argparse.ArgumentParser(prog=PROG, description="Serve Vigil's supervised browser over MCP.")
+    add_options(p)
+    return run(p.parse_args(sys.argv[1:] if argv is None else argv))

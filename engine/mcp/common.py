@@ -1,0 +1,75 @@
+"""What every tool shares: turning failures into clear tool errors, and noting the client's name."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from engine.errors import VigilError
+from engine.mcp.results import error_result
+from engine.mcp.supervisor import ToolFailure
+
+if TYPE_CHECKING:
+    from engine.mcp.supervisor import McpSupervisor
+
+log = logging.getLogger("vigil.mcp")
+
+
+def guarded(sup: "McpSupervisor") -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
+    """Wrap a tool: a refused call, bad input or a page problem becomes a tool error naming the
+    problem and what to do (never a traceback); an unexpected bug is logged without the arguments
+    (they may hold a secret) and reported as an internal error."""
+
+    def wrap(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        @functools.wraps(fn)
+        async def tool(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except ToolFailure as exc:
+                return error_result(exc.code, exc.message, sup)
+            except VigilError as exc:
+                return error_result(exc.code, exc.message, sup)
+            except ValueError as exc:  # a bad argument (pydantic's ValidationError is one too)
+                return error_result("BAD_ARGUMENT", _first_line(exc), sup)
+            except Exception as exc:  # noqa: BLE001 - a bug must not take the server down
+                log.error("tool %s failed: %s", fn.__name__, type(exc).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
+                return error_result("INTERNAL", f"{fn.__name__} failed inside Vigil ({type(exc).__name__}). The page "
+                                                "is unchanged unless the result of a later snapshot says otherwise.", sup)
+
+        return tool
+
+    return wrap
+
+
+def _first_line(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            e = errors()[0]
+            where = ".".join(str(p) for p in e.get("loc", ()) if p != "__root__")
+            return f"{where + ': ' if where else ''}{e.get('msg', str(exc))}".replace("Value error, ", "")
+        except Exception:  # noqa: BLE001
+            pass
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def note_client(sup: "McpSupervisor", ctx: Any) -> None:
+    """Remember the client's name and version from the MCP handshake (or the request envelope)."""
+    info = None
+    try:
+        params = ctx.session.client_params
+        info = params.client_info if params is not None else None
+    except Exception:  # noqa: BLE001 - no session (an in-process call) or no client info
+        info = None
+    if info is not None:
+        sup.seen_client(getattr(info, "name", None), getattr(info, "version", None))
+
+
+async def settle(tab: Any) -> None:
+    """Let the page settle before reading it (a page that never settles is read as it is)."""
+    try:
+        await tab.wait_stable(since=0.0)
+    except VigilError as exc:
+        tab.check_alive()
+        log.debug("page did not settle: %s", exc.message)

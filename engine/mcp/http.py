@@ -1,0 +1,113 @@
+"""`vigil mcp --http PORT`: streamable HTTP on 127.0.0.1 only, behind a bearer token.
+
+The token is random per start (printed once on stderr) unless `VIGIL_MCP_TOKEN` gives one; every
+HTTP request without `Authorization: Bearer <token>` gets 401 before it reaches the MCP layer.
+The SDK's own DNS-rebinding protection (Host and Origin limited to loopback) stays on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import os
+import secrets
+import socket
+from typing import Any, Awaitable, Callable
+
+from engine.errors import VigilError
+
+TOKEN_ENV = "VIGIL_MCP_TOKEN"
+MIN_TOKEN_CHARS = 16
+HOST = "127.0.0.1"
+PATH = "/mcp"
+
+Scope = dict[str, Any]
+ASGIApp = Callable[[Scope, Callable, Callable], Awaitable[None]]
+
+
+def choose_token() -> tuple[str, bool]:
+    """(the bearer token, whether it came from VIGIL_MCP_TOKEN)."""
+    given = os.environ.get(TOKEN_ENV, "").strip()
+    if given:
+        if len(given) < MIN_TOKEN_CHARS:
+            raise VigilError(f"{TOKEN_ENV} is too short ({len(given)} characters): use at least {MIN_TOKEN_CHARS}, "
+                             "e.g. the output of `python -c \"import secrets; print(secrets.token_urlsafe(32))\"`, or "
+                             "unset it to get a random token.", code="BAD_ARGUMENT")
+        return given, True
+    return secrets.token_urlsafe(32), False
+
+
+class BearerAuth:
+    """ASGI middleware: HTTP requests must carry the bearer token; lifespan events pass through."""
+
+    def __init__(self, app: ASGIApp, token: str):
+        self.app = app
+        self._token = token.encode("utf-8")
+
+    def _allowed(self, scope: Scope) -> bool:
+        for name, value in scope.get("headers") or ():
+            if name.lower() == b"authorization":
+                scheme, _, given = value.partition(b" ")
+                if scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token):
+                    return True
+        return False
+
+    async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
+        if scope.get("type") != "http" or self._allowed(scope):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps({"error": "unauthorized", "error_description":
+                           "Send 'Authorization: Bearer <token>': the token vigil mcp printed at start, or the "
+                           f"value of {TOKEN_ENV} it was started with."}).encode("utf-8")
+        await send({"type": "http.response.start", "status": 401,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"www-authenticate", b'Bearer realm="vigil-mcp"')]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:`port` (0: any free port); a clear error when it is taken."""
+    if not 0 <= port <= 65535:
+        raise VigilError(f"--http {port} is not a port: use 1-65535, or 0 for any free port.", code="BAD_ARGUMENT")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((HOST, port))
+        sock.listen(64)
+    except OSError as exc:
+        sock.close()
+        raise VigilError(f"Cannot listen on {HOST}:{port} ({exc.strerror or exc}): pick another port, or 0 for any "
+                         "free one.", code="PORT_UNAVAILABLE") from None
+    sock.setblocking(False)
+    return sock
+
+
+class _Uvicorn:
+    """uvicorn's server without its own signal handling (the command shuts down in its own order)."""
+
+    def __init__(self, app: ASGIApp):
+        import uvicorn
+
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self):  # noqa: D401 - uvicorn's hook
+                yield
+
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                timeout_graceful_shutdown=3, ws="none")
+        self.server = Server(config)
+
+    async def serve(self, sock: socket.socket) -> None:
+        await self.server.serve(sockets=[sock])
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+
+
+def http_app(mcp_server: Any, token: str) -> ASGIApp:
+    return BearerAuth(mcp_server.streamable_http_app(streamable_http_path=PATH, host=HOST), token)
+
+
+def make_http_server(mcp_server: Any, token: str) -> _Uvicorn:
+    return _Uvicorn(http_app(mcp_server, token))

@@ -1,0 +1,163 @@
+"""Tool results for the MCP client: short, in our own words outside the fence, page content inside.
+
+An action's result says what ran and how it ended (done / verified, failed, rejected with the
+person's reason, not run because it needs a person, skipped, the page changed first), whether a
+navigation happened, and — inside `<page_content>` — the action's message, the verification
+feedback, page events and the change of the semantic payload since the client's last view. Typed
+secrets never appear: actions come from the loop's masked records, and every text passes through
+the supervisor's scrubber before it leaves.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from typing import TYPE_CHECKING
+
+from mcp.types import CallToolResult, ImageContent, TextContent
+
+from engine.loop.redact import mask_action
+from engine.loop.untrusted import fence
+from engine.mcp.planner import NoPersonGate, StepOutcome
+from engine.models import Action, StepRecord
+
+if TYPE_CHECKING:
+    from engine.mcp.supervisor import McpSupervisor
+    from engine.snapshot.dom_snapshot import DomSnapshot
+
+MAX_EVENTS = 5
+EVENT_CATEGORIES = frozenset({"error", "success", "warning"})  # toasts and errors, not every DOM change
+
+
+def text_result(sup: "McpSupervisor | None", header: str, page: str | None = None, *,
+                error: bool = False) -> CallToolResult:
+    """`header` (our words) and, fenced, `page` (what came from the page); scrubbed of secrets."""
+    text = header if not page else f"{header}\n{fence(page)}"
+    if sup is not None:
+        text = sup.scrub(text)
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
+
+
+def error_result(code: str, message: str, sup: "McpSupervisor | None" = None) -> CallToolResult:
+    return text_result(sup, f"Error {code}: {message}", error=True)
+
+
+def image_result(sup: "McpSupervisor", header: str, data_b64: str, mime: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=sup.scrub(header)),
+                                   ImageContent(type="image", data=data_b64, mime_type=mime)])
+
+
+# -- steps --------------------------------------------------------------------------------------------
+def said(action: Action, snap: "DomSnapshot | None") -> str:
+    """The action as a call string, text typed into a secret field masked."""
+    node = snap.node_map.get(action.target) if snap is not None and isinstance(action.target, str) else None
+    return mask_action(action, node).to_string()
+
+
+def _document(url: str) -> str:
+    return urllib.parse.urldefrag(url or "")[0]
+
+
+def navigated(rec: StepRecord | None) -> bool:
+    if rec is None or rec.action is None:
+        return False
+    v = rec.verification
+    if v is not None and v.page_state.url_changed and _document(v.page_state.url) != _document(rec.url_before):
+        return True
+    return bool(rec.url_after) and _document(rec.url_after) != _document(rec.url_before)
+
+
+def step_events(rec: StepRecord) -> list[str]:
+    """The toasts, errors and warnings that came up during this step (the page's words)."""
+    total = rec.timings_ms.get("total")
+    since = rec.started_at * 1000 - total - 250 if total is not None else None
+    out = [f"{e.category} {e.text!r}" for e in rec.events
+           if e.category in EVENT_CATEGORIES and (since is None or not e.at or e.at >= since)]
+    return out[-MAX_EVENTS:]
+
+
+def _step_lines(out: StepOutcome, asked: Action, sup: "McpSupervisor") -> tuple[str, list[str], bool]:
+    """(the header line, page-content lines, is an error) for one step."""
+    rec = out.record
+    snap = out.snapshot
+    what = (rec.action or (rec.proposal.action if rec.proposal else None)) if rec is not None else None
+    call = what.to_string() if what is not None else said(asked, snap)
+    page: list[str] = []
+    result = rec.result if rec is not None else None
+    status = out.status
+    if status == "ended" and rec is not None and rec.status in ("completed", "failed") and rec.action is not None:
+        status = rec.status  # the step ran, then the run ended (a terminal step, a crash)
+    if status in ("completed", "failed") and result is not None:
+        v = rec.verification
+        if status == "completed":
+            head = f"{call} — done"
+            if v is not None:
+                head += ", verified" if v.success else ", NOT verified"
+        else:
+            head = f"{call} — FAILED" + (f" ({result.error_code})" if result.error_code else "")
+        head += f"; navigated: {'yes' if navigated(rec) else 'no'}"
+        message = result.message or ""
+        if message:
+            page.append(f"result: {message}")
+        if v is not None and v.feedback and v.feedback not in message:
+            page.append(f"verification: {v.feedback}")
+        if navigated(rec) and rec.url_after not in message:
+            page.append(f"url: {rec.url_after}")
+        events = step_events(rec)
+        if events:
+            page.append("events: " + " · ".join(events))
+        if out.status == "ended" and out.feedback:
+            head += f". {out.feedback}"
+        return head, page, status == "failed"
+    if status == "completed":  # a terminal step (finish)
+        return f"{call} — done", page, False
+    if status == "taken_over":
+        if rec is not None and rec.action is not None:
+            head = f"{call} — the person took over and ran {rec.action.to_string()} instead"
+        else:
+            head = f"{call} — the person took over and acted in the page directly instead"
+        if result is not None and result.message:
+            page.append(f"result: {result.message}")
+        return head + f"; navigated: {'yes' if navigated(rec) else 'no'}", page, False
+    if status == "rejected":
+        if NoPersonGate.refused(rec):
+            return (f"{call} — NOT RUN: {rec.decision.reason} (--approve {sup.policy}). Ask the user to do this step "
+                    "themselves, or to run vigil mcp where they can approve it.", page, True)
+        reason = (rec.decision.reason if rec is not None and rec.decision is not None else None) or "no reason given"
+        return f"{call} — REJECTED by the person; nothing ran. Their reason: {reason}", page, True
+    if status == "skipped":
+        return f"{call} — SKIPPED by the person; nothing ran. Go on with the task.", page, True
+    if status == "stale":
+        if out.feedback:
+            page.append(out.feedback)
+        return f"{call} — NOT RUN: the page changed while the step waited for approval; check the changes.", page, True
+    if status == "ended":
+        return f"{call} — NOT RUN: {out.feedback or 'the run ended.'}", page, True
+    if result is not None and result.message:
+        page.append(f"result: {result.message}")
+    return f"{call} — {status}", page, True
+
+
+def steps_result(sup: "McpSupervisor", outcomes: list[StepOutcome], asked: list[Action]) -> CallToolResult:
+    """The result of one action tool call (one step, or several for browser_fill_form)."""
+    heads: list[str] = []
+    page: list[str] = []
+    error = False
+    for i, out in enumerate(outcomes):
+        head, lines, err = _step_lines(out, asked[i], sup)
+        heads.append(head if len(outcomes) == 1 else f"{i + 1}. {head}")
+        page += lines
+        error = error or err
+    if len(outcomes) < len(asked):
+        heads.append(f"Not tried: {len(asked) - len(outcomes)} more field(s) after the step that did not complete.")
+    snap = next((o.snapshot for o in reversed(outcomes) if o.snapshot is not None), None)
+    if snap is not None:
+        change = sup.view.change(snap)
+        if change.whole:
+            heads.append(f"Page: {change.summary}.")
+            page.append(change.text)
+        elif change.empty:
+            heads.append("Page: no change in the semantic payload since your last view.")
+        else:
+            heads.append(f"Page changes since your last view ({change.summary}; + added, ~ changed, - gone):")
+            page.append(change.text)
+    return text_result(sup, "\n".join(heads), "\n".join(page) if page else None, error=error)
