@@ -128,7 +128,7 @@ class NoPersonGate:
     async def decide(self, request: ApprovalRequest) -> Decision:
         self.requests.append(request)
         why = "; ".join(request.sensitive_reasons) or "the policy asks for a person"
-        return Decision(kind="reject", reason=f"{self.PREFIX} ({why}), and no person is watching this server.")
+        return Decision(kind="reject", reason=f"{self.PREFIX} ({why}), and no person is watching this server")
 
     @classmethod
     def refused(cls, record: StepRecord | None) -> bool:

@@ -58,8 +58,11 @@ def _document(url: str) -> str:
 
 
 def navigated(rec: StepRecord | None) -> bool:
-    if rec is None or rec.action is None:
+    """Did this step load a document: another URL, or navigate()/back() that worked (a reload too)?"""
+    if rec is None or rec.action is None or rec.result is None:
         return False
+    if rec.action.name in ("navigate", "back") and rec.result.success:
+        return True
     v = rec.verification
     if v is not None and v.page_state.url_changed and _document(v.page_state.url) != _document(rec.url_before):
         return True
@@ -151,7 +154,7 @@ def steps_result(sup: "McpSupervisor", outcomes: list[StepOutcome], asked: list[
         heads.append(f"Not tried: {len(asked) - len(outcomes)} more field(s) after the step that did not complete.")
     snap = next((o.snapshot for o in reversed(outcomes) if o.snapshot is not None), None)
     if snap is not None:
-        change = sup.view.change(snap)
+        change = sup.view.change(snap, new_document=any(navigated(o.record) for o in outcomes))
         if change.whole:
             heads.append(f"Page: {change.summary}.")
             page.append(change.text)

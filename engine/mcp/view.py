@@ -114,13 +114,13 @@ class ClientView:
         return Rendered(text=text, header=header, tokens=estimate_tokens(text), items=items)
 
     # -- changes ----------------------------------------------------------------------------------
-    def change(self, snap: "DomSnapshot") -> Change:
-        """The change since the view (the whole payload when there is no view of this document);
-        the view becomes the current payload."""
+    def change(self, snap: "DomSnapshot", *, new_document: bool = False) -> Change:
+        """The change since the view — the whole payload when there is no view, or the page is a new
+        document (another URL, or a load the caller saw); the view becomes the current payload."""
         data = self._semantic(snap, self.full_page)
         items = data["interactive_tree"]
         whole_text = _line(data)
-        if self.items is None or _document(snap.url) != _document(self.url):
+        if self.items is None or new_document or _document(snap.url) != _document(self.url):
             self._remember(snap, items, self.full_page, data)
             return Change(True, whole_text, f"a new page: its whole semantic payload ({len(items)} elements) follows")
         old = self.items
