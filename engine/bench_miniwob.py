@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from engine.errors import VigilError
+from engine.errors import ErrorCode, VigilError
 from engine.loop import AgentLoop, AutoApprove, Observation, Planner, close_planner
 from engine.models import TERMINAL_ACTIONS, Action, ActionDone, ProposedStep
 
@@ -108,7 +108,7 @@ def pages_dir() -> Path:
         if (d / "click-test.html").is_file():
             return d
     raise VigilError("The MiniWoB++ task pages are not installed (Python package `miniwob`). " + INSTALL_HINT,
-                     code="MINIWOB_MISSING")
+                     code=ErrorCode.MINIWOB_MISSING)
 
 
 def available_tasks() -> list[str]:
@@ -124,7 +124,7 @@ def task_url(task: str) -> str:
     close = difflib.get_close_matches(task, available_tasks(), n=3)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
     raise VigilError(f"No MiniWoB task named {task!r} (no {page.name} in {page.parent}).{hint} "
-                     f"Task names are the page names, e.g. {', '.join(TASKS[:3])}.", code="BAD_ARGUMENT")
+                     f"Task names are the page names, e.g. {', '.join(TASKS[:3])}.", code=ErrorCode.BAD_ARGUMENT)
 
 
 # -- planners ------------------------------------------------------------------------------------
@@ -137,10 +137,10 @@ def make_planner(name: str) -> Planner:
     """A new planner by name (one per episode: planners keep per-task state)."""
     if name == "script":
         raise VigilError("The scripted planner replays a fixed script and cannot read a MiniWoB task; "
-                         f"benchmark a planner that reads the task: {', '.join(PLANNERS)}.", code="BAD_ARGUMENT")
+                         f"benchmark a planner that reads the task: {', '.join(PLANNERS)}.", code=ErrorCode.BAD_ARGUMENT)
     if name not in PLANNERS:
         raise VigilError(f"Unknown planner {name!r} for the benchmark; use one of: {', '.join(PLANNERS)}.",
-                         code="BAD_ARGUMENT")
+                         code=ErrorCode.BAD_ARGUMENT)
     from engine.planners.registry import make_planner as build
     return build(name)
 
@@ -344,11 +344,11 @@ def bench_command(args: "argparse.Namespace") -> int:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     except ValueError:
         raise VigilError(f"--seeds must be comma-separated integers, not {args.seeds!r}.",
-                         code="BAD_ARGUMENT") from None
+                         code=ErrorCode.BAD_ARGUMENT) from None
     if not tasks or not seeds:
-        raise VigilError("Give at least one task (--tasks) and one seed (--seeds).", code="BAD_ARGUMENT")
+        raise VigilError("Give at least one task (--tasks) and one seed (--seeds).", code=ErrorCode.BAD_ARGUMENT)
     if args.max_steps < 1 or args.time_limit <= 0:
-        raise VigilError("--max-steps and --time-limit must be positive.", code="BAD_ARGUMENT")
+        raise VigilError("--max-steps and --time-limit must be positive.", code=ErrorCode.BAD_ARGUMENT)
     asyncio.run(run_bench(tasks, seeds, args.planner, json_out=args.json, max_steps=args.max_steps,
                           time_limit_s=args.time_limit))
     return 0

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import VigilError
+from engine.errors import ErrorCode, VigilError
 from engine.names import norm
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "real"
@@ -35,7 +35,7 @@ def load_corpus(corpus_dir: Path = CORPUS_DIR) -> dict:
     path = Path(corpus_dir) / "corpus.json"
     if not path.is_file():
         raise VigilError(f"No corpus at {path}. `vigil bench real` runs from a Vigil checkout "
-                         "(tests/fixtures/real is not installed with the package).", code="CORPUS_MISSING")
+                         "(tests/fixtures/real is not installed with the package).", code=ErrorCode.CORPUS_MISSING)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         lists = data.get("step_lists", {})
@@ -45,9 +45,9 @@ def load_corpus(corpus_dir: Path = CORPUS_DIR) -> dict:
             for key in ("id", "page", "control"):
                 w[key]  # noqa: B018 - presence check
     except KeyError as exc:
-        raise VigilError(f"{path} is malformed: an entry lacks {exc}.", code="CORPUS_MISSING") from None
+        raise VigilError(f"{path} is malformed: an entry lacks {exc}.", code=ErrorCode.CORPUS_MISSING) from None
     except (ValueError, TypeError) as exc:
-        raise VigilError(f"{path} is malformed ({type(exc).__name__}: {exc}).", code="CORPUS_MISSING") from None
+        raise VigilError(f"{path} is malformed ({type(exc).__name__}: {exc}).", code=ErrorCode.CORPUS_MISSING) from None
     return data
 
 
@@ -66,7 +66,7 @@ def require_installed(corpus_dir: Path = CORPUS_DIR) -> None:
     missing = missing_parts(corpus_dir)
     if missing:
         raise VigilError("The real-app corpus is not set up: missing " + "; ".join(missing)
-                         + ". Run `bash scripts/setup.sh` (or `make setup`) first.", code="CORPUS_MISSING")
+                         + ". Run `bash scripts/setup.sh` (or `make setup`) first.", code=ErrorCode.CORPUS_MISSING)
 
 
 # ------------------------------------------------------------------- reading the payload
@@ -165,7 +165,7 @@ async def open_page(browser, base_url: str, widget: dict, ready: str | None):
             await tab.close()
             raise VigilError(f"{widget['page']} did not finish setting up its library within 20 s (no {ready}). "
                              "Are the corpus libraries installed? Run `bash scripts/setup.sh`.",
-                             code="CORPUS_MISSING") from None
+                             code=ErrorCode.CORPUS_MISSING) from None
     return tab
 
 
@@ -206,7 +206,7 @@ async def _act(tab, step: dict, node_id: str):
         return await tab.select(node_id, step["option"])
     if do == "press":
         return await tab.press(step["key"], node_id)
-    raise VigilError(f"corpus step {step!r}: unknown action {do!r}.", code="CORPUS_MISSING")
+    raise VigilError(f"corpus step {step!r}: unknown action {do!r}.", code=ErrorCode.CORPUS_MISSING)
 
 
 def _result_text(r) -> str:
@@ -361,7 +361,7 @@ def select_widgets(corpus: dict, only: list[str] | None) -> list[dict]:
     unknown = sorted(set(only) - {w["id"] for w in widgets})
     if unknown:
         raise VigilError(f"Unknown widget id(s): {', '.join(unknown)}. Known: "
-                         f"{', '.join(w['id'] for w in widgets)}.", code="BAD_ARGUMENT")
+                         f"{', '.join(w['id'] for w in widgets)}.", code=ErrorCode.BAD_ARGUMENT)
     return [w for w in widgets if w["id"] in only]
 
 

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from engine.errors import VigilError
+from engine.errors import ErrorCode, VigilError
 from engine.models import FORMATS
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -57,7 +57,7 @@ def _viewport(text: str) -> tuple[int, int]:
         w, h = text.lower().split("x")
         return int(w), int(h)
     except ValueError:
-        raise VigilError(f"--viewport must look like 1280x800, not {text!r}.", code="BAD_ARGUMENT") from None
+        raise VigilError(f"--viewport must look like 1280x800, not {text!r}.", code=ErrorCode.BAD_ARGUMENT) from None
 
 
 async def _snapshot(args: argparse.Namespace) -> int:
@@ -86,7 +86,7 @@ async def _snapshot(args: argparse.Namespace) -> int:
                 res = await som_png(tab, args.som, snap)
             except OSError as exc:
                 raise VigilError(f"Cannot write the Set-of-Mark image to {args.som}: {exc.strerror or exc}. "
-                                 "Pick a path in a writable, existing directory.", code="BAD_ARGUMENT") from None
+                                 "Pick a path in a writable, existing directory.", code=ErrorCode.BAD_ARGUMENT) from None
             occluded = sum(1 for m in res.marks if m.occluded)
             print(f"-- set-of-mark: {len(res.marks)} marks ({occluded} covered) written to {Path(args.som).resolve()}",
                   file=sys.stderr)

@@ -48,7 +48,7 @@ def test_page_that_never_finishes_loading_times_out(harness, server):
             t = time.monotonic()
             with pytest.raises(NavigationError) as e:
                 await tab.goto(server.url("hang"), timeout=2)
-            assert e.value.code == "TIMEOUT" and "did not finish loading" in str(e.value)
+            assert e.value.code == "NAVIGATION_TIMEOUT" and "did not finish loading" in str(e.value)
             assert time.monotonic() - t < 10
             # what did arrive can still be snapshotted
             snap = await tab.snapshot(timeout=5)
@@ -93,7 +93,7 @@ def test_busy_page_snapshot_times_out(harness, server):
             t = time.monotonic()
             with pytest.raises(SnapshotError) as e:
                 await tab.snapshot(force=True, timeout=1.5)
-            assert e.value.code == "TIMEOUT" and time.monotonic() - t < 8
+            assert e.value.code == "SNAPSHOT_TIMEOUT" and time.monotonic() - t < 8
         finally:
             await tab.close()
 

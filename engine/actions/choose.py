@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.actions import input as inp
 from engine.actions.locate import ActionFailure, Target, call_on, describe, probe, resolve, scroll_into_view
-from engine.errors import UnknownNodeError, VigilError
+from engine.errors import ErrorCode, UnknownNodeError, VigilError
 from engine.names import norm
 from engine.observe.stability import StabilityConfig
 
@@ -45,7 +45,7 @@ class SelectActions:
         what = describe(t.node)
         f = await probe(self, t, "focus")
         if f.get("disabled"):
-            raise ActionFailure(f"{what} is disabled.", code="DISABLED")
+            raise ActionFailure(f"{what} is disabled.", code=ErrorCode.DISABLED)
         if f["tag"] == "label":  # a label: act on the control it labels
             r = await call_on(self, t.session_id, t.object_id, COMBO, self.key, "control")
             ctl = await self._by_page_id(r.get("id"), t, "control") if r and r.get("id") else None
@@ -53,7 +53,7 @@ class SelectActions:
                 t, what = ctl, f"{what} (its {describe(ctl.node)})"
                 f = await probe(self, t, "focus")
                 if f.get("disabled"):
-                    raise ActionFailure(f"{what} is disabled.", code="DISABLED")
+                    raise ActionFailure(f"{what} is disabled.", code=ErrorCode.DISABLED)
         if f["tag"] != "select":
             await self._select_widget(c, t, option)
             return
@@ -70,9 +70,9 @@ class SelectActions:
         if not r.get("found"):
             shown = ", ".join(r.get("options", [])[:15])
             more = f" (and {r['total'] - 15} more)" if r.get("total", 0) > 15 else ""
-            raise ActionFailure(f'{what} has no option "{option}". Its options: {shown}{more}.', code="NOT_FOUND")
+            raise ActionFailure(f'{what} has no option "{option}". Its options: {shown}{more}.', code=ErrorCode.NOT_FOUND)
         if r.get("disabled"):
-            raise ActionFailure(f'Option "{r.get("label")}" of {what} is disabled.', code="DISABLED")
+            raise ActionFailure(f'Option "{r.get("label")}" of {what} is disabled.', code=ErrorCode.DISABLED)
         c.message = f'Selected "{r["label"]}" in {what}.'
         if not r.get("changed"):
             c.message = f'"{r["label"]}" was already selected in {what}; nothing to do.'
@@ -127,7 +127,7 @@ class SelectActions:
         while True:
             snap = await self.snapshot(force=True)
             if cb.node.node_id not in snap:
-                raise ActionFailure(f"{what} went away after it was opened; take a new snapshot.", code="STALE")
+                raise ActionFailure(f"{what} went away after it was opened; take a new snapshot.", code=ErrorCode.STALE)
             cb_now = snap.get(cb.node.node_id)
             if inline:
                 popup, opts = cb_now, _options(cb_now)
@@ -152,9 +152,9 @@ class SelectActions:
             msg = _not_found(what, option, opts if len(opts) >= len(first) else first, opened=opened,
                              typed=bool(typed), scrolled=scrolls, popup=popup)
             await self._leave_closed(snap, typed, opened)
-            raise ActionFailure(msg, code="NOT_FOUND")
+            raise ActionFailure(msg, code=ErrorCode.NOT_FOUND)
         if (hit.states or {}).get("disabled"):
-            raise ActionFailure(f'Option "{_q(hit.name)}" of {what} is disabled.', code="DISABLED")
+            raise ActionFailure(f'Option "{_q(hit.name)}" of {what} is disabled.', code=ErrorCode.DISABLED)
         snap = await self.snapshot()
         opt = await resolve(self, snap, hit.node_id)
         await self._pointer(c, force=False, clicks=1, target=opt)
@@ -214,7 +214,7 @@ class SelectActions:
         if mirror_label is not None:
             seen += f' and the hidden native select holds "{_q(mirror_label)}"'
         raise ActionFailure(f'Clicked option "{_q(name)}" of {what}, but {seen}. The widget did not take the choice; '
-                            "take a new snapshot and look at its list.", code="VALUE_MISMATCH")
+                            "take a new snapshot and look at its list.", code=ErrorCode.VALUE_MISMATCH)
 
     async def _filter_field(self, cb: Target) -> Target | None:
         r = await call_on(self, cb.session_id, cb.object_id, COMBO, self.key, "field")

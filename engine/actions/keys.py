@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.errors import VigilError
+from engine.errors import ErrorCode, VigilError
 
 MODIFIER_BITS = {"Alt": 1, "Control": 2, "Meta": 4, "Shift": 8}
 _MOD_CODES = {"Alt": ("AltLeft", 18), "Control": ("ControlLeft", 17), "Meta": ("MetaLeft", 91), "Shift": ("ShiftLeft", 16)}
@@ -43,7 +43,7 @@ class KeyDef:
 
 
 class KeyNameError(VigilError):
-    code = "BAD_ARGUMENT"
+    code = ErrorCode.BAD_ARGUMENT
 
 
 def key_def(key: str) -> KeyDef:

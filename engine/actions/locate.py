@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import CDPError, UnknownNodeError, VigilError
+from engine.errors import ErrorCode, CDPError, UnknownNodeError, VigilError
 from engine.snapshot.dom_snapshot import NodeRef
 from engine.snapshot.resolve import element_object
 
@@ -43,7 +43,7 @@ async def call_on(tab: "Tab", sid: str, oid: str, fn: str, *args: Any, timeout: 
     if "exceptionDetails" in r:
         d = r["exceptionDetails"]
         msg = (d.get("exception") or {}).get("description") or d.get("text") or "script error"
-        raise ActionFailure(f"The page refused the action script: {msg.splitlines()[0]}", code="NOT_ACTIONABLE")
+        raise ActionFailure(f"The page refused the action script: {msg.splitlines()[0]}", code=ErrorCode.NOT_ACTIONABLE)
     return r.get("result", {}).get("value")
 
 
@@ -64,7 +64,7 @@ async def resolve(tab: "Tab", snap: "DomSnapshot", node_id: str) -> Target:
 async def probe(tab: "Tab", t: Target, mode: str) -> dict:
     facts = await call_on(tab, t.session_id, t.object_id, PROBE, tab.key, mode)
     if not facts or not facts.get("connected"):
-        raise UnknownNodeError(f"Element {t.node.node_id} left the page while Vigil was acting on it.", code="STALE")
+        raise UnknownNodeError(f"Element {t.node.node_id} left the page while Vigil was acting on it.", code=ErrorCode.STALE)
     t.facts = facts
     return facts
 
@@ -75,7 +75,7 @@ async def scroll_into_view(tab: "Tab", t: Target) -> None:
         await tab.cdp.send("DOM.scrollIntoViewIfNeeded", {"objectId": t.object_id}, session_id=t.session_id, timeout=10)
     except CDPError as exc:
         if exc.context_gone:
-            raise UnknownNodeError(f"Element {t.node.node_id} went away (the page navigated).", code="STALE") from None
+            raise UnknownNodeError(f"Element {t.node.node_id} went away (the page navigated).", code=ErrorCode.STALE) from None
         # not rendered: the probe reports it as such
 
 
@@ -90,7 +90,7 @@ async def to_top_level(tab: "Tab", snap: "DomSnapshot", t: Target, local: tuple[
         info = frames.get(fid)
         if info is None or not info.owner_node_id or not info.parent_frame_id:
             raise ActionFailure(f"Cannot place frame {fid} on the page (its <iframe> is not in the snapshot). "
-                                "Take a new snapshot.", code="STALE")
+                                "Take a new snapshot.", code=ErrorCode.STALE)
         parent = info.parent_frame_id
         sid, oid = await element_object(tab, NodeRef(info.owner_node_id, parent, ""), group=GROUP)
         try:

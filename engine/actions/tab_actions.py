@@ -18,7 +18,7 @@ from engine.actions.heal import Ghost, ghost_match
 from engine.actions.keys import parse_chord
 from engine.actions.locate import (PROBE, ActionFailure, Target, call_on, cover_message, describe, probe, release,
                                    resolve, scroll_into_view, to_top_level)
-from engine.errors import BrowserClosedError, NavigationError, TabCrashedError, UnknownNodeError, VigilError
+from engine.errors import BrowserClosedError, ErrorCode, NavigationError, TabCrashedError, UnknownNodeError, VigilError
 from engine.models import NODE_ACTIONS, Action, ActionResult, ExpectedOutcome, PageEvent
 from engine.observe.sentinel import PreState, default_expectation, verify
 from engine.observe.stability import StabilityConfig, StabilityResult, wait_stable
@@ -84,7 +84,7 @@ class TabActions(SelectActions):
         except VigilError as exc:
             return ActionResult(success=False, action=s, error_code=exc.code, message=str(exc))
         if not 1 <= repeat <= 500:
-            return ActionResult(success=False, action=s, error_code="BAD_ARGUMENT", message="repeat must be 1–500.")
+            return ActionResult(success=False, action=s, error_code=ErrorCode.BAD_ARGUMENT, message="repeat must be 1–500.")
         return await self._run("press", s, node_id, expect, lambda c: self._press(c, key, repeat))
 
     async def select(self, node_id: str, option: str, *, expect: Any = None) -> ActionResult:
@@ -101,7 +101,7 @@ class TabActions(SelectActions):
     async def scroll(self, node_id: str | None = None, direction: str = "down", amount: int | None = None, *,
                      expect: Any = None) -> ActionResult:
         if direction not in ("up", "down", "left", "right", "top", "bottom"):
-            return ActionResult(success=False, action=f"scroll({direction!r})", error_code="BAD_ARGUMENT",
+            return ActionResult(success=False, action=f"scroll({direction!r})", error_code=ErrorCode.BAD_ARGUMENT,
                                 message=f"Unknown scroll direction {direction!r}: use up, down, left, right, top or bottom.")
         s = f'scroll("{direction}"' + (f", {node_id}" if node_id else "") + (f", {amount}" if amount else "") + ")"
         return await self._run("scroll", s, node_id, expect, lambda c: self._scroll(c, direction, amount))
@@ -122,10 +122,10 @@ class TabActions(SelectActions):
         """Run an `Action` (its target must be a node ID; resolve {role, name} queries first)."""
         a = action
         if a.name in ("finish", "fail"):
-            return ActionResult(success=False, action=a.to_string(), error_code="BAD_ARGUMENT",
+            return ActionResult(success=False, action=a.to_string(), error_code=ErrorCode.BAD_ARGUMENT,
                                 message=f"{a.name}() ends a run; it is not a page action.")
         if a.target is not None and not isinstance(a.target, str):
-            return ActionResult(success=False, action=a.to_string(), error_code="BAD_ARGUMENT",
+            return ActionResult(success=False, action=a.to_string(), error_code=ErrorCode.BAD_ARGUMENT,
                                 message=f"Target {a.target.describe()} must be resolved to a node ID before acting.")
         n, t = a.name, a.node_id
         if n == "click":
@@ -160,14 +160,14 @@ class TabActions(SelectActions):
         c = _Ctx()
         node_id = str(node_id) if node_id is not None and str(node_id).strip() else None
         if node_id is None and name in NODE_ACTIONS:
-            return ActionResult(success=False, action=action_str or name, error_code="BAD_ARGUMENT",
+            return ActionResult(success=False, action=action_str or name, error_code=ErrorCode.BAD_ARGUMENT,
                                 message=f"{name} needs the ID of the element to act on (from the latest snapshot).")
         exp: ExpectedOutcome | None = None
         try:
             exp = (ExpectedOutcome.model_validate(expect) if isinstance(expect, dict) else expect) \
                 or default_expectation(name, node_id, submit=bool(typed.get("submit")))
         except ValueError as exc:
-            return ActionResult(success=False, action=action_str or name, error_code="BAD_ARGUMENT",
+            return ActionResult(success=False, action=action_str or name, error_code=ErrorCode.BAD_ARGUMENT,
                                 message=f"The expected outcome is not valid: {str(exc).splitlines()[0]}")
 
         def label() -> str:
@@ -199,9 +199,9 @@ class TabActions(SelectActions):
             if c.target is not None:
                 await release(self, c.target.session_id)
             timings["total"] = _ms(t0)
-            code = exc.code if exc.code != "CDP_ERROR" else "NOT_ACTIONABLE"
-            if isinstance(exc, NavigationError) and code not in ("BAD_URL",):
-                code = "NAVIGATION_FAILED" if code != "TIMEOUT" else "TIMEOUT"
+            # a DevTools command the page would not run (not one of the checks above): the element did
+            # not take the action
+            code = ErrorCode.NOT_ACTIONABLE if exc.code is ErrorCode.CDP_ERROR else exc.code
             return ActionResult(success=False, action=label(), node_id=c.target.node.node_id if c.target else node_id,
                                 error_code=code, message=str(exc), recovered_from=c.recovered_from,
                                 data=c.data, timings_ms=timings)
@@ -278,12 +278,12 @@ class TabActions(SelectActions):
                 return
         if ghost is None:
             raise UnknownNodeError(f"No element with ID {node_id} on {fresh.url}. Use an ID from the latest snapshot "
-                                   f"({len(fresh)} nodes, {fresh.stats.interactive} interactive).", code="NOT_FOUND")
+                                   f"({len(fresh)} nodes, {fresh.stats.interactive} interactive).", code=ErrorCode.NOT_FOUND)
         m = ghost_match(ghost, fresh)
         if m is None:
             raise UnknownNodeError(f"Element {node_id} ({ghost.describe()}) is gone from the page and nothing similar "
                                    "replaced it (ghost match below 0.5). Take a new snapshot and choose again.",
-                                   code="STALE")
+                                   code=ErrorCode.STALE)
         c.target, c.snap = await resolve(self, fresh, m.node.node_id), fresh
         c.recovered_from = node_id
         c.data["recovery"] = {"from": node_id, "to": m.node.node_id, "score": m.score,
@@ -299,19 +299,19 @@ class TabActions(SelectActions):
         what = describe(t.node)
         if f.get("disabled") and clicks:
             raise ActionFailure(f"{what} is disabled; it cannot be clicked until the page enables it "
-                                "(often after required fields are filled).", code="DISABLED")
+                                "(often after required fields are filled).", code=ErrorCode.DISABLED)
         if not f.get("rendered"):
             raise ActionFailure(f"{what} is not visible (hidden with CSS, or zero size), so it cannot be clicked. "
-                                "Open the menu or section that shows it first.", code="NOT_ACTIONABLE")
+                                "Open the menu or section that shows it first.", code=ErrorCode.NOT_ACTIONABLE)
         if f.get("offscreen"):
-            raise ActionFailure(f"{what} could not be scrolled into view.", code="NOT_ACTIONABLE")
+            raise ActionFailure(f"{what} could not be scrolled into view.", code=ErrorCode.NOT_ACTIONABLE)
         local = f.get("point") or f.get("center")
         snap = c.snap if target is None else await self.snapshot()
         (x, y), frame_cover = await to_top_level(self, snap, t, local)
         cover = None if f.get("point") else f.get("cover")
         cover = cover or frame_cover
         if cover and not force:
-            raise ActionFailure(cover_message(t.node, cover, snap), code="OCCLUDED")
+            raise ActionFailure(cover_message(t.node, cover, snap), code=ErrorCode.OCCLUDED)
         c.point = (round(x, 1), round(y, 1))
         if clicks:
             await inp.mouse_click(self, x, y, clicks=clicks)
@@ -342,11 +342,11 @@ class TabActions(SelectActions):
         c.masked = bool(f.get("secret")) or bool(t.node.redacted)
         what = describe(t.node)
         if f.get("disabled"):
-            raise ActionFailure(f"{what} is disabled; nothing can be typed into it.", code="DISABLED")
+            raise ActionFailure(f"{what} is disabled; nothing can be typed into it.", code=ErrorCode.DISABLED)
         if not f.get("editable"):
-            raise ActionFailure(f"{what} is not a text field; use click, select or check for it.", code="NOT_ACTIONABLE")
+            raise ActionFailure(f"{what} is not a text field; use click, select or check for it.", code=ErrorCode.NOT_ACTIONABLE)
         if f.get("readonly"):
-            raise ActionFailure(f"{what} is read-only.", code="NOT_ACTIONABLE")
+            raise ActionFailure(f"{what} is read-only.", code=ErrorCode.NOT_ACTIONABLE)
         r = await self._focus(c, clear)
         if clear and r.get("selected"):
             await inp.press_chord(self, "Delete")
@@ -360,7 +360,7 @@ class TabActions(SelectActions):
                 why = f'the field now holds "{chk.get("value")}"'
             if chk.get("maxLength") and len(text) > chk["maxLength"]:
                 why += f" — it accepts at most {chk['maxLength']} characters"
-            raise ActionFailure(f"Typed {shown} into {what}, but {why}.", code="VALUE_MISMATCH")
+            raise ActionFailure(f"Typed {shown} into {what}, but {why}.", code=ErrorCode.VALUE_MISMATCH)
         c.message = f"Typed {shown} into {what}."
         if submit:
             reading = await read_stream(self, time.time() * 1000)
@@ -382,18 +382,18 @@ class TabActions(SelectActions):
         what = describe(t.node)
         f = await probe(self, t, "state")
         if f.get("checked") is None and t.node.role not in ("checkbox", "radio", "switch", "menuitemcheckbox"):
-            raise ActionFailure(f"{what} is not a checkbox, radio or switch; use click instead.", code="NOT_ACTIONABLE")
+            raise ActionFailure(f"{what} is not a checkbox, radio or switch; use click instead.", code=ErrorCode.NOT_ACTIONABLE)
         if f.get("checked") == want:
             c.message = f"{what} was already {'checked' if want else 'unchecked'}; nothing to do."
             c.data["noop"] = True
             return
         if not want and f.get("type") == "radio":
             raise ActionFailure(f"{what} is a radio button: choose another option of the group instead of unchecking it.",
-                                code="NOT_ACTIONABLE")
+                                code=ErrorCode.NOT_ACTIONABLE)
         await self._pointer(c, force=False, clicks=1)
         after = await probe(self, t, "state")
         if after.get("checked") != want:
-            raise ActionFailure(f"Clicked {what}, but it is still {'unchecked' if want else 'checked'}.", code="NO_EFFECT")
+            raise ActionFailure(f"Clicked {what}, but it is still {'unchecked' if want else 'checked'}.", code=ErrorCode.NO_EFFECT)
         via = " through its label" if c.data.get("via") == "label" else ""
         c.message = f"{'Checked' if want else 'Unchecked'} {what}{via}."
 
@@ -418,7 +418,7 @@ class TabActions(SelectActions):
         if not dx and not dy:
             end = "bottom" if direction in ("down", "bottom") else "top" if direction in ("up", "top") else "edge"
             raise ActionFailure(f"{r.get('desc', 'the page').capitalize()} did not move: it is already at the {end}.",
-                                code="NO_EFFECT")
+                                code=ErrorCode.NO_EFFECT)
         c.message = f"Scrolled {r.get('desc')} {direction} by {abs(int(dy or dx))} px (now at {r.get('pct')}%" + \
             (", the end)." if r.get("atEnd") else ").")
 
@@ -433,7 +433,7 @@ class TabActions(SelectActions):
         except Exception as exc:  # Playwright's own error types
             raise NavigationError(f"Going back failed: {str(exc).splitlines()[0]}") from None
         if resp is None and self.page.url == before:
-            raise ActionFailure("There is no previous page in this tab's history.", code="NOT_ACTIONABLE")
+            raise ActionFailure("There is no previous page in this tab's history.", code=ErrorCode.NOT_ACTIONABLE)
         c.message = f"Went back to {self.page.url}."
 
 

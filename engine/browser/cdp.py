@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable
 
 import websockets
 
-from engine.errors import BrowserClosedError, CDPError
+from engine.errors import BrowserClosedError, CDPError, CDPTimeoutError
 
 log = logging.getLogger("vigil.cdp")
 
@@ -64,8 +64,7 @@ class CDPConnection:
                 return await fut
             return await asyncio.wait_for(fut, timeout)
         except asyncio.TimeoutError:
-            raise CDPError(method, f"no answer within {timeout:.0f} s (the page may be busy or hung)",
-                           code="TIMEOUT") from None
+            raise CDPTimeoutError(method, f"no answer within {timeout:.0f} s (the page may be busy or hung)") from None
         except websockets.ConnectionClosed as exc:
             self._fail_all(f"connection closed: {exc}")
             raise BrowserClosedError("The browser connection closed while waiting for "

@@ -20,7 +20,7 @@ from typing import Any, AsyncIterator
 from engine.browser.cdp import CDPConnection
 from engine.actions.tab_actions import TabActions
 from engine.browser.discovery import BASE_FLAGS, find_chromium, running_as_root
-from engine.errors import (BrowserClosedError, BrowserLaunchError, NavigationError,
+from engine.errors import (ErrorCode, BrowserClosedError, BrowserLaunchError, NavigationError, NoContextError,
                            TabCrashedError, VigilError)
 from engine.observe.network import NetworkMonitor
 from engine.secret_values import SecretValues
@@ -46,7 +46,7 @@ def _http_json(url: str, timeout: float = 5.0) -> Any:
 def normalize_url(url: str) -> str:
     """Accept URLs and local paths; refuse schemes a browser agent has no business opening."""
     if not url or not url.strip():
-        raise NavigationError("No URL given. Pass an http(s) URL or a path to a local HTML file.", code="BAD_URL")
+        raise NavigationError("No URL given. Pass an http(s) URL or a path to a local HTML file.", code=ErrorCode.BAD_URL)
     url = url.strip()
     p = Path(url).expanduser()
     if "://" not in url and not url.startswith(("about:", "data:")):
@@ -55,11 +55,11 @@ def normalize_url(url: str) -> str:
         if "/" not in url.split(".")[0] and "." in url and " " not in url:
             return "http://" + url  # "example.com" → http://example.com
         raise NavigationError(f"{url!r} is neither a URL nor an existing file. Give a full URL such as "
-                              "http://127.0.0.1:8000/ or a path to an HTML file.", code="BAD_URL")
+                              "http://127.0.0.1:8000/ or a path to an HTML file.", code=ErrorCode.BAD_URL)
     scheme = urllib.parse.urlsplit(url).scheme.lower()
     if scheme not in ALLOWED_SCHEMES:
         raise NavigationError(f"Cannot open {url!r}: the {scheme!r} scheme is not supported. Vigil opens "
-                              "http, https and file URLs.", code="BAD_URL")
+                              "http, https and file URLs.", code=ErrorCode.BAD_URL)
     return url
 
 
@@ -292,8 +292,8 @@ class Tab(TabActions):
             if ft is not None and ft.context_id is not None:
                 return ft.session_id, ft.context_id
             if loop.time() > deadline:
-                raise NavigationError(f"Frame {frame_id} has no live document (it may be loading, detached or "
-                                      "blocked). Take a new snapshot after the page settles.", code="NO_CONTEXT")
+                raise NoContextError(f"Frame {frame_id} has no live document (it may be loading, detached or "
+                                     "blocked). Take a new snapshot after the page settles.")
             await asyncio.sleep(0.02)
 
     def check_alive(self) -> None:
@@ -402,12 +402,12 @@ class Tab(TabActions):
             self.browser.tabs.remove(self)
 
 
-def _navigation_error(url: str, exc: Exception, timeout: float) -> NavigationError:
+def _navigation_error(url: str, exc: Exception, timeout: float) -> VigilError:
     text = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
     if "Timeout" in exc.__class__.__name__ or "Timeout" in text:
         return NavigationError(f"{url} did not finish loading within {timeout:.0f} s. The server may be slow or "
                                "stuck; try again, raise the timeout, or snapshot what has loaded with "
-                               "wait_until='commit'.", code="TIMEOUT")
+                               "wait_until='commit'.", code=ErrorCode.NAVIGATION_TIMEOUT)
     for marker, hint in (("ERR_NAME_NOT_RESOLVED", "the host name does not resolve — check the spelling"),
                          ("ERR_CONNECTION_REFUSED", "nothing is listening there — is the server running?"),
                          ("ERR_ADDRESS_UNREACHABLE", "the address is unreachable from this machine"),
@@ -420,7 +420,7 @@ def _navigation_error(url: str, exc: Exception, timeout: float) -> NavigationErr
         if marker in text:
             return NavigationError(f"Could not open {url}: {hint} ({marker}).")
     if "closed" in text.lower():
-        return NavigationError(f"Could not open {url}: the tab or browser was closed.", code="BROWSER_CLOSED")
+        return BrowserClosedError(f"Could not open {url}: the tab or browser was closed.")
     return NavigationError(f"Could not open {url}: {text}")
 
 

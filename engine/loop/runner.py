@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.errors import BrowserClosedError, TabCrashedError, UnknownNodeError, VigilError
+from engine.errors import ErrorCode, BrowserClosedError, TabCrashedError, UnknownNodeError, VigilError
 from engine.loop.events import EventBus
 from engine.loop.gates import ApprovalGate
 from engine.loop.grounding import (describe_action, node_changed, node_summary, resolve_target, target_label,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("vigil.loop")
 
-FATAL_CODES = {"TAB_CRASHED": TabCrashedError, "BROWSER_CLOSED": BrowserClosedError}
+FATAL_CODES = {ErrorCode.TAB_CRASHED: TabCrashedError, ErrorCode.BROWSER_CLOSED: BrowserClosedError}
 DEFAULT_TARGET_TIMEOUT_MS = 5000
 
 
@@ -229,9 +229,9 @@ class AgentLoop:
             raise
         except Exception as exc:
             log.exception("planner failed")
-            raise VigilError(f"The planner failed: {type(exc).__name__}: {exc}", code="PLANNER_FAILED") from None
+            raise VigilError(f"The planner failed: {type(exc).__name__}: {exc}", code=ErrorCode.PLANNER_FAILED) from None
         if not isinstance(p, ProposedStep):
-            raise VigilError(f"The planner returned {type(p).__name__}, not a ProposedStep.", code="PLANNER_FAILED")
+            raise VigilError(f"The planner returned {type(p).__name__}, not a ProposedStep.", code=ErrorCode.PLANNER_FAILED)
         timings["model"] = _ms(t)  # the planner's time (a model's or backend's round trips included)
         self._exchange = exchange_of(self.planner)
         try:  # what leaves the loop never carries typed secrets
@@ -354,7 +354,7 @@ class AgentLoop:
     def _refused(self, index: int, p: ProposedStep, snap, msg: ChatMessage, why: str, base: dict) -> _Turn:
         text = f"Not run: {why}."
         shown = mask_proposal(p)
-        result = ActionResult(success=False, action=shown.action.to_string(), error_code="REFUSED", message=text)
+        result = ActionResult(success=False, action=shown.action.to_string(), error_code=ErrorCode.REFUSED, message=text)
         self.bus.publish(ActionDone(step_index=index, actor="agent", result=result))
         self.journal.record(StepRecord(**{**base, "url_before": snap.url, "url_after": snap.url}, action=shown.action,
                                        result=result, status="failed", note=text))
@@ -371,9 +371,9 @@ class AgentLoop:
             return Decision(kind="stop", reason="Stop requested while waiting for approval.")
         except Exception as exc:
             log.exception("approval gate failed")
-            raise VigilError(f"The approval gate failed: {type(exc).__name__}: {exc}", code="GATE_FAILED") from None
+            raise VigilError(f"The approval gate failed: {type(exc).__name__}: {exc}", code=ErrorCode.GATE_FAILED) from None
         if not isinstance(d, Decision):
-            raise VigilError(f"The approval gate returned {type(d).__name__}, not a Decision.", code="GATE_FAILED")
+            raise VigilError(f"The approval gate returned {type(d).__name__}, not a Decision.", code=ErrorCode.GATE_FAILED)
         return d
 
     def _declined(self, d: Decision, p: ProposedStep, msg: ChatMessage, base: dict) -> _Turn:

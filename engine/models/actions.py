@@ -7,6 +7,8 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from engine.errors import ErrorCode
+
 ActionName = Literal["click", "double_click", "hover", "type", "press", "select", "check", "uncheck", "scroll",
                      "navigate", "back", "wait", "finish", "fail"]
 ACTION_NAMES: tuple[str, ...] = ("click", "double_click", "hover", "type", "press", "select", "check", "uncheck",
@@ -20,8 +22,6 @@ OutcomeType = Literal["navigation", "element_appears", "element_disappears", "va
 # field was consumed (cleared, changed or removed). The default for type(…, submit=True).
 EventCategory = Literal["error", "success", "warning", "loading", "form", "text", "element"]
 
-ErrorCode = str  # NOT_FOUND, STALE, OCCLUDED, NOT_ACTIONABLE, DISABLED, TIMEOUT, NAVIGATION_FAILED, NO_EFFECT,
-#                  BAD_ARGUMENT, TAB_CRASHED, BROWSER_CLOSED, VALUE_MISMATCH
 
 
 class TargetQuery(BaseModel):

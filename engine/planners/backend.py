@@ -62,7 +62,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from engine.errors import ActionStringError
+from engine.errors import ActionStringError, ErrorCode
 from engine.loop.action_string import parse_action_string
 from engine.loop.planner import Observation
 from engine.loop.redact import MASK, types_secret
@@ -85,7 +85,8 @@ _KINDS = {"skeleton": {"skeleton"}, "skeletondom": {"skeleton"}, "screenshot": {
           "full": {"full"}, "fulldom": {"full"}, "dom": {"full"}, "html": {"full"}, "semantic": set()}
 _FLAGS = {"needsSkeletonDom": "skeleton", "needs_skeleton_dom": "skeleton", "needsScreenshot": "screenshot",
           "needs_screenshot": "screenshot", "needsFullDom": "full", "needs_full_dom": "full"}
-_DECLINED = {"rejected": "REJECTED", "skipped": "SKIPPED", "stale": "STALE", "taken_over": "TAKEN_OVER"}
+_DECLINED = {"rejected": ErrorCode.REJECTED, "skipped": ErrorCode.SKIPPED, "stale": ErrorCode.STALE,
+             "taken_over": ErrorCode.TAKEN_OVER}
 _DETAIL_KEYS = ("actionDetails", "status", "taskId", "sessionId", "currentStep", "totalSteps", "reasoning",
                 "userQuestion", "missingInformation")
 
@@ -184,12 +185,13 @@ class BackendPlanner:
             if outcome == "failed" and r is not None:
                 verify_failed = r.success and v is not None and not v.success
                 error = {"message": v.feedback if verify_failed else (r.message or obs.feedback or "failed"),
-                         "code": "VERIFICATION_FAILED" if verify_failed else (r.error_code or "ACTION_FAILED"),
+                         "code": ErrorCode.VERIFICATION_FAILED if verify_failed
+                         else (r.error_code or ErrorCode.ACTION_FAILED),
                          "action": r.action}
                 if r.node_id:
                     error["elementId"] = int(r.node_id) if r.node_id.isdigit() else r.node_id
             else:
-                error = {"message": obs.feedback or outcome.replace("_", " "), "code": _DECLINED.get(outcome, "FAILED"),
+                error = {"message": obs.feedback or outcome.replace("_", " "), "code": _DECLINED.get(outcome, ErrorCode.FAILED),
                          "action": self._last_action or ""}
             out["lastActionError"] = error
         actual = v.actual_outcome if v is not None else (r.message if ran else obs.feedback)

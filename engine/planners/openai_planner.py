@@ -29,7 +29,7 @@ from typing import Any
 import openai
 from pydantic import BaseModel, Field, ValidationError
 
-from engine.errors import ActionStringError, VigilError
+from engine.errors import ErrorCode, ActionStringError, VigilError
 from engine.loop.action_string import NODE_ID, parse_action_string
 from engine.loop.planner import Observation
 from engine.loop.redact import types_secret
@@ -93,7 +93,7 @@ def system_prompt(mode: str) -> str:
         text = PROMPT_FILE.read_text(encoding="utf-8")
     except OSError as exc:
         raise VigilError(f"Cannot read the planner prompt {PROMPT_FILE}: {exc}. Reinstall Vigil "
-                         "(the file ships in assets/prompts/).", code="PLANNER_CONFIG") from None
+                         "(the file ships in assets/prompts/).", code=ErrorCode.PLANNER_CONFIG) from None
     main, _, replies = text.partition("<!-- reply: tools -->")
     tools_reply, _, json_reply = replies.partition("<!-- reply: json -->")
     tools = "\n".join(f"- {_signature(n)} — {TOOLS[n][0]}" for n in TOOLS)
@@ -175,7 +175,7 @@ class OpenAIPlanner:
                          or env("OPENAI_BASE_URL") or "https://api.openai.com/v1")
         self.model = model or env("VIGIL_MODEL") or env("OPENAI_MODEL") or ""
         if not self.model:
-            raise VigilError("No model named: pass --model NAME (model=…) or set VIGIL_MODEL.", code="PLANNER_CONFIG")
+            raise VigilError("No model named: pass --model NAME (model=…) or set VIGIL_MODEL.", code=ErrorCode.PLANNER_CONFIG)
         self._owns_client = client is None
         self._client = client or openai.AsyncOpenAI(
             base_url=self.base_url, api_key=api_key or env("VIGIL_API_KEY") or env("OPENAI_API_KEY") or "not-needed",

@@ -16,7 +16,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from engine.errors import CDPError, SnapshotError, VigilError
+from engine.errors import CDPError, CDPTimeoutError, ErrorCode, NoContextError, SnapshotError, VigilError
 from engine.snapshot.vnode import TIERS, VirtualNode
 
 if TYPE_CHECKING:
@@ -205,28 +205,29 @@ async def capture(tab: "Tab", *, max_nodes: int | None = None, timeout: float = 
     for attempt in range(3):
         try:
             return await asyncio.wait_for(_capture_once(tab, max_nodes, timeout), timeout + 5)
+        except CDPTimeoutError:
+            raise SnapshotError(f"The page did not answer the snapshot within {timeout:.0f} s (a script may be "
+                                "stuck in a loop). Reload the page or raise the timeout.",
+                                code=ErrorCode.SNAPSHOT_TIMEOUT) from None
         except CDPError as exc:
-            if exc.context_gone or exc.code == "NO_CONTEXT":
+            if exc.context_gone:
                 last_exc = exc  # a navigation replaced the document mid-snapshot: try the new one
                 await asyncio.sleep(0.15 * (attempt + 1))
                 continue
-            if exc.code == "TIMEOUT":
-                raise SnapshotError(f"The page did not answer the snapshot within {timeout:.0f} s (a script may be "
-                                    "stuck in a loop). Reload the page or raise the timeout.", code="TIMEOUT") from None
             raise SnapshotError(f"Snapshot failed: {exc}") from None
         except asyncio.TimeoutError:
             raise SnapshotError(f"The snapshot did not finish within {timeout:.0f} s. The page may be hung; "
-                                "reload it or raise the timeout.", code="TIMEOUT") from None
-        except VigilError as exc:
-            if getattr(exc, "code", "") == "NO_CONTEXT" and attempt < 2:
-                last_exc = exc
-                await asyncio.sleep(0.2 * (attempt + 1))
-                continue
-            raise
+                                "reload it or raise the timeout.", code=ErrorCode.SNAPSHOT_TIMEOUT) from None
+        except NoContextError as exc:
+            if attempt == 2:
+                raise
+            last_exc = exc  # the document is being replaced: wait for the new one
+            await asyncio.sleep(0.2 * (attempt + 1))
+            continue
         finally:
             await _release(tab)
     raise SnapshotError(f"The page kept navigating while Vigil took a snapshot ({last_exc}). Wait for it to settle "
-                        "and try again.", code="NAVIGATED")
+                        "and try again.", code=ErrorCode.NAVIGATED)
 
 
 async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "DomSnapshot":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from engine.errors import UnknownNodeError, VigilError
+from engine.errors import ErrorCode, UnknownNodeError, VigilError
 
 if TYPE_CHECKING:
     from engine.browser.session import Tab
@@ -23,11 +23,11 @@ async def element_object(tab: "Tab", ref: "NodeRef", group: str = "vigil-action"
                            session_id=sid)
     if "exceptionDetails" in r:
         raise UnknownNodeError(f"Could not look up element {ref.node_id}: the page's document changed. "
-                               "Take a new snapshot.", code="STALE")
+                               "Take a new snapshot.", code=ErrorCode.STALE)
     oid = r.get("result", {}).get("objectId")
     if not oid:
         raise UnknownNodeError(f"Element {ref.node_id} is no longer in the page (it was removed or re-rendered). "
-                               "Take a new snapshot.", code="STALE")
+                               "Take a new snapshot.", code=ErrorCode.STALE)
     return sid, oid
 
 

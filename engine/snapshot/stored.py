@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from types import MappingProxyType
 
-from engine.errors import SnapshotError
+from engine.errors import ErrorCode, SnapshotError
 from engine.models import FrameInfo, PageContext, SnapshotStats
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
@@ -63,7 +63,7 @@ def load_snapshot(data: bytes) -> DomSnapshot:
         stats = SnapshotStats.model_validate(body["stats"])
     except (ValueError, KeyError, TypeError) as exc:
         raise SnapshotError(f"A stored snapshot could not be read ({exc}); the session store may be from another "
-                            "Vigil version.", code="BAD_STORED_SNAPSHOT") from None
+                            "Vigil version.", code=ErrorCode.BAD_STORED_SNAPSHOT) from None
     snap = object.__new__(DomSnapshot)
     for key, value in (("_root", root), ("_by_id", MappingProxyType(by_id)), ("_nodes", tuple(nodes)),
                        ("context", ctx), ("frames", frames), ("stats", stats), ("taken_at", body.get("taken_at", 0.0)),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Callable
 
-from engine.errors import VigilError
+from engine.errors import ErrorCode, VigilError
 from engine.loop.redact import scrub_known
 from engine.models import MessageAdded, PlanUpdated, RunResult, StepRecorded
 from engine.store.store import Store
@@ -134,7 +134,7 @@ class SessionRecorder:
             self._failed(exc)
         except Exception as exc:  # noqa: BLE001 — a store bug must not end the run; it is reported
             log.exception("recording the session failed")
-            self._failed(VigilError(f"Recording the session failed: {type(exc).__name__}: {exc}", code="STORE_ERROR"))
+            self._failed(VigilError(f"Recording the session failed: {type(exc).__name__}: {exc}", code=ErrorCode.STORE_ERROR))
 
     def _step(self, ev: StepRecorded) -> None:
         rec = ev.record.model_copy(update={"index": ev.record.index + self._step0})

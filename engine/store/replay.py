@@ -17,7 +17,7 @@ step with the real value or takes over.
 
 from __future__ import annotations
 
-from engine.errors import VigilError
+from engine.errors import ErrorCode, VigilError
 from engine.loop.planner import Observation
 from engine.loop.redact import MASK
 from engine.loop.scripted import ScriptedPlanner, ScriptStep
@@ -75,7 +75,7 @@ class ReplayPlanner(ScriptedPlanner):
         sid = data.session.id
         if not steps:
             why = f" ({'; '.join(self.skipped)})" if self.skipped else ""
-            raise VigilError(f"Session {sid[:8]} has no step that can be replayed{why}.", code="NOTHING_TO_REPLAY")
+            raise VigilError(f"Session {sid[:8]} has no step that can be replayed{why}.", code=ErrorCode.NOTHING_TO_REPLAY)
         super().__init__(steps)
         self.session_id = sid
         self.start_url = data.session.metadata.get("initialUrl") or data.session.url

@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from engine.errors import VigilError
+from engine.errors import ErrorCode, VigilError
 from engine.models import StepRecord
 from engine.store.pictures import step_picture
 from engine.store.store import SessionData, Store
@@ -318,7 +318,7 @@ def _exchange(rec: StepRecord) -> str:
 
 # -- writing -------------------------------------------------------------------------------------
 def _bad(path: Path, what: str, problem: str) -> VigilError:
-    return VigilError(f"Cannot write the {what} to {str(path)!r}: {problem}.", code="BAD_ARGUMENT")
+    return VigilError(f"Cannot write the {what} to {str(path)!r}: {problem}.", code=ErrorCode.BAD_ARGUMENT)
 
 
 def _check(path: Path, what: str) -> None:
@@ -365,10 +365,10 @@ def write_export(store: Store, session_id: str, html_path: str | Path | None = N
                if p is not None]
     if not targets:
         raise VigilError("Nothing to export: give a path for the HTML report (--html) and/or the JSON trace "
-                         "(--json).", code="BAD_ARGUMENT")
+                         "(--json).", code=ErrorCode.BAD_ARGUMENT)
     if len(targets) == 2 and targets[0][0].resolve() == targets[1][0].resolve():
         raise VigilError(f"The HTML report and the JSON trace cannot both be written to {str(targets[0][0])!r}.",
-                         code="BAD_ARGUMENT")
+                         code=ErrorCode.BAD_ARGUMENT)
     for path, what in targets:
         _check(path, what)
     data = store.load(session_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from engine.errors import VigilError
+from engine.errors import ErrorCode, VigilError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -18,7 +18,7 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 class StoreError(VigilError):
     """The session store cannot be used; `code` is STORE_TOO_NEW, STORE_CORRUPT or STORE_ERROR."""
 
-    code = "STORE_ERROR"
+    code = ErrorCode.STORE_ERROR
 
 
 # Migration N brings a database from version N-1 to N. Never edit a released entry: add a new one.
@@ -95,7 +95,7 @@ def corrupt_error(path: Path | str, detail: str) -> StoreError:
     return StoreError(
         f"The session store {p} is not a readable Vigil database ({detail}). It was left untouched. "
         f"Move it aside (mv '{p}' '{p}.broken', and its '-wal' and '-shm' files if present) and start "
-        f"Vigil again to create a new, empty store.", code="STORE_CORRUPT")
+        f"Vigil again to create a new, empty store.", code=ErrorCode.STORE_CORRUPT)
 
 
 def check_header(path: Path) -> None:
@@ -124,7 +124,7 @@ def check_not_newer(conn: sqlite3.Connection, path: Path | str) -> int:
         raise StoreError(
             f"The session store {path} has schema version {version}, but this Vigil knows versions up to "
             f"{LATEST_VERSION}: it was written by a newer Vigil. It was left untouched. Upgrade Vigil, or "
-            f"point VIGIL_HOME at another directory.", code="STORE_TOO_NEW")
+            f"point VIGIL_HOME at another directory.", code=ErrorCode.STORE_TOO_NEW)
     return version
 
 

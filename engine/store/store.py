@@ -37,6 +37,7 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel, Field
 
+from engine.errors import ErrorCode
 from engine.loop.policy import site_of
 from engine.models import ChatMessage, Plan, StepRecord
 from engine.store.schema import StoreError, check_header, check_not_newer, corrupt_error, migrate
@@ -198,7 +199,7 @@ class Store:
         except (OSError, sqlite3.Error) as e:
             why = getattr(e, "strerror", None) or str(e)
             raise StoreError(f"The session store {path} cannot be opened ({why}). Set VIGIL_HOME to a folder "
-                             "you can write to.", code="STORE_UNAVAILABLE") from None
+                             "you can write to.", code=ErrorCode.STORE_UNAVAILABLE) from None
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             check_not_newer(conn, path)  # reads only: nothing is written before this passes
@@ -258,7 +259,7 @@ class Store:
 
     def _touch(self, c: sqlite3.Connection, session_id: str) -> None:
         if c.execute("UPDATE sessions SET updated_at=? WHERE id=?", (_now(), session_id)).rowcount != 1:
-            raise StoreError(f"No session {session_id!r} in {self.path}.", code="STORE_NO_SESSION")
+            raise StoreError(f"No session {session_id!r} in {self.path}.", code=ErrorCode.STORE_NO_SESSION)
 
     # -- writing --------------------------------------------------------------------------------
     def create_session(self, task: str, url: str, planner: str, policy: str,
@@ -313,9 +314,9 @@ class Store:
             return prefix
         if not rows or len(prefix) < 4:
             raise StoreError(f"No session {prefix!r} in {self.path}. `vigil sessions` lists them (give at least "
-                             "the first 4 characters of an id).", code="STORE_NO_SESSION")
+                             "the first 4 characters of an id).", code=ErrorCode.STORE_NO_SESSION)
         raise StoreError(f"{prefix!r} matches {len(rows)} sessions ({', '.join(r[:8] for r in rows[:5])}…); give "
-                         "more of the id.", code="STORE_AMBIGUOUS")
+                         "more of the id.", code=ErrorCode.STORE_AMBIGUOUS)
 
     def delete(self, session_id: str) -> int:
         """Delete a session with its messages, plans and steps, and every blob no other session uses
@@ -324,11 +325,11 @@ class Store:
         with self._tx() as c:
             row = c.execute("SELECT status, owner_pid, owner_start FROM sessions WHERE id=?", (session_id,)).fetchone()
             if row is None:
-                raise StoreError(f"No session {session_id!r} in {self.path}.", code="STORE_NO_SESSION")
+                raise StoreError(f"No session {session_id!r} in {self.path}.", code=ErrorCode.STORE_NO_SESSION)
             status, pid, start = row
             if status == "running" and writer_alive(pid, start):
                 raise StoreError(f"Session {session_id[:8]} is still running (pid {pid}); stop that run first.",
-                                 code="STORE_BUSY")
+                                 code=ErrorCode.STORE_BUSY)
             # messages, plans and steps go with it, and step_blobs with the steps (ON DELETE CASCADE)
             c.execute("DELETE FROM sessions WHERE id=?", (session_id,))
             gone = c.execute("DELETE FROM blobs WHERE sha256 NOT IN (SELECT sha256 FROM step_blobs)").rowcount
@@ -437,7 +438,7 @@ class Store:
         """Close a run: status success / error / interrupted / idle, with its reason or answer."""
         if status not in FINAL_STATUSES:
             raise StoreError(f"A session cannot finish as {status!r}; use one of {', '.join(FINAL_STATUSES)}.",
-                             code="STORE_BAD_STATUS")
+                             code=ErrorCode.STORE_BAD_STATUS)
         with self._tx() as c:
             self._touch(c, session_id)
             c.execute("UPDATE sessions SET status=?, reason=?, answer=? WHERE id=?",
@@ -470,7 +471,7 @@ class Store:
             try:
                 row = c.execute(self._SUMMARY + " WHERE s.id=?", (session_id,)).fetchone()
                 if row is None:
-                    raise StoreError(f"No session {session_id!r} in {self.path}.", code="STORE_NO_SESSION")
+                    raise StoreError(f"No session {session_id!r} in {self.path}.", code=ErrorCode.STORE_NO_SESSION)
                 msgs = c.execute("SELECT seq, body FROM messages WHERE session_id=? ORDER BY seq, rowid",
                                  (session_id,)).fetchall()
                 plans = c.execute("SELECT body FROM plans WHERE session_id=? ORDER BY version",
@@ -495,7 +496,7 @@ class Store:
         with self._lock:
             row = self._conn.execute("SELECT codec, data FROM blobs WHERE sha256=?", (sha256,)).fetchone()
         if row is None:
-            raise StoreError(f"No blob {sha256} in {self.path}.", code="STORE_NO_BLOB")
+            raise StoreError(f"No blob {sha256} in {self.path}.", code=ErrorCode.STORE_NO_BLOB)
         codec, data = row
         return zlib.decompress(data) if codec == "zlib" else bytes(data)
 

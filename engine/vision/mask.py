@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from PIL import Image, ImageDraw
 
-from engine.errors import VigilError
+from engine.errors import ErrorCode, VigilError
 
 if TYPE_CHECKING:
     from engine.browser.session import Tab
@@ -54,7 +54,7 @@ async def _frame_boxes(tab: "Tab", frame_id: str, values: list[str]) -> list[Box
         "functionDeclaration": SECRET_BOXES, "executionContextId": ft.context_id, "returnByValue": True,
         "arguments": [{"value": tab.key}, {"value": values}]}, session_id=ft.session_id, timeout=5)
     if "exceptionDetails" in r:
-        raise VigilError("the secret-masking script failed in a frame", code="SCREENSHOT_FAILED")
+        raise VigilError("the secret-masking script failed in a frame", code=ErrorCode.SCREENSHOT_FAILED)
     return [tuple(b) for b in (r.get("result", {}).get("value") or [])]
 
 

@@ -17,7 +17,7 @@ import imagehash
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.errors import CDPError, ScreenshotError, VigilError
+from engine.errors import CDPError, CDPTimeoutError, ScreenshotError, VigilError
 
 HASH_SIZE = 16
 """pHash side: 16 gives a 256-bit hash (64 hex digits). The default 8×8 (64 bits) was measured
@@ -138,11 +138,12 @@ async def grab_viewport(tab, *, fmt: str, css_scale: float | None = None, max_wi
         if fmt == "jpeg":
             params["quality"] = quality
         res = await tab.cdp.send("Page.captureScreenshot", params, session_id=tab.session_id, timeout=timeout)
-    except CDPError as exc:
+    except CDPTimeoutError:
         tab.check_alive()  # a crash or close mid-capture surfaces as its own error
-        if exc.code == "TIMEOUT":
-            raise ScreenshotError(f"The page did not paint a screenshot within {timeout:.0f} s (it may be busy "
-                                  "or hung). Wait for it to settle, or raise the timeout.") from None
+        raise ScreenshotError(f"The page did not paint a screenshot within {timeout:.0f} s (it may be busy "
+                              "or hung). Wait for it to settle, or raise the timeout.") from None
+    except CDPError as exc:
+        tab.check_alive()
         raise ScreenshotError(f"Could not capture the page: {exc.detail}. Take a new snapshot and retry; if it "
                               "keeps failing, reload the tab.") from None
     data = base64.b64decode(res["data"])
