@@ -259,3 +259,27 @@ def test_close_ends_the_session_and_the_next_call_opens_a_new_page(mcp, server):
     assert not r.is_error and "Closed the browser" in r.text
     r = mcp.call("browser_snapshot")
     assert not r.is_error and '"url":"about:blank"' in r.page()
+
+
+def test_check_hover_scroll_and_keys(mcp, server):
+    items = open_shop(mcp, server)
+    gift = ref(items, "Gift wrap")
+    r = mcp.call("browser_check", {"ref": gift})
+    assert not r.is_error and f"check({gift}) — done, verified" in r.text, r.text
+    assert '"s":"checked' in r.page()
+    r = mcp.call("browser_check", {"ref": gift, "checked": False})
+    assert not r.is_error and f"uncheck({gift}) — done" in r.text, r.text
+    assert not mcp.call("browser_hover", {"ref": ref(items, "Add to cart")}).is_error
+    user = ref(items, "Username")
+    assert not mcp.call("browser_type", {"ref": user, "text": "ada"}).is_error
+    r = mcp.call("browser_press_key", {"key": "Control+A", "ref": user})
+    assert not r.is_error, r.text
+    r = mcp.call("browser_press_key", {"key": "Backspace"})
+    assert not r.is_error, r.text
+    assert "v" not in {i["i"]: i for i in items_of(mcp.call("browser_snapshot"))}[user], "the field was emptied"
+    assert "Accept terms" not in {i.get("n") for i in items}, "below the viewport: not in the payload"
+    r = mcp.call("browser_scroll", {"direction": "bottom"})
+    assert not r.is_error and r.text.startswith('scroll("bottom") — done'), r.text
+    assert '"n":"Accept terms"' in r.page() and "scrolled to 100%" in r.page()
+    r = mcp.call("browser_scroll", {"direction": "down", "amount": 200})
+    assert r.is_error and "NO_EFFECT" in r.text and "already at the bottom" in r.text, r.text

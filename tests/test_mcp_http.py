@@ -177,6 +177,16 @@ def test_a_person_at_the_terminal_approves_and_rejects_and_the_reason_reaches_th
     r = pending.result(60)
     assert not r.is_error and "done, verified" in r.text, r.text
 
+    # the person edits the step: the client hears what ran instead
+    user = ref(items, "Username")
+    pending = s.start_call("browser_type", {"ref": user, "text": "ada"})
+    s.wait_for(r'^Step \d+: Type "ada" into textbox "Username"')
+    s.answer(f'e\ntype({user}, "ada.lovelace")\n\n')
+    r = pending.result(60)
+    assert not r.is_error, r.text
+    assert r.text.startswith(f'type({user}, "ada") — EDITED by the person to type({user}, "ada.lovelace") — done'), r.text
+    assert '"v":"ada.lovelace"' in r.page()
+
 
 def test_the_token_can_come_from_the_environment(tmp_path):
     token = "test-token-" + "x" * 24

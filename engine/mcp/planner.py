@@ -48,6 +48,7 @@ class _Call:
     proposal: ProposedStep
     future: asyncio.Future
     index: int | None = None  # the loop's step index, once proposed
+    withdrawn: bool = False   # the client cancelled the call before the loop took it: it never runs
 
 
 class ToolCallPlanner:
@@ -59,6 +60,8 @@ class ToolCallPlanner:
     def __init__(self) -> None:
         self._queue: asyncio.Queue[_Call] = asyncio.Queue()
         self._current: _Call | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
         self.ended: RunResult | None = None
         self.last_snapshot: "DomSnapshot | None" = None
 
@@ -66,18 +69,25 @@ class ToolCallPlanner:
         if self.ended is not None:
             return StepOutcome("ended", feedback=_ended_text(self.ended), run=self.ended)
         call = _Call(proposal, asyncio.get_running_loop().create_future())
+        self._idle.clear()
         self._queue.put_nowait(call)
         try:
             return await asyncio.shield(call.future)
         except asyncio.CancelledError:
-            # the client gave up (cancelled the request); the step may still run — it is recorded
-            log.info("a tool call was cancelled while its step was under way")
+            if call.index is None:
+                call.withdrawn = True  # not taken yet: it will not run
+            else:  # already proposed: it goes on through the gate and is recorded; `wait_idle` covers it
+                log.info("a tool call was cancelled while its step was under way")
             raise
 
     @property
-    def busy(self) -> bool:
-        """A step is proposed and not answered yet."""
-        return self._current is not None
+    def pending(self) -> bool:
+        """A step is proposed (waiting for the gate, running) or queued."""
+        return not self._idle.is_set()
+
+    async def wait_idle(self) -> None:
+        """Until no step is proposed or queued (a step whose caller gave up still runs to its end)."""
+        await self._idle.wait()
 
     async def propose(self, obs: "Observation") -> ProposedStep:
         self.last_snapshot = obs.snapshot
@@ -86,7 +96,13 @@ class ToolCallPlanner:
             status = obs.last_outcome or "failed"
             records = [r for r in obs.history if r.index == call.index]
             _resolve(call, StepOutcome(status, records, obs.feedback, obs.snapshot))
-        call = await self._queue.get()
+        while True:
+            if self._queue.empty():
+                self._idle.set()
+            call = await self._queue.get()
+            if not call.withdrawn:
+                break
+        self._idle.clear()
         call.index = obs.step_index
         self._current = call
         return call.proposal
@@ -101,6 +117,7 @@ class ToolCallPlanner:
             _resolve(call, StepOutcome("ended", records, why, snapshot or self.last_snapshot, result))
         while not self._queue.empty():
             _resolve(self._queue.get_nowait(), StepOutcome("ended", feedback=why, run=result))
+        self._idle.set()
 
 
 def _resolve(call: _Call, outcome: StepOutcome) -> None:

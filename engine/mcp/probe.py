@@ -25,6 +25,7 @@ class Reply:
     text: str
     images: list[bytes] = field(default_factory=list)
     seconds: float = 0.0
+    linked: int = 0  # tokens of files the reply links to instead of inlining (the benchmark fills it in)
 
     @property
     def tokens(self) -> int:

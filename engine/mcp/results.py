@@ -91,6 +91,9 @@ def _step_lines(out: StepOutcome, asked: Action, sup: "McpSupervisor") -> tuple[
         status = rec.status  # the step ran, then the run ended (a terminal step, a crash)
     if status in ("completed", "failed") and result is not None:
         v = rec.verification
+        if rec.decision is not None and rec.decision.kind == "edit":
+            asked_call = (rec.proposal.action.to_string() if rec.proposal is not None else said(asked, snap))
+            call = f"{asked_call} — EDITED by the person to {call}"
         if status == "completed":
             head = f"{call} — done"
             if v is not None:

@@ -141,6 +141,7 @@ class McpSupervisor:
     async def reading(self) -> AsyncIterator["Tab"]:
         """The tab, for a tool that only reads it: no step runs meanwhile."""
         async with self._lock:
+            await self._steps_done()
             yield await self._ensure_tab()
 
     async def _ensure_tab(self) -> "Tab":
@@ -180,6 +181,7 @@ class McpSupervisor:
         recorded); stops after the first that did not complete. `refs` are checked against the page
         first: an unknown one fails the call before anything runs."""
         async with self._lock:
+            await self._steps_done()
             tab = await self._ensure_tab()
             if refs:
                 await self._check_refs(tab, refs)
@@ -193,6 +195,11 @@ class McpSupervisor:
                 if out.status not in ("completed", "taken_over"):
                     break
             return outcomes
+
+    async def _steps_done(self) -> None:
+        """Wait for a step whose tool call was cancelled (it still runs to its end)."""
+        if self._planner is not None and self._run_task is not None and not self._run_task.done():
+            await self._planner.wait_idle()
 
     async def _check_refs(self, tab: "Tab", refs: list[str]) -> None:
         try:
@@ -274,6 +281,7 @@ class McpSupervisor:
         """browser_close: end the run (a `finish` step, recorded), close the tab and the browser; the
         next tool call opens a new tab and a new session."""
         async with self._lock:
+            await self._steps_done()
             out = await self._end_run(reason, ask_ok=True)
             await self._drop_tab(None)
             await self._close_browser()
@@ -295,7 +303,7 @@ class McpSupervisor:
         if task is None or task.done() or planner is None or loop is None:
             return None
         out = None
-        if ask_ok or self.policy != "ask":
+        if (ask_ok or self.policy != "ask") and not planner.pending:
             finish = ProposedStep(thought=reason, description="End the MCP session",
                                   action=Action(name="finish", answer=reason))
             try:
