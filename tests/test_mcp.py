@@ -66,7 +66,8 @@ class McpServerProcess:
             return fut.result(timeout)
         except TimeoutError:
             fut.cancel()
-            raise AssertionError(f"{name} did not answer within {timeout} s (hang); server said: {self.stderr()}")
+            raise AssertionError(f"{name} did not answer within {timeout} s (hang); "
+                                 f"server said: {self.stderr()}") from None
 
     def tools(self) -> list[str]:
         return asyncio.run_coroutine_threadsafe(self.probe.tools(), self.loop).result(60)

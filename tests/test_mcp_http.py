@@ -139,7 +139,8 @@ def test_http_binds_loopback_only_and_prints_a_random_token(supervised):
 def test_requests_without_the_token_get_401(supervised):
     r = httpx2.post(supervised.url, json=INIT, headers=HEADERS, timeout=30)
     assert r.status_code == 401
-    assert r.headers["www-authenticate"].startswith("Bearer") and "Authorization: Bearer" in r.json()["error_description"]
+    assert r.headers["www-authenticate"].startswith("Bearer")
+    assert "Authorization: Bearer" in r.json()["error_description"]
     r = httpx2.post(supervised.url, json=INIT, headers={**HEADERS, "Authorization": "Bearer not-the-token"}, timeout=30)
     assert r.status_code == 401
     r = httpx2.get(supervised.url, headers={"Authorization": f"Basic {supervised.token}"}, timeout=30)
@@ -184,7 +185,8 @@ def test_a_person_at_the_terminal_approves_and_rejects_and_the_reason_reaches_th
     s.answer(f'e\ntype({user}, "ada.lovelace")\n\n')
     r = pending.result(60)
     assert not r.is_error, r.text
-    assert r.text.startswith(f'type({user}, "ada") — EDITED by the person to type({user}, "ada.lovelace") — done'), r.text
+    edited = f'type({user}, "ada") — EDITED by the person to type({user}, "ada.lovelace") — done'
+    assert r.text.startswith(edited), r.text
     assert '"v":"ada.lovelace"' in r.page()
 
 

@@ -105,7 +105,8 @@ async def _flow(probe, url: str, refs_of, key: str) -> list[Reply]:
     replies.append(snap)
     refs = refs_of(snap)
     replies.append(await probe.call("browser_click", {key: refs["accept"], "element": "Accept"}))
-    replies.append(await probe.call("browser_type", {key: refs["name"], "text": "Ada Lovelace", "element": "Full name"}))
+    replies.append(await probe.call("browser_type", {key: refs["name"], "text": "Ada Lovelace",
+                                                      "element": "Full name"}))
     replies.append(await probe.call("browser_select_option", {key: refs["country"], "values": ["France"],
                                                               "element": "Country"}))
     for r in replies:
@@ -232,7 +233,9 @@ def bench_command(args: argparse.Namespace) -> int:
     if args.reps < 1:
         print("vigil bench mcp: BAD_ARGUMENT: --reps must be at least 1.", file=sys.stderr)
         return 2
-    progress = (lambda s: print(s, file=sys.stderr, flush=True))
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
     try:
         rep = asyncio.run(bench_mcp(args.reps, not args.no_playwright, out=progress))
     except (RuntimeError, OSError) as exc:

@@ -33,9 +33,10 @@ def guarded(sup: "McpSupervisor") -> Callable[[Callable[..., Awaitable[Any]]], C
             except ValueError as exc:  # a bad argument (pydantic's ValidationError is one too)
                 return error_result("BAD_ARGUMENT", _first_line(exc), sup)
             except Exception as exc:  # noqa: BLE001 - a bug must not take the server down
-                log.error("tool %s failed: %s", fn.__name__, type(exc).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
-                return error_result("INTERNAL", f"{fn.__name__} failed inside Vigil ({type(exc).__name__}). The page "
-                                                "is unchanged unless the result of a later snapshot says otherwise.", sup)
+                log.error("tool %s failed: %s", fn.__name__, type(exc).__name__,
+                          exc_info=log.isEnabledFor(logging.DEBUG))
+                return error_result("INTERNAL", f"{fn.__name__} failed inside Vigil ({type(exc).__name__}); take a "
+                                                "new snapshot to see the page as it is now.", sup)
 
         return tool
 

@@ -150,20 +150,16 @@ class McpSupervisor:
             return tab
         if tab is not None:
             await self._drop_tab("the tab crashed or was closed")
-        if self._browser is None or not _browser_alive(self._browser):
-            await self._close_browser()
-            from engine import launch
-            self._stack = contextlib.AsyncExitStack()
+        for attempt in (1, 2):  # a browser that went away (closed by hand, crashed) is started again once
+            if self._browser is None or not _browser_alive(self._browser):
+                await self._launch()
             try:
-                self._browser = await self._stack.enter_async_context(
-                    launch(headless=self.headless, executable=self.executable, viewport=self.viewport))
+                self._tab = await self._browser.new_tab()
+                break
             except VigilError as exc:
                 await self._close_browser()
-                raise ToolFailure(exc.code, f"The browser could not start: {exc.message}") from None
-        try:
-            self._tab = await self._browser.new_tab()
-        except VigilError as exc:
-            raise ToolFailure(exc.code, f"Could not open a tab: {exc.message}") from None
+                if attempt == 2:
+                    raise ToolFailure(exc.code, f"Could not open a tab: {exc.message}") from None
         self.console = ConsoleLog()
         self.console.attach(self._tab.page)
         self.view.forget()
@@ -174,6 +170,18 @@ class McpSupervisor:
             except VigilError as exc:
                 log.warning("the start page %s could not be opened: %s", url, exc.message)
         return self._tab
+
+    async def _launch(self) -> None:
+        await self._close_browser()
+        from engine import launch
+
+        self._stack = contextlib.AsyncExitStack()
+        try:
+            self._browser = await self._stack.enter_async_context(
+                launch(headless=self.headless, executable=self.executable, viewport=self.viewport))
+        except VigilError as exc:
+            await self._close_browser()
+            raise ToolFailure(exc.code, f"The browser could not start: {exc.message}") from None
 
     # -- steps ------------------------------------------------------------------------------------------
     async def run_steps(self, proposals: list[ProposedStep], *, refs: list[str] = ()) -> list[StepOutcome]:
@@ -209,8 +217,8 @@ class McpSupervisor:
         for ref in refs:
             if str(ref).strip() not in snap.node_map:
                 raise ToolFailure("NOT_FOUND", f"No element with ref {str(ref)!r} on this page ({_short(snap.url)}). "
-                                               "Refs are the `i` values of browser_snapshot and browser_find; the page may "
-                                               "have changed — take a new snapshot. Nothing ran.")
+                                               "Refs are the `i` values of browser_snapshot and browser_find; the page "
+                                               "may have changed — take a new snapshot. Nothing ran.")
 
     async def _snapshot_or_none(self):
         tab = self._tab

@@ -24,6 +24,8 @@ Expect = Annotated[str | None, Field(description="Optional: what the step should
                                                  "navigation, element_appears TEXT, element_disappears TEXT, "
                                                  "value_changes, state_changes, any_change, no_change, submitted")]
 
+TypedText = Annotated[str, Field(description="Text to type (replaces the field's text)")]
+
 _ACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True)
 
 
@@ -32,7 +34,8 @@ class FormField(BaseModel):
     ref: str = Field(description="The field's ref")
     value: str = Field(description="Text for a textbox; true/false for a checkbox or radio; the option's label "
                                    "for a combobox")
-    type: Literal["textbox", "checkbox", "radio", "combobox"] = Field(default="textbox", description="Type of the field")
+    type: Literal["textbox", "checkbox", "radio", "combobox"] = Field(default="textbox",
+                                                                      description="Type of the field")
     name: str | None = Field(default=None, description="Human-readable field name")
 
 
@@ -82,8 +85,7 @@ def register_action_tools(server: MCPServer, sup: McpSupervisor) -> None:
 
     @server.tool(name="browser_type", title="Type text", annotations=_ACT)
     @guarded(sup)
-    async def browser_type(ref: Ref, text: Annotated[str, Field(description="Text to type (replaces the field's text)")],
-                           ctx: Context, element: Element = None,
+    async def browser_type(ref: Ref, text: TypedText, ctx: Context, element: Element = None,
                            submit: Annotated[bool, Field(description="Press Enter after typing")] = False,
                            expect: Expect = None) -> CallToolResult:
         """Type text into an editable element. Text typed into password and one-time-code fields is never echoed."""

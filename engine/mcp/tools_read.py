@@ -25,6 +25,24 @@ MAX_WAIT_S = 30.0
 POLL_S = 0.25
 DEFAULT_WAIT_S = 10.0
 
+SnapshotFormat = Literal["semantic", "tree", "skeleton", "full"]
+FullPage = Annotated[bool, Field(description="List elements outside the viewport too (semantic, skeleton)")]
+MaxTokens = Annotated[int | None, Field(description="Bound the reply to about this many tokens", ge=100, le=200_000)]
+Focus = Annotated[str | None, Field(description="With max_tokens: words of what you look for; matching parts are "
+                                                "kept first")]
+Role = Annotated[str | None, Field(description="ARIA role (button, link, textbox, checkbox …) or its short form from "
+                                               "the payload")]
+NamePart = Annotated[str | None, Field(description="Part of the accessible name")]
+AnyText = Annotated[str | None, Field(description="Text anywhere in the name, value or content")]
+Som = Annotated[bool, Field(description="Draw Set-of-Mark: each interactive element's box labelled with its ref")]
+Level = Annotated[Literal["error", "warning", "info", "debug"], Field(description="Messages at this level and more "
+                                                                                  "severe")]
+AllMessages = Annotated[bool, Field(description="Since the page was opened, not only since the last navigation")]
+Seconds = Annotated[float | None, Field(description=f"Seconds to wait; with text or textGone, the most to wait "
+                                                    f"(default {DEFAULT_WAIT_S:g}, at most {MAX_WAIT_S:g})", ge=0)]
+Appears = Annotated[str | None, Field(description="Wait for this text to appear")]
+Disappears = Annotated[str | None, Field(description="Wait for this text to disappear")]
+
 SNAPSHOT_DOC = """Capture the page for acting: use it rather than a screenshot.
 semantic (default): the interactive elements in the viewport as JSON, `i` is the ref to act on;
 r role (btn button, inp text input, link, chk checkbox, radio, sel select/combobox, opt option, tab,
@@ -51,14 +69,8 @@ def _has_text(snap, want: str) -> bool:
 def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
     @server.tool(name="browser_snapshot", title="Page snapshot", description=SNAPSHOT_DOC, annotations=_READ)
     @guarded(sup)
-    async def browser_snapshot(ctx: Context, format: Literal["semantic", "tree", "skeleton", "full"] = "semantic",  # noqa: A002
-                               full_page: Annotated[bool, Field(description="List elements outside the viewport too "
-                                                                            "(semantic, skeleton)")] = False,
-                               max_tokens: Annotated[int | None, Field(description="Bound the reply to about this many "
-                                                                                   "tokens", ge=100, le=200_000)] = None,
-                               focus: Annotated[str | None, Field(description="With max_tokens: words of what you look "
-                                                                              "for; matching parts are kept first")] = None
-                               ) -> CallToolResult:
+    async def browser_snapshot(ctx: Context, format: SnapshotFormat = "semantic", full_page: FullPage = False,  # noqa: A002
+                               max_tokens: MaxTokens = None, focus: Focus = None) -> CallToolResult:
         note_client(sup, ctx)
         async with sup.reading() as tab:
             await settle(tab)
@@ -68,12 +80,7 @@ def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
 
     @server.tool(name="browser_find", title="Find elements", annotations=_READ)
     @guarded(sup)
-    async def browser_find(ctx: Context,
-                           role: Annotated[str | None, Field(description="ARIA role (button, link, textbox, checkbox …) "
-                                                                         "or its short form from the payload")] = None,
-                           name: Annotated[str | None, Field(description="Part of the accessible name")] = None,
-                           text: Annotated[str | None, Field(description="Text anywhere in the name, value or "
-                                                                         "content")] = None,
+    async def browser_find(ctx: Context, role: Role = None, name: NamePart = None, text: AnyText = None,
                            limit: Annotated[int, Field(ge=1, le=200)] = 20) -> CallToolResult:
         """Search the whole page (not only the viewport) by role, name or text: cheaper than a full snapshot
         on large pages. Matches come in the payload's shape; vis:false means outside the viewport or hidden
@@ -95,9 +102,7 @@ def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
 
     @server.tool(name="browser_take_screenshot", title="Take a screenshot", annotations=_READ)
     @guarded(sup)
-    async def browser_take_screenshot(ctx: Context, som: Annotated[bool, Field(
-            description="Draw Set-of-Mark: each interactive element's box labelled with its ref")] = False
-            ) -> CallToolResult:
+    async def browser_take_screenshot(ctx: Context, som: Som = False) -> CallToolResult:
         """A JPEG of the viewport (at most 1024 px wide). Password and other secret fields are painted over.
         Act by ref from browser_snapshot, not by pixels."""
         note_client(sup, ctx)
@@ -118,10 +123,8 @@ def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
 
     @server.tool(name="browser_console_messages", title="Get console messages", annotations=_READ)
     @guarded(sup)
-    async def browser_console_messages(ctx: Context, level: Annotated[Literal["error", "warning", "info", "debug"], Field(
-            description="Messages at this level and more severe")] = "info",
-            all: Annotated[bool, Field(description="Since the page was opened, not only since the last "  # noqa: A002
-                                                   "navigation")] = False) -> CallToolResult:
+    async def browser_console_messages(ctx: Context, level: Level = "info",
+                                       all: AllMessages = False) -> CallToolResult:  # noqa: A002
         """The page's console messages and uncaught errors."""
         note_client(sup, ctx)
         async with sup.reading():
@@ -134,12 +137,8 @@ def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
 
     @server.tool(name="browser_wait_for", title="Wait for", annotations=_READ)
     @guarded(sup)
-    async def browser_wait_for(ctx: Context, time: Annotated[float | None, Field(  # noqa: A002
-            description=f"Seconds to wait; with text or textGone, the most to wait (default {DEFAULT_WAIT_S:g}, "
-                        f"at most {MAX_WAIT_S:g})", ge=0)] = None,
-            text: Annotated[str | None, Field(description="Wait for this text to appear")] = None,
-            textGone: Annotated[str | None, Field(description="Wait for this text to disappear")] = None  # noqa: N803
-            ) -> CallToolResult:
+    async def browser_wait_for(ctx: Context, time: Seconds = None, text: Appears = None,  # noqa: A002
+                               textGone: Disappears = None) -> CallToolResult:  # noqa: N803
         """Wait for text to appear or disappear, or for some time to pass. The result carries what changed
         on the page since your last view."""
         note_client(sup, ctx)
