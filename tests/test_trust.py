@@ -232,3 +232,56 @@ def test_masking_covers_secret_fields_inside_frames(server, harness):
     text = read_text(shot.jpeg)
     assert "4111" not in text.replace(" ", "")
     assert "birthday" in text.lower(), f"the frame's ordinary text must stay readable: {text!r}"
+
+
+HIDDEN_WORDS = ("Hidden by aria", "aria hidden orders", "Offscreen orders", "Off screen text", "White on white",
+                "Ghost button", "Zero size button", "Font size zero")
+
+
+def test_text_no_person_can_see_never_reaches_the_model_and_is_marked_elsewhere(server, harness):
+    async def go(tab):
+        snap = await tab.snapshot()
+        return (snap.serialize("semantic").text, snap.serialize("semantic", full_page=True).text,
+                snap.serialize("skeleton").text, snap.serialize("tree").data, snap.serialize("full").text)
+
+    sem, sem_full, skel, tree, full = harness.page(server.url("trust_hostile.html"), go)
+    for words in HIDDEN_WORDS:
+        for name, text in (("semantic", sem), ("semantic --full-page", sem_full), ("skeleton", skel)):
+            assert words not in text, f"{words!r} (hidden from a person) reached the {name} payload"
+    assert "Delete account" in sem and "Nickname" in sem  # what a person sees is still there
+    marked = {}
+    stack = [tree["page"]["body"]]
+    while stack:
+        d = stack.pop()
+        stack.extend(d.get("children") or ())
+        for words in HIDDEN_WORDS:
+            if words in (d.get("name") or "") + (d.get("text") or ""):
+                marked[words] = d.get("hidden")
+    assert marked and all(marked.values()), f"tree: hidden text not marked hidden: {marked}"
+    assert marked["Offscreen orders"] == "off-screen beyond the page"
+    assert marked["White on white"] == "the same colour as its background"
+    assert marked["Hidden by aria"] == "aria-hidden"
+    assert 'data-hidden="off-screen beyond the page"' in full and 'data-hidden="aria-hidden"' in full
+
+
+def test_a_page_over_the_node_budget_says_so_in_every_format(server, harness):
+    async def go(tab):
+        await tab.page.evaluate("""() => {
+            const box = document.createElement('div');
+            const html = [];
+            for (let i = 0; i < 200007; i++) html.push('<i>' + i + '</i>');
+            box.innerHTML = html.join('');
+            document.body.appendChild(box);
+            const b = document.createElement('button'); b.textContent = 'Last button'; document.body.appendChild(b);
+        }""")
+        snap = await tab.snapshot(timeout=120)
+        out = {fmt: snap.serialize(fmt).text for fmt in ("semantic", "tree", "skeleton")}
+        out["full"] = snap.serialize("full").text
+        return snap.stats.truncated, snap.stats.nodes, out
+
+    truncated, nodes, out = harness.page(server.url("trust_hostile.html"), go, timeout=240)
+    assert truncated and nodes == 200_000
+    for fmt, text in out.items():
+        assert "TRUNCATED" in text and "cut after 200,000 nodes at node" in text, f"{fmt} does not say it was cut"
+        assert "Last button" not in text
+    assert len(out["full"].encode()) < 2_200_000 and "CUT: this output stops at its size budget" in out["full"]

@@ -8,7 +8,10 @@
 // flags: 1 rendered, 2 occluded, 4 in shadow, 8 interactive, 16 redacted, 32 listener,
 //        64 cursor-pointer, 128 focusable, 256 frame owner,
 //        512 text block (its text is its whole inline content in reading order, links and code included),
-//        1024 folded (inline content of a text block ancestor: its text is already in that block's text)
+//        1024 folded (inline content of a text block ancestor: its text is already in that block's text),
+//        2048 hidden from a person (rendered, but no one can see it), with why in bits 12-14 (HID_WHY:
+//             1 aria-hidden, 2 transparent, 3 clipped away, 4 zero-size, 5 off-screen beyond the page,
+//             6 font-size 0, 7 the same colour as its background; keep in sync with serialize/hidden.py)
 // tier:  0 structural, 1 non-semantic, 2 semantic
 // extra: 0 or {st: states, a: attributes, sc: scroll, ob: occluder id}
 function vigilWalk(KEY, opts) {
@@ -28,6 +31,14 @@ function vigilWalk(KEY, opts) {
   const ZW = /[\u00ad\u200b-\u200d\u2060-\u2064\ufeff]/g;
   const squash = (s) => s.replace(ZW, '').replace(/\s+/g, ' ').trim();
   const cut = (s, n) => (s.length > n ? s.slice(0, n) : s);
+  // Text the same colour as what is behind it cannot be read: compare computed rgb() colours.
+  const WHITE = 'rgb(255, 255, 255)';
+  const rgbOf = (c) => { const m = /^rgba?\((\d+), (\d+), (\d+)/.exec(c); return m ? [+m[1], +m[2], +m[3]] : null; };
+  const sameColour = (a, b) => {
+    if (a === b) return true;
+    const p = rgbOf(a), q = rgbOf(b);
+    return !!(p && q) && Math.abs(p[0] - q[0]) + Math.abs(p[1] - q[1]) + Math.abs(p[2] - q[2]) < 24;
+  };
 
   const IMPLICIT = {
     a: null, area: null, article: 'article', aside: 'complementary', button: 'button',
@@ -297,17 +308,18 @@ function vigilWalk(KEY, opts) {
   // control it sits in come from that slot (walked first), and a child no slot takes is not shown.
   const stack = [];
   const slotCtx = new Map();
-  const pushChildren = (host, parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp) => {
+  const pushChildren = (host, parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, ahid, bg) => {
     const sr = host.shadowRoot || S.closed.get(host);
     // Shadow content first (it is what renders), then light children (slotted or fallback).
     const kids = host.children;
     const slotted = sr ? (host.shadowRoot ? 1 : 2) : 0;
-    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, slotted]);
-    if (sr) { const sk = sr.children; for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], parentRow, clip, posClip, true, ptr, atomic, dead, transp, null, 0]); }
+    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, slotted, ahid, bg]);
+    if (sr) { const sk = sr.children; for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], parentRow, clip, posClip, true, ptr, atomic, dead, transp, null, 0, ahid, bg]); }
   };
   const rootEl = document.documentElement;
   if (!rootEl) return JSON.stringify({ empty: true, url: location.href, title: '', vw: VW, vh: VH });
-  stack.push([rootEl, -1, C0, C0, false, false, false, false, false, null, 0]);
+  stack.push([rootEl, -1, C0, C0, false, false, false, false, false, null, 0, false, WHITE]);
+  const SX = window.scrollX, SY = window.scrollY;
   let count = 0;
   const maxNodes = opts.maxNodes || 200000;
   let htmlClips = false;       // <html> has its own overflow: <body>'s is then not propagated
@@ -321,13 +333,13 @@ function vigilWalk(KEY, opts) {
   const cutsScratch = [];
   const lstOnly = [];          // [row, role, tier]: rows whose only sign of interactivity is a listener or a tab stop
   while (stack.length) {
-    let [el, parent, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, pcomp, slotted] = stack.pop();
+    let [el, parent, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, pcomp, slotted, ahidAnc, bgAnc] = stack.pop();
     const tag = el.localName;
     if (SKIP.has(tag)) continue;
     if (slotted) {
       const sl = el.assignedSlot;
       const si = sl && slotCtx.get(sl);
-      if (si) [clipIn, posIn, parentPtr, atomicAnc, deadAnc, transpAnc] = si;
+      if (si) [clipIn, posIn, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc] = si;
       else if (slotted === 1 && !sl) deadAnc = true;     // no slot takes it: not rendered
     }
     if (count++ >= maxNodes) break;
@@ -533,7 +545,9 @@ function vigilWalk(KEY, opts) {
         // Children are clipped to this box (its padding box approximated by the border box).
         const nx = Math.max(clip[0], x), ny = Math.max(clip[1], y);
         const nx2 = Math.min(clip[0] + clip[2], x + w), ny2 = Math.min(clip[1] + clip[3], y + h);
-        childClip = [clipsX ? nx : clip[0], clipsY ? ny : clip[1], clipsX ? Math.max(0, nx2 - nx) : clip[2], clipsY ? Math.max(0, ny2 - ny) : clip[3]];
+        // [4]: 1 once a clipping box on the way down has no size (a collapsed panel): nothing in it is seen
+        const gone = clip[4] === 1 || (clipsX && w < 2) || (clipsY && h < 2) ? 1 : 0;
+        childClip = [clipsX ? nx : clip[0], clipsY ? ny : clip[1], clipsX ? Math.max(0, nx2 - nx) : clip[2], clipsY ? Math.max(0, ny2 - ny) : clip[3], gone];
       }
       const scrollableY = (ov === 'auto' || ov === 'scroll' || isDocScroller) && el.scrollHeight > el.clientHeight + 4;
       if (scrollableY && !isDocScroller) {
@@ -559,6 +573,30 @@ function vigilWalk(KEY, opts) {
     if (tag.indexOf('-') > 0 && !el.shadowRoot && !S.closed.has(el) && !S.noRoot.has(el)) suspects.push(el);
     if (interactive && !name && (tag === 'input' || tag === 'textarea' || tag === 'select' || role === 'textbox' || role === 'combobox')) pendingNames.push([rowIndex, el]);
     if (interactive && rendered && ratio > 0) occCandidates.push([rowIndex, el, x, y, w, h, clip]);
+    // Hidden from a person: rendered (laid out, in the tree), but nobody can see it. Such text and
+    // controls never reach the model's payload and are marked in the other formats.
+    const ahid = ahidAnc || (el.attributes.length > 0 && el.getAttribute('aria-hidden') === 'true');
+    let bg = bgAnc;
+    let hid = 0;
+    if (!dead) {
+      const bc = cs.backgroundColor;
+      if (cs.backgroundImage !== 'none') bg = null;                 // a picture behind: colour unknown
+      else if (bc && bc !== 'rgba(0, 0, 0, 0)' && bc !== 'transparent') bg = bc.indexOf('rgba') === 0 ? null : bc;
+    }
+    if (rendered && (text || interactive || name)) {
+      if (ahid) hid = 1;
+      else if (transp && !interactive) hid = 2;
+      else if (clip[4] === 1) hid = 3;   // inside a box that clips its overflow and has no size
+      else if (display !== 'contents' && (w < 2 || h < 2) && (interactive || cs.overflowX !== 'visible' || cs.overflowY !== 'visible' || !text)) hid = 4;
+      else if (display !== 'contents' && (x + SX + w <= 0 || y + SY + h <= 0)) hid = 5;
+      else if (parseFloat(cs.fontSize) === 0 && (text || !interactive)) hid = 6;
+      else if (text) {
+        const fg = cs.color;
+        if (fg === 'rgba(0, 0, 0, 0)' || fg === 'transparent') hid = 2;
+        else if (bg && sameColour(fg, bg)) hid = 7;
+      }
+      if (hid) flags |= 2048 | (hid << 12);
+    }
     let extra = 0;
     if (st || at || sc) { extra = {}; if (st) extra.st = st; if (at) extra.a = at; if (sc) extra.sc = sc; }
     rows.push([parent, id === undefined ? null : id, tag, role || '', wf(name.length > 250 ? name.slice(0, 250) : name),
@@ -567,8 +605,8 @@ function vigilWalk(KEY, opts) {
       Math.round(ratio * 100) / 100, extra]);
     if (tag === 'svg' || tag === 'iframe' || tag === 'frame' || tag === 'math') continue;  // opaque subtrees
     const atomicHere = atomicAnc || (interactive && ATOMIC.has(role || ''));
-    if (tag === 'slot') slotCtx.set(el, [childClip, pos === 'static' ? posIn : childClip, ptr, atomicHere, dead, transp]);
-    if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, pos === 'static' ? posIn : childClip, inShadow, ptr, atomicHere, dead, transp, cpHere);
+    if (tag === 'slot') slotCtx.set(el, [childClip, pos === 'static' ? posIn : childClip, ptr, atomicHere, dead, transp, ahid, bg]);
+    if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, pos === 'static' ? posIn : childClip, inShadow, ptr, atomicHere, dead, transp, cpHere, ahid, bg);
   }
 
   // A container whose only sign of interactivity is a click listener and which holds other
@@ -612,7 +650,7 @@ function vigilWalk(KEY, opts) {
         const c = kids[j];
         if (c === undefined) continue;                  // the walk stopped at its node budget
         const row = rows[c];
-        if (!(row[7] & 1)) continue;                    // not rendered: not read
+        if (!(row[7] & 1) || (row[7] & 2048)) continue; // not rendered, or hidden from a person: not read
         if (!inl[c]) { out += '\n'; block = true; continue; }
         if (!foldable(row)) prose = false;
         const cc = comp.get(c);

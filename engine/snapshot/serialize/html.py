@@ -11,6 +11,8 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from engine.models import Serialization
+from engine.snapshot.serialize.hidden import F_HIDDEN, hidden_reason
+from engine.snapshot.serialize.limits import DEFAULT_FULL_MAX_BYTES, describe_node, walk_cut
 from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
 from engine.snapshot.vnode import VirtualNode
 
@@ -64,7 +66,7 @@ def serialize_skeleton(snap: "DomSnapshot", *, full_page: bool = True, max_nodes
     count = 0
     more = 0
     for n in snap.nodes():
-        if not n.interactive or not n.rendered or (not full_page and not n.visible):
+        if not n.interactive or not n.rendered or n.flags & F_HIDDEN or (not full_page and not n.visible):
             continue
         if n.tag == "option":
             continue
@@ -75,9 +77,12 @@ def serialize_skeleton(snap: "DomSnapshot", *, full_page: bool = True, max_nodes
         count += 1
     if more:
         lines.append(f"<!-- truncated: {more} more interactive elements; scroll or raise max_nodes -->")
+    cut_note = walk_cut(snap)
+    if cut_note:
+        lines.append(f"<!-- {escape(cut_note)} -->")
     text = "\n".join(lines)
     return Serialization(format="skeleton", text=text, tokens=estimate_tokens(text), node_count=count,
-                         truncated=bool(more))
+                         truncated=bool(more or cut_note))
 
 
 def _inline(block: VirtualNode, include_hidden: bool) -> str:
@@ -119,10 +124,15 @@ def _inline(block: VirtualNode, include_hidden: bool) -> str:
     return "".join(out + rest)
 
 
-def serialize_full(snap: "DomSnapshot", *, include_hidden: bool = False) -> Serialization:
+def serialize_full(snap: "DomSnapshot", *, include_hidden: bool = False,
+                   max_bytes: int | None = DEFAULT_FULL_MAX_BYTES) -> Serialization:
+    """The annotated HTML of the whole tree, stopped with a marker once it passes `max_bytes`
+    (UTF-8; None: no limit)."""
     root = snap.root
     out: list[str] = []
     count = 0
+    size = 0
+    stopped_at: VirtualNode | None = None
     if root is not None:
         ordinals = {f.frame_id: f.ordinal for f in snap.frames}
         # (node, closing?) — iterative to survive deep nesting
@@ -134,6 +144,9 @@ def serialize_full(snap: "DomSnapshot", *, include_hidden: bool = False) -> Seri
                 continue
             if not n.rendered and not include_hidden and n is not root:
                 continue
+            if max_bytes is not None and size > max_bytes:
+                stopped_at = n
+                break
             count += 1
             parts = [f"<{n.tag}", _a("data-id", n.node_id)]
             for k in FULL_ATTRS:
@@ -143,6 +156,9 @@ def serialize_full(snap: "DomSnapshot", *, include_hidden: bool = False) -> Seri
                 parts.append(' data-interactive="true"')
             if not n.visible:
                 parts.append(' data-visible="false"')
+            why = hidden_reason(n)
+            if why:  # rendered, but no person can see it
+                parts.append(_a("data-hidden", why))
             if n.occluded:
                 parts.append(' data-occluded="true"')
             if n.in_shadow and (n.parent is None or not n.parent.in_shadow):
@@ -162,12 +178,24 @@ def serialize_full(snap: "DomSnapshot", *, include_hidden: bool = False) -> Seri
                 parts.append(_inline(n, include_hidden))
             elif n.text:
                 parts.append(escape(clean_text(n.text), quote=False))
-            out.append("".join(parts))
+            piece = "".join(parts)
+            size += len(piece.encode("utf-8", "surrogatepass"))
+            out.append(piece)
             if n.tag in VOID and not n.children:
                 continue
             stack.append((n, True))
             for c in reversed(n.children):
                 if not c.folded:  # a text block's inline content was written with its text
                     stack.append((c, False))
-    text = "".join(out)
-    return Serialization(format="full", text=text, tokens=estimate_tokens(text), node_count=count)
+    notes = []
+    if stopped_at is not None:
+        left = len(snap.nodes()) - count
+        notes.append(f"<!-- CUT: this output stops at its size budget of {max_bytes:,} bytes, before node "
+                     f"{escape(describe_node(stopped_at))}; about {left:,} more nodes are not written (and their "
+                     "closing tags are left out). Raise the budget (--max-bytes) or use the tree format. -->")
+    cut_note = walk_cut(snap)
+    if cut_note:
+        notes.append(f"<!-- {escape(cut_note)} -->")
+    text = "".join(out) + "".join(notes)
+    return Serialization(format="full", text=text, tokens=estimate_tokens(text), node_count=count,
+                         truncated=bool(notes))

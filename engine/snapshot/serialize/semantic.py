@@ -11,6 +11,8 @@ import json
 from typing import TYPE_CHECKING
 
 from engine.models import Serialization
+from engine.snapshot.serialize.hidden import F_HIDDEN
+from engine.snapshot.serialize.limits import walk_cut
 from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
 
 if TYPE_CHECKING:
@@ -35,7 +37,8 @@ LEGEND = """LEGEND for interactive_tree format:
 - occ: true when another element covers it (a click would hit the cover)
 - scr: scroll container {depth: how far scrolled, h: true when more content is below}; scroll(i) to see more
 - f: frame number (omitted for the main page)
-Only elements at least 2/3 visible in the viewport are listed; scroll to reach others."""
+Only elements at least 2/3 visible in the viewport are listed; scroll to reach others. Nothing a
+person cannot see (hidden, transparent, off-screen beyond the page, zero-size) is listed."""
 
 _STATE_ORDER = ("disabled", "checked", "expanded", "selected", "pressed", "focused", "required", "readonly", "invalid")
 
@@ -62,7 +65,7 @@ def serialize_semantic(snap: "DomSnapshot", *, full_page: bool = False, boxes: b
     items = []
     containers = []
     for n in snap.nodes():
-        if not n.rendered:
+        if not n.rendered or n.flags & F_HIDDEN:  # what no person can see never reaches the model
             continue
         sc = n.scroll
         if not (n.interactive or sc):
@@ -100,6 +103,9 @@ def serialize_semantic(snap: "DomSnapshot", *, full_page: bool = False, boxes: b
     }
     if containers:
         payload["scrollable_containers"] = containers
+    cut_note = walk_cut(snap)
+    if cut_note:
+        payload["truncated"] = cut_note
     if ctx.page_height > ctx.viewport.height + 4 and not full_page:
         payload["more_below"] = ctx.scroll_y + ctx.viewport.height < ctx.page_height - 4
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))

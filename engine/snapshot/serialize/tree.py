@@ -14,6 +14,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from engine.models import Serialization
+from engine.snapshot.serialize.hidden import hidden_reason
+from engine.snapshot.serialize.limits import walk_cut
 from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
 from engine.snapshot.vnode import VirtualNode
 
@@ -74,6 +76,9 @@ def _entry(n: VirtualNode, ordinal: int) -> dict[str, Any]:
         for t in ("data-testid", "data-test", "data-cy"):
             if t in a:
                 d[t] = cut(a[t], 60)
+    why = hidden_reason(n)
+    if why:
+        d["hidden"] = why  # rendered, but no person can see it
     if n.occluded:
         d["occluded"] = True
     if n.scroll:
@@ -177,17 +182,21 @@ def serialize_tree(snap: "DomSnapshot", *, max_nodes: int = 1500, run_max: int =
                       f"{summarized} look-alike siblings summarized, {cut_count} nodes cut. "
                       "Scroll, filter, or ask for a larger budget.")})
     kept = min(kept, max_nodes)
+    cut_note = walk_cut(snap)
+    if cut_note:  # the walk itself stopped: said in the text, whatever the budget above did
+        body.setdefault("children", []).append({"role": "truncated", "tag": "summary", "text": cut_note})
     payload = {"page": {
         "context": {"url": ctx.url, "title": clean_text(ctx.title), "domain": ctx.domain,
                     "viewport": {"width": ctx.viewport.width, "height": ctx.viewport.height},
                     "scroll_position": ctx.scroll_position},
         "body": body,
         "meta": {"version": VERSION, "total_nodes": len(snap.nodes()), "kept_nodes": kept,
-                 "truncated": truncated, "node_budget": max_nodes},
+                 "truncated": truncated or bool(cut_note), "node_budget": max_nodes,
+                 **({"walk_truncated": cut_note} if cut_note else {})},
     }}
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     return Serialization(format="tree", text=text, tokens=estimate_tokens(text), node_count=kept,
-                         truncated=truncated, data=payload)
+                         truncated=truncated or bool(cut_note), data=payload)
 
 
 def _count(d: dict) -> int:
