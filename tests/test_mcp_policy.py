@@ -59,9 +59,9 @@ def test_auto_safe_refuses_a_password_step_it_cannot_ask_about_and_nothing_is_ty
     pw = ref(items, "Password")
     r = auto_safe.call("browser_type", {"ref": pw, "text": SECRET})
     assert r.is_error
-    assert r.text.startswith(f'type({pw}, "••••••••") — NOT RUN: Needs a person\'s approval '
-                             "(types into a password or one-time-code field)"), r.text
-    assert "no person is watching this server (--approve auto-safe)" in r.text
+    assert r.text.startswith(f'type({pw}, "••••••••") — NOT RUN: this step needs a person\'s approval, and no '
+                             "person is watching this server (--approve auto-safe)"), r.text
+    assert "needs a person because it: types into a password or one-time-code field" in r.page()
     assert SECRET not in r.text
     # nothing reached the page: it echoes every keystroke, and there is no echo
     assert "password is" not in auto_safe.call("browser_console_messages").text
@@ -71,7 +71,8 @@ def test_auto_safe_refuses_a_password_step_it_cannot_ask_about_and_nothing_is_ty
 def test_auto_safe_refuses_a_destructive_click_and_runs_an_ordinary_one(auto_safe, server):
     items = items_of(auto_safe.call("browser_navigate", {"url": server.url("mcp_shop.html")}))
     r = auto_safe.call("browser_click", {"ref": ref(items, "Delete invoice 4411")})
-    assert r.is_error and "NOT RUN" in r.text and "destructive" in r.text, r.text
+    assert r.is_error and "NOT RUN" in r.text, r.text
+    assert 'is destructive or irreversible ("delete"): button "Delete invoice 4411"' in r.page(), "page words fenced"
     assert "Page: no change" in r.text
     assert "1 match" in auto_safe.call("browser_find", {"name": "Delete invoice 4411"}).text, "still there"
     r = auto_safe.call("browser_click", {"ref": ref(items, "Add to cart")})

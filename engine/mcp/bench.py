@@ -99,7 +99,19 @@ def linked_tokens(reply: Reply, folder: str) -> int:
     return total
 
 
+async def tool_list_tokens(probe) -> int:
+    """Tokens of the tool definitions a client loads once per session (names, descriptions, schemas)."""
+    from engine.snapshot.serialize.tokens import estimate_tokens
+
+    tools = (await probe.client.list_tools()).tools
+    return estimate_tokens(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
+                                      separators=(",", ":")))
+
+
 async def _flow(probe, url: str, refs_of, key: str) -> list[Reply]:
+    """The flow's replies, then a last pseudo-reply whose `tokens` are the tool list's."""
+    listed = Reply("tools/list", False, "")
+    listed.fixed_tokens = await tool_list_tokens(probe)
     replies = [await probe.call("browser_navigate", {"url": url})]
     snap = await probe.call("browser_snapshot")
     replies.append(snap)
@@ -112,7 +124,7 @@ async def _flow(probe, url: str, refs_of, key: str) -> list[Reply]:
     for r in replies:
         if r.is_error:
             raise RuntimeError(f"{r.name} failed: {r.text[:300]}")
-    return replies
+    return replies + [listed]
 
 
 async def run_vigil(url: str, home: str) -> list[Reply]:
@@ -151,9 +163,9 @@ def _medians(runs: list[list[Reply]]) -> dict:
     return {"steps": steps, "median_tokens_per_step": statistics.median(per_step_tokens),
             "median_ms_per_step": round(statistics.median(per_step_ms), 1),
             "median_ms_per_action": round(statistics.median(actions_ms), 1),
-            "total_tokens": statistics.median(sum(x.tokens for x in r) for r in runs),
-            "total_linked_tokens": statistics.median(sum(x.linked for x in r) for r in runs),
-            "reps": len(runs)}
+            "total_tokens": statistics.median(sum(x.tokens for x in r[:len(STEPS)]) for r in runs),
+            "total_linked_tokens": statistics.median(sum(x.linked for x in r[:len(STEPS)]) for r in runs),
+            "tool_list_tokens": runs[0][len(STEPS)].fixed_tokens, "reps": len(runs)}
 
 
 async def bench_mcp(reps: int = 3, playwright: bool = True, out=print) -> dict:
@@ -215,6 +227,10 @@ def format_report(rep: dict) -> str:
     if p:
         row += f"{'':>11}{'':>11}{p['median_ms_per_action']:>8.0f}"
     lines.append(row)
+    row = f"{'tool list':<16}{v['tool_list_tokens']:>13g}{'':>10}"
+    if p:
+        row += f"{p['tool_list_tokens']:>11g}"
+    lines.append(row + "   (tokens of the tool definitions, once per session)")
     return "\n".join(lines)
 
 

@@ -137,7 +137,8 @@ class NoPersonGate:
     """The gate of a server nobody watches (`--approve auto-safe` without a window or terminal): a
     step that needs a person is refused, with the reasons, and nothing runs."""
 
-    PREFIX = "Needs a person's approval"
+    PREFIX = "Needs a person's approval ("
+    SUFFIX = "), and no person is watching this server"
 
     def __init__(self) -> None:
         self.requests: list[ApprovalRequest] = []
@@ -145,7 +146,13 @@ class NoPersonGate:
     async def decide(self, request: ApprovalRequest) -> Decision:
         self.requests.append(request)
         why = "; ".join(request.sensitive_reasons) or "the policy asks for a person"
-        return Decision(kind="reject", reason=f"{self.PREFIX} ({why}), and no person is watching this server")
+        return Decision(kind="reject", reason=f"{self.PREFIX}{why}{self.SUFFIX}")
+
+    @classmethod
+    def reasons(cls, record: StepRecord) -> str:
+        """Why the refused step needed a person (the loop's words, which quote the page)."""
+        reason = (record.decision.reason or "") if record.decision is not None else ""
+        return reason[len(cls.PREFIX):len(reason) - len(cls.SUFFIX)] if reason.endswith(cls.SUFFIX) else reason
 
     @classmethod
     def refused(cls, record: StepRecord | None) -> bool:

@@ -112,7 +112,8 @@ def _step_lines(out: StepOutcome, asked: Action, sup: "McpSupervisor") -> tuple[
         if events:
             page.append("events: " + " · ".join(events))
         if out.status == "ended" and out.feedback:
-            head += f". {out.feedback}"
+            head += ". Then the run ended."
+            page.append(out.feedback)
         return head, page, status == "failed"
     if status == "completed":  # a terminal step (finish)
         return f"{call} — done", page, False
@@ -125,9 +126,11 @@ def _step_lines(out: StepOutcome, asked: Action, sup: "McpSupervisor") -> tuple[
             page.append(f"result: {result.message}")
         return head + f"; navigated: {'yes' if navigated(rec) else 'no'}", page, False
     if status == "rejected":
-        if NoPersonGate.refused(rec):
-            return (f"{call} — NOT RUN: {rec.decision.reason} (--approve {sup.policy}). Ask the user to do this step "
-                    "themselves, or to run vigil mcp where they can approve it.", page, True)
+        if NoPersonGate.refused(rec):  # its reasons quote the page (names of elements): they go in the fence
+            page.append(f"needs a person because it: {NoPersonGate.reasons(rec)}")
+            return (f"{call} — NOT RUN: this step needs a person's approval, and no person is watching this server "
+                    f"(--approve {sup.policy}). Ask the user to do it themselves, or to run vigil mcp where they can "
+                    "approve it.", page, True)
         reason = (rec.decision.reason if rec is not None and rec.decision is not None else None) or "no reason given"
         return f"{call} — REJECTED by the person; nothing ran. Their reason: {reason}", page, True
     if status == "skipped":
@@ -136,8 +139,10 @@ def _step_lines(out: StepOutcome, asked: Action, sup: "McpSupervisor") -> tuple[
         if out.feedback:
             page.append(out.feedback)
         return f"{call} — NOT RUN: the page changed while the step waited for approval; check the changes.", page, True
-    if status == "ended":
-        return f"{call} — NOT RUN: {out.feedback or 'the run ended.'}", page, True
+    if status == "ended":  # the run's reason may quote the page
+        if out.feedback:
+            page.append(out.feedback)
+        return f"{call} — NOT RUN: the run ended.", page, True
     if result is not None and result.message:
         page.append(f"result: {result.message}")
     return f"{call} — {status}", page, True
