@@ -285,3 +285,19 @@ def test_a_page_over_the_node_budget_says_so_in_every_format(server, harness):
         assert "TRUNCATED" in text and "cut after 200,000 nodes at node" in text, f"{fmt} does not say it was cut"
         assert "Last button" not in text
     assert len(out["full"].encode()) < 2_200_000 and "CUT: this output stops at its size budget" in out["full"]
+
+
+def test_pin_and_card_fields_are_secret_in_text_too(server, harness):
+    """What a picture paints over, text never says: a PIN or card number is redacted in the snapshot."""
+    async def go(tab):
+        snap = await tab.snapshot()
+        pin = snap.find("textbox", "Card PIN")[0]
+        r = await tab.type(pin.node_id, PIN)
+        after = await tab.snapshot()
+        node = after.get(pin.node_id)
+        return r, node.value, node.redacted, after.serialize("semantic").text, after.serialize("full").text
+
+    r, value, redacted, sem, full = harness.page(server.url("trust_login.html"), go)
+    assert r.success and PIN not in r.message and PIN not in r.action
+    assert value is None and redacted
+    assert PIN not in sem and PIN not in full

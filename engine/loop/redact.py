@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from engine.snapshot.vnode import VirtualNode
 
 MASK = "••••••••"
-_SECRET_NAME = re.compile(r"pass(word|code|phrase)|one.?time|\b(otp|2fa|mfa|totp|pin)\b|security code|verification code",
-                          re.IGNORECASE)
+_SECRET_NAME = re.compile(r"pass(word|code|phrase)|one.?time|\b(otp|2fa|mfa|totp|pin|cvv2?|cvc|csc|secret|token|api ?key)\b|"
+                          r"security code|verification code|card ?number", re.IGNORECASE)
 
 
 def is_secret_field(node: "VirtualNode") -> bool:

@@ -47,15 +47,20 @@
   const bump = () => { state.ver++; };
 
   // ---- secrets: password and one-time-code fields (shared with the walker) ----------------
-  const SECRET_RX = /(^|[^a-z])(otp|one.?time|2fa|totp|mfa|passcode|pin.?code|verification.?code|security.?code)([^a-z]|$)/i;
+  // Secret fields: passwords, one-time codes, and fields whose name, id, autocomplete, aria-label or
+  // placeholder says PIN, CVV, card number, secret or token (keep in step with engine/vision/js/secret_boxes.js).
+  const SECRET_RX = /(^|[^a-z])(otp|one.?time|2fa|totp|mfa|passcode|pin|pin.?code|verification.?code|security.?code|cvv2?|cvc|csc|card.?number|cardnumber|cc.?num(ber)?|cc.?csc|secret|token|api.?key)([^a-z]|$)/i;
   state.secret = function (el) {
     const tag = el.localName;
     if (tag !== 'input' && tag !== 'textarea') return false;
     const type = (el.getAttribute('type') || '').toLowerCase();
     if (type === 'password') return true;
+    if (type === 'hidden' || type === 'checkbox' || type === 'radio' || type === 'submit' || type === 'button') return false;
     const ac = (el.getAttribute('autocomplete') || '').toLowerCase();
-    if (ac.indexOf('one-time-code') >= 0 || ac.indexOf('current-password') >= 0 || ac.indexOf('new-password') >= 0) return true;
-    return SECRET_RX.test((el.getAttribute('name') || '') + ' ' + (el.id || '') + ' ' + ac);
+    if (ac.indexOf('one-time-code') >= 0 || ac.indexOf('current-password') >= 0 || ac.indexOf('new-password') >= 0 ||
+        ac.indexOf('cc-number') >= 0 || ac.indexOf('cc-csc') >= 0) return true;
+    return SECRET_RX.test(((el.getAttribute('name') || '') + ' ' + (el.id || '') + ' ' + ac + ' ' +
+      (el.getAttribute('aria-label') || '') + ' ' + (el.getAttribute('placeholder') || '')).replace(/[_-]+/g, ' '));
   };
 
   // ---- mutation stream ---------------------------------------------------------------------

@@ -83,7 +83,9 @@ function vigilWalk(KEY, opts) {
   // most of the bytes on real pages and none of the meaning.
   const KEEP_ATTR = new Set(['id', 'href', 'type', 'name', 'placeholder', 'title', 'alt', 'aria-label', 'data-testid',
     'data-test', 'data-cy', 'for', 'action', 'method', 'autocomplete', 'tabindex', 'contenteditable',
-    'min', 'max', 'step', 'maxlength', 'pattern', 'target', 'role']);
+    'min', 'max', 'step', 'maxlength', 'pattern', 'target', 'role',
+    // DELETE semantics on links and buttons (Rails/Turbo, htmx, formmethod): a destructive step asks
+    'data-method', 'data-turbo-method', 'formmethod', 'hx-delete', 'data-hx-delete']);
   const FORM_TAGS = new Set(['input', 'select', 'textarea', 'button']);
   const TEXT_ATTR = new Set(['aria-label', 'title', 'alt', 'placeholder']);   // read as words: no invisible characters
   // Structural roles an element gets from its tag that a page may still make a click target.
