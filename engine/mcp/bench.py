@@ -1,17 +1,21 @@
 """`python -m engine.mcp.bench` (later `vigil bench mcp`): the same short flow through Vigil's MCP
 server and through Playwright MCP, measured in the same run.
 
-The flow, on the bundled demo shop served locally: navigate, snapshot, then three actions — click
-the cookie banner's Accept, type a name into Full name, select a country. Both servers are spawned
-over stdio by the MCP SDK's client, cold (each repetition starts a fresh server and browser, so the
-first navigate includes the browser's start), reps interleaved. Per step: the tokens the tool
-returned (text only, 4 ASCII characters a token — the estimate every Vigil payload uses) and the
-wall time of the call as the client saw it; medians over the repetitions.
+The flow: navigate, snapshot, then three actions by ref — on the bundled demo shop (click the cookie
+banner's Accept, type a name into Full name, select a country) and on a generated page of about
+5,000 elements (the snapshot benchmark's page: tick two brand filters, type into the search box).
+Both servers are spawned over stdio by the MCP SDK's client, cold (each repetition starts a fresh
+server and browser, so the first navigate includes the browser's start), repetitions interleaved.
+Per step: the tokens the tool returned (text only, 4 ASCII characters a token — the estimate every
+Vigil payload uses) and the wall time of the call as the client saw it; medians over the
+repetitions. Also the tokens of the tool definitions, paid once per session.
 
 Playwright MCP comes from npm (`@playwright/mcp`), installed on demand into a cache folder outside
 the repository and launched with Debian's Chromium: `--executable-path … --headless --no-sandbox
---isolated --viewport-size 1280x800`, everything else default (snapshot mode full). When npm or the
-registry cannot be reached, the report says so and measures Vigil alone.
+--isolated --viewport-size 1280x800`, everything else default. Its actions write the page snapshot
+to a file and return a link; the report counts that file separately ("linked"): it is what a client
+reads to see the page after the step. When npm or the registry cannot be reached, the report says so
+and measures Vigil alone.
 """
 
 from __future__ import annotations
@@ -26,14 +30,37 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from engine.mcp.probe import Reply, stdio_probe, vigil_command
+from engine.snapshot.serialize.tokens import estimate_tokens
 
 PLAYWRIGHT_MCP = "@playwright/mcp@0.0.83"
-DEMO = Path(__file__).resolve().parent.parent.parent / "assets" / "demo"
-STEPS = ("navigate", "snapshot", "click Accept", "type Full name", "select Country")
+ROOT = Path(__file__).resolve().parent.parent.parent
+DEMO = ROOT / "assets" / "demo"
 CHROMIUM = "/usr/bin/chromium"
+LARGE = 5000
+
+
+@dataclass(frozen=True)
+class Act:
+    tool: str      # browser_click, browser_type, browser_select_option
+    role: str      # the element's role in Playwright's aria snapshot
+    name: str      # its accessible name (unique on the page)
+    value: str = ""
+
+    def label(self) -> str:
+        verb = {"browser_click": "click", "browser_type": "type", "browser_select_option": "select"}[self.tool]
+        return f"{verb} {self.name}"
+
+
+FLOWS = {
+    "demo": (Act("browser_click", "button", "Accept"), Act("browser_type", "textbox", "Full name", "Ada Lovelace"),
+             Act("browser_select_option", "combobox", "Country", "France")),
+    "large": (Act("browser_click", "checkbox", "Brand 3"), Act("browser_type", "searchbox", "Search products", "blue"),
+              Act("browser_click", "checkbox", "Brand 5")),
+}
 
 
 def cache_dir() -> Path:
@@ -66,31 +93,26 @@ def install_playwright_mcp(spec: str = PLAYWRIGHT_MCP, out=print) -> tuple[Path 
     return exe, ""
 
 
-# -- the flow -------------------------------------------------------------------------------------------
-def _vigil_refs(snapshot: Reply) -> dict[str, str]:
+# -- refs from each server's snapshot ---------------------------------------------------------------------
+def _vigil_refs(snapshot: Reply, acts: tuple[Act, ...]) -> list[str]:
     page = snapshot.page()
     items = json.loads(page[page.find('{"mode"'):].splitlines()[0])["interactive_tree"]
     by_name = {i.get("n"): i["i"] for i in items}
-    return {"accept": by_name["Accept"], "name": by_name["Full name"], "country": by_name["Country"]}
+    return [by_name[a.name] for a in acts]
 
 
 _ARIA = re.compile(r'- (\w+) "([^"]*)"[^\n]*?\[ref=(\w+)\]')
-
-
-def _playwright_refs(snapshot: Reply) -> dict[str, str]:
-    found = {(role, name): r for role, name, r in _ARIA.findall(snapshot.text)}
-    return {"accept": found[("button", "Accept")], "name": found[("textbox", "Full name")],
-            "country": found[("combobox", "Country")]}
-
-
 _LINK = re.compile(r"\[Snapshot\]\(([^)\s]+)\)")
+
+
+def _playwright_refs(snapshot: Reply, acts: tuple[Act, ...]) -> list[str]:
+    found = {(role, name): r for role, name, r in _ARIA.findall(snapshot.text)}
+    return [found[(a.role, a.name)] for a in acts]
 
 
 def linked_tokens(reply: Reply, folder: str) -> int:
     """Tokens of the snapshot files a reply links to instead of inlining them (Playwright MCP writes
     an action's page snapshot to a file): what a client reads to see the page after that step."""
-    from engine.snapshot.serialize.tokens import estimate_tokens
-
     total = 0
     for link in _LINK.findall(reply.text):
         path = Path(folder) / link
@@ -101,42 +123,45 @@ def linked_tokens(reply: Reply, folder: str) -> int:
 
 async def tool_list_tokens(probe) -> int:
     """Tokens of the tool definitions a client loads once per session (names, descriptions, schemas)."""
-    from engine.snapshot.serialize.tokens import estimate_tokens
-
     tools = (await probe.client.list_tools()).tools
     return estimate_tokens(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
                                       separators=(",", ":")))
 
 
-async def _flow(probe, url: str, refs_of, key: str) -> list[Reply]:
-    """The flow's replies, then a last pseudo-reply whose `tokens` are the tool list's."""
-    listed = Reply("tools/list", False, "")
-    listed.fixed_tokens = await tool_list_tokens(probe)
+# -- one run ----------------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    replies: list[Reply]
+    tool_tokens: int
+
+
+async def _flow(probe, url: str, acts: tuple[Act, ...], refs_of, key: str) -> Run:
+    tool_tokens = await tool_list_tokens(probe)
     replies = [await probe.call("browser_navigate", {"url": url})]
     snap = await probe.call("browser_snapshot")
     replies.append(snap)
-    refs = refs_of(snap)
-    replies.append(await probe.call("browser_click", {key: refs["accept"], "element": "Accept"}))
-    replies.append(await probe.call("browser_type", {key: refs["name"], "text": "Ada Lovelace",
-                                                      "element": "Full name"}))
-    replies.append(await probe.call("browser_select_option", {key: refs["country"], "values": ["France"],
-                                                              "element": "Country"}))
+    for act, ref in zip(acts, refs_of(snap, acts), strict=True):
+        args = {key: ref, "element": act.name}
+        if act.tool == "browser_type":
+            args["text"] = act.value
+        elif act.tool == "browser_select_option":
+            args["values"] = [act.value]
+        replies.append(await probe.call(act.tool, args))
     for r in replies:
         if r.is_error:
             raise RuntimeError(f"{r.name} failed: {r.text[:300]}")
-    return replies + [listed]
+    return Run(replies, tool_tokens)
 
 
-async def run_vigil(url: str, home: str) -> list[Reply]:
+async def run_vigil(url: str, acts: tuple[Act, ...], home: str) -> Run:
     """Vigil as a user runs it: `--approve auto`, the session recorded (into `home`)."""
     cmd, args = vigil_command("--approve", "auto")
-    env = {"VIGIL_HOME": home}
     with tempfile.TemporaryFile("w+") as err:
-        async with stdio_probe(cmd, args, env=env, errlog=err, cwd=str(DEMO.parent.parent), timeout=120) as probe:
-            return await _flow(probe, url, _vigil_refs, "ref")
+        async with stdio_probe(cmd, args, env={"VIGIL_HOME": home}, errlog=err, cwd=str(ROOT), timeout=120) as probe:
+            return await _flow(probe, url, acts, _vigil_refs, "ref")
 
 
-async def run_playwright(exe: Path, url: str, workdir: str) -> list[Reply]:
+async def run_playwright(exe: Path, url: str, acts: tuple[Act, ...], workdir: str) -> Run:
     args = ["--executable-path", CHROMIUM, "--headless", "--no-sandbox", "--isolated", "--viewport-size", "1280x800",
             "--output-dir", workdir]
     with tempfile.TemporaryFile("w+") as err:
@@ -144,93 +169,104 @@ async def run_playwright(exe: Path, url: str, workdir: str) -> list[Reply]:
             tools = (await probe.client.list_tools()).tools
             click = next(t for t in tools if t.name == "browser_click")
             key = "target" if "target" in (click.input_schema.get("properties") or {}) else "ref"
-            replies = await _flow(probe, url, _playwright_refs, key)
-    for r in replies:
+            run = await _flow(probe, url, acts, _playwright_refs, key)
+    for r in run.replies:
         r.linked = linked_tokens(r, workdir)
-    return replies
+    return run
 
 
 # -- the report -------------------------------------------------------------------------------------------
-def _medians(runs: list[list[Reply]]) -> dict:
-    steps = []
-    for i, name in enumerate(STEPS):
-        steps.append({"step": name, "tokens": statistics.median(r[i].tokens for r in runs),
-                      "linked_tokens": statistics.median(r[i].linked for r in runs),
-                      "ms": round(statistics.median(r[i].seconds for r in runs) * 1000, 1)})
-    per_step_tokens = [r[i].tokens for r in runs for i in range(len(STEPS))]
-    per_step_ms = [r[i].seconds * 1000 for r in runs for i in range(len(STEPS))]
-    actions_ms = [r[i].seconds * 1000 for r in runs for i in range(2, len(STEPS))]
-    return {"steps": steps, "median_tokens_per_step": statistics.median(per_step_tokens),
-            "median_ms_per_step": round(statistics.median(per_step_ms), 1),
-            "median_ms_per_action": round(statistics.median(actions_ms), 1),
-            "total_tokens": statistics.median(sum(x.tokens for x in r[:len(STEPS)]) for r in runs),
-            "total_linked_tokens": statistics.median(sum(x.linked for x in r[:len(STEPS)]) for r in runs),
-            "tool_list_tokens": runs[0][len(STEPS)].fixed_tokens, "reps": len(runs)}
+def _summary(runs: list[Run], steps: list[str]) -> dict:
+    def med(values) -> float:
+        return statistics.median(values)
+
+    out = [{"step": name, "tokens": med(r.replies[i].tokens for r in runs),
+            "linked_tokens": med(r.replies[i].linked for r in runs),
+            "ms": round(med(r.replies[i].seconds for r in runs) * 1000, 1)} for i, name in enumerate(steps)]
+    return {"steps": out,
+            "median_tokens_per_step": med(x.tokens for r in runs for x in r.replies),
+            "median_ms_per_step": round(med(x.seconds for r in runs for x in r.replies) * 1000, 1),
+            "median_ms_per_action": round(med(x.seconds for r in runs for x in r.replies[2:]) * 1000, 1),
+            "total_tokens": med(sum(x.tokens for x in r.replies) for r in runs),
+            "total_linked_tokens": med(sum(x.linked for x in r.replies) for r in runs),
+            "tool_list_tokens": runs[0].tool_tokens, "reps": len(runs)}
 
 
-async def bench_mcp(reps: int = 3, playwright: bool = True, out=print) -> dict:
+async def bench_mcp(reps: int = 3, playwright: bool = True, pages: tuple[str, ...] = ("demo", "large"),
+                    out=print) -> dict:
+    from engine.bench import generate_page
     from engine.local_server import serve_directory
 
-    report: dict = {"flow": list(STEPS), "page": "assets/demo (the bundled demo shop)", "servers": {}}
     exe, why = (None, "not asked for (--no-playwright)")
     if playwright:
         exe, why = install_playwright_mcp(out=out)
         if exe is not None and not Path(CHROMIUM).exists():
             exe, why = None, f"{CHROMIUM} not found"
-    report["playwright_mcp"] = PLAYWRIGHT_MCP if exe is not None else f"not measured: {why}"
-    vigil_runs, pw_runs = [], []
-    with serve_directory(DEMO) as base, tempfile.TemporaryDirectory() as work, \
+    report: dict = {"playwright_mcp": PLAYWRIGHT_MCP if exe is not None else f"not measured: {why}", "pages": {}}
+    with tempfile.TemporaryDirectory() as site, tempfile.TemporaryDirectory() as work, \
             tempfile.TemporaryDirectory() as home:
-        url = base + "index.html"
-        for rep in range(reps):
-            vigil_runs.append(await run_vigil(url, home))
-            out(f"rep {rep + 1}/{reps}: vigil mcp {sum(r.seconds for r in vigil_runs[-1]):.1f} s")
-            if exe is not None:
-                pw_runs.append(await run_playwright(exe, url, work))
-                out(f"rep {rep + 1}/{reps}: playwright mcp {sum(r.seconds for r in pw_runs[-1]):.1f} s")
-    report["servers"]["vigil"] = _medians(vigil_runs)
-    if pw_runs:
-        report["servers"]["playwright"] = _medians(pw_runs)
+        shutil.copytree(DEMO, Path(site) / "demo")
+        (Path(site) / "large.html").write_text(generate_page(LARGE), encoding="utf-8")
+        urls = {"demo": "demo/index.html", "large": "large.html"}
+        with serve_directory(site) as base:
+            for page in pages:
+                acts = FLOWS[page]
+                steps = ["navigate", "snapshot", *(a.label() for a in acts)]
+                vigil: list[Run] = []
+                pw: list[Run] = []
+                for rep in range(reps):
+                    vigil.append(await run_vigil(base + urls[page], acts, home))
+                    out(f"{page} rep {rep + 1}/{reps}: vigil mcp {sum(r.seconds for r in vigil[-1].replies):.1f} s")
+                    if exe is not None:
+                        pw.append(await run_playwright(exe, base + urls[page], acts, work))
+                        out(f"{page} rep {rep + 1}/{reps}: playwright mcp "
+                            f"{sum(r.seconds for r in pw[-1].replies):.1f} s")
+                entry = {"steps": steps, "vigil": _summary(vigil, steps)}
+                if pw:
+                    entry["playwright"] = _summary(pw, steps)
+                report["pages"][page] = entry
     return report
 
 
-def format_report(rep: dict) -> str:
-    servers = rep["servers"]
-    v, p = servers["vigil"], servers.get("playwright")
-    lines = [f"MCP flow on {rep['page']}: {', '.join(rep['flow'])}",
-             f"medians of {v['reps']} cold runs per server, interleaved; tokens = text a call returned (4 ASCII chars "
-             "a token); ms = the call's wall time at the client. vigil mcp: --approve auto, recorded.",
-             f"Playwright MCP: {rep['playwright_mcp']}" + ("" if p is None else
-             " — its actions write the page snapshot to a file and return a link: 'linked' is that file, what "
-             "a client reads to see the page after the step"), ""]
-    head = f"{'step':<16}{'vigil tokens':>13}{'vigil ms':>10}"
+def _table(page: str, entry: dict) -> list[str]:
+    v, p = entry["vigil"], entry.get("playwright")
+    title = ("the bundled demo shop" if page == "demo" else f"a generated page of ~{LARGE} elements")
+    head = f"{'step':<22}{'vigil tokens':>13}{'vigil ms':>10}"
     if p:
         head += f"{'pw tokens':>11}{'pw linked':>11}{'pw ms':>8}"
-    lines += [head, "-" * len(head)]
-    for i, step in enumerate(rep["flow"]):
+    lines = [f"{page}: {title}", head, "-" * len(head)]
+    for i, step in enumerate(entry["steps"]):
         a = v["steps"][i]
-        row = f"{step:<16}{a['tokens']:>13g}{a['ms']:>10.0f}"
+        row = f"{step:<22}{a['tokens']:>13g}{a['ms']:>10.0f}"
         if p:
             b = p["steps"][i]
             row += f"{b['tokens']:>11g}{b['linked_tokens']:>11g}{b['ms']:>8.0f}"
         lines.append(row)
     lines.append("-" * len(head))
-    row = f"{'total':<16}{v['total_tokens']:>13g}{'':>10}"
-    if p:
-        row += f"{p['total_tokens']:>11g}{p['total_linked_tokens']:>11g}"
-    lines.append(row)
-    row = f"{'median per step':<16}{v['median_tokens_per_step']:>13g}{v['median_ms_per_step']:>10.0f}"
-    if p:
-        row += f"{p['median_tokens_per_step']:>11g}{'':>11}{p['median_ms_per_step']:>8.0f}"
-    lines.append(row)
-    row = f"{'median action':<16}{'':>13}{v['median_ms_per_action']:>10.0f}"
-    if p:
-        row += f"{'':>11}{'':>11}{p['median_ms_per_action']:>8.0f}"
-    lines.append(row)
-    row = f"{'tool list':<16}{v['tool_list_tokens']:>13g}{'':>10}"
-    if p:
-        row += f"{p['tool_list_tokens']:>11g}"
-    lines.append(row + "   (tokens of the tool definitions, once per session)")
+    rows = [("total", "total_tokens", None, "total_linked_tokens"),
+            ("median per step", "median_tokens_per_step", "median_ms_per_step", None),
+            ("median per action", None, "median_ms_per_action", None),
+            ("tool list (once)", "tool_list_tokens", None, None)]
+    for label, tok, ms, linked in rows:
+        row = f"{label:<22}{(f'{v[tok]:g}' if tok else ''):>13}{(f'{v[ms]:.0f}' if ms else ''):>10}"
+        if p:
+            row += (f"{(f'{p[tok]:g}' if tok else ''):>11}{(f'{p[linked]:g}' if linked else ''):>11}"
+                    f"{(f'{p[ms]:.0f}' if ms else ''):>8}")
+        lines.append(row)
+    return lines
+
+
+def format_report(rep: dict) -> str:
+    any_page = next(iter(rep["pages"].values()))
+    lines = [f"vigil mcp vs Playwright MCP: navigate, snapshot, three actions by ref; medians of "
+             f"{any_page['vigil']['reps']} cold runs per server, interleaved",
+             "tokens = text a call returned (4 ASCII chars a token); ms = the call's wall time at the client; "
+             "vigil mcp runs --approve auto and records the session",
+             f"Playwright MCP: {rep['playwright_mcp']}"
+             + (" — 'pw linked' = the snapshot file an action links to instead of returning it"
+                if "playwright" in any_page else "")]
+    for page, entry in rep["pages"].items():
+        lines += [""] + _table(page, entry)
     return "\n".join(lines)
 
 
@@ -240,20 +276,25 @@ def add_bench_parser(bsub) -> None:
 
 
 def add_options(b: argparse.ArgumentParser) -> None:
-    b.add_argument("--reps", type=int, default=3, help="cold runs per server (default 3)")
+    b.add_argument("--reps", type=int, default=3, help="cold runs per server and page (default 3)")
+    b.add_argument("--pages", default="demo,large", help="demo (the demo shop), large (~5000 elements); default both")
     b.add_argument("--no-playwright", action="store_true", help="measure vigil mcp only")
     b.add_argument("--json", action="store_true")
 
 
 def bench_command(args: argparse.Namespace) -> int:
-    if args.reps < 1:
-        print("vigil bench mcp: BAD_ARGUMENT: --reps must be at least 1.", file=sys.stderr)
+    pages = tuple(p.strip() for p in args.pages.split(",") if p.strip())
+    bad = [p for p in pages if p not in FLOWS]
+    if args.reps < 1 or bad or not pages:
+        why = "--reps must be at least 1" if args.reps < 1 else f"unknown page(s) {', '.join(bad) or '(none)'}"
+        print(f"vigil bench mcp: BAD_ARGUMENT: {why}; pages are {', '.join(FLOWS)}.", file=sys.stderr)
         return 2
+
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
     try:
-        rep = asyncio.run(bench_mcp(args.reps, not args.no_playwright, out=progress))
+        rep = asyncio.run(bench_mcp(args.reps, not args.no_playwright, pages, out=progress))
     except (RuntimeError, OSError) as exc:
         print(f"vigil bench mcp: FAILED: {exc}", file=sys.stderr)
         return 1

@@ -26,7 +26,6 @@ class Reply:
     images: list[bytes] = field(default_factory=list)
     seconds: float = 0.0
     linked: int = 0  # tokens of files the reply links to instead of inlining (the benchmark fills it in)
-    fixed_tokens: int = 0  # for a pseudo-reply that only counts tokens (the benchmark's tool list)
 
     @property
     def tokens(self) -> int:
