@@ -301,3 +301,22 @@ def test_pin_and_card_fields_are_secret_in_text_too(server, harness):
     assert r.success and PIN not in r.message and PIN not in r.action
     assert value is None and redacted
     assert PIN not in sem and PIN not in full
+
+
+def test_delete_semantics_and_confirming_dialogs_are_sensitive(server, harness):
+    from engine.loop.policy import sensitive_reasons
+    from engine.models import Action
+
+    async def go(tab):
+        snap = await tab.snapshot()
+        out = {}
+        for role, name in (("link", "Leave workspace"), ("button", "Yes"), ("button", "Cancel"),
+                           ("textbox", "Nickname")):
+            n = snap.find(role, name)[0]
+            out[name] = sensitive_reasons(Action(name="click", target=n.node_id), n, snap, "127.0.0.1")
+        return out
+
+    out = harness.page(server.url("trust_hostile.html"), go)
+    assert any("DELETE request" in r for r in out["Leave workspace"]), out
+    assert any('confirms a dialog that asks to "remove"' in r for r in out["Yes"]), out
+    assert not out["Cancel"] and not out["Nickname"], out

@@ -77,7 +77,11 @@ def _ancestors(node: "VirtualNode"):
 
 
 def _in_form(node: "VirtualNode") -> bool:
-    return any(a.tag == "form" or a.role == "form" for a in _ancestors(node))
+    """Inside a form that submits somewhere (a `method="dialog"` form only closes its dialog)."""
+    for a in _ancestors(node):
+        if a.tag == "form" or a.role == "form":
+            return str((a.attrs or {}).get("method", "")).lower() != "dialog"
+    return False
 
 
 def _attr(node: "VirtualNode", name: str) -> str:

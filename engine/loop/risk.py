@@ -65,7 +65,8 @@ def destructive_phrase(text: str) -> str | None:
 
 
 def _context(node: "VirtualNode") -> "VirtualNode | None":
-    return node.container(_CONTEXT_ROLES, _CONTEXT_TAGS)
+    """The dialog the node is in (its question is what a "Yes" confirms), else its form."""
+    return node.container(("dialog", "alertdialog"), ("dialog",)) or node.container(_CONTEXT_ROLES, _CONTEXT_TAGS)
 
 
 def _context_text(box: "VirtualNode", limit: int = 600) -> str:
