@@ -284,3 +284,14 @@ def test_check_hover_scroll_and_keys(mcp, server):
     assert '"n":"Accept terms"' in r.page() and "scrolled to 100%" in r.page()
     r = mcp.call("browser_scroll", {"direction": "down", "amount": 200})
     assert r.is_error and "NO_EFFECT" in r.text and "already at the bottom" in r.text, r.text
+
+
+def test_a_secret_typed_before_a_close_stays_masked_after_it(mcp, server):
+    items = open_shop(mcp, server)
+    secret = "Tr0ub4dor&3-later"
+    assert not mcp.call("browser_type", {"ref": ref(items, "Password"), "text": secret}).is_error
+    assert not mcp.call("browser_close").is_error
+    # a new browser, a new session: a page (here its address) that shows the secret is still masked
+    r = mcp.call("browser_navigate", {"url": server.url("mcp_shop.html") + "?q=" + secret})
+    assert not r.is_error, r.text
+    assert secret[:4] not in r.text and "?q=••••••••" in r.text

@@ -105,6 +105,7 @@ class McpSupervisor:
         self._loop: "AgentLoop | None" = None
         self._run_task: asyncio.Task | None = None
         self.session_ids: list[str] = []
+        self._known_secrets: set[str] = set()  # kept across browsers and runs of this server (memory only)
 
     # -- the client ---------------------------------------------------------------------------------
     def seen_client(self, name: str | None, version: str | None = None, transport: str | None = None) -> None:
@@ -115,13 +116,12 @@ class McpSupervisor:
             self.client.transport = transport
 
     def secrets(self) -> frozenset[str]:
-        """Secret values typed in this browser (memory only): scrubbed from every text result."""
-        found: set[str] = set()
+        """Secret values typed since this server started (memory only): scrubbed from every text result."""
         if self._browser is not None:
-            found |= set(self._browser.secrets.raw())
+            self._known_secrets |= set(self._browser.secrets.raw())
         if self._loop is not None:
-            found |= set(self._loop.journal.secrets)
-        return frozenset(found)
+            self._known_secrets |= set(self._loop.journal.secrets)
+        return frozenset(self._known_secrets)
 
     def scrub(self, text: str) -> str:
         """`text` without any typed secret: its known forms, and any of its prefixes of 4 characters or
@@ -182,6 +182,7 @@ class McpSupervisor:
         except VigilError as exc:
             await self._close_browser()
             raise ToolFailure(exc.code, f"The browser could not start: {exc.message}") from None
+        self._browser.secrets.update(self._known_secrets)  # its pictures mask what was typed before, too
 
     # -- steps ------------------------------------------------------------------------------------------
     async def run_steps(self, proposals: list[ProposedStep], *, refs: list[str] = ()) -> list[StepOutcome]:
@@ -329,6 +330,7 @@ class McpSupervisor:
 
     async def _drop_tab(self, why: str | None) -> None:
         """Forget the tab (closing it when it is still open); its session ends with it."""
+        self.secrets()  # keep what was typed in it
         if self._run_task is not None and not self._run_task.done() and self._loop is not None:
             self._loop.stop()
             await asyncio.gather(self._run_task, return_exceptions=True)
@@ -344,6 +346,7 @@ class McpSupervisor:
             log.info("%s; a new tab is opened", why)
 
     async def _close_browser(self) -> None:
+        self.secrets()  # keep what was typed in it
         stack, self._stack, self._browser = self._stack, None, None
         if stack is not None:
             with contextlib.suppress(Exception):
