@@ -61,7 +61,8 @@ from engine.models import TERMINAL_ACTIONS, Action, ActionDone, ProposedStep
 if TYPE_CHECKING:
     import argparse
 
-    from engine.browser.session import Browser, Tab
+    from engine.browser.browser import Browser
+    from engine.tab import Tab
 
 TASKS = ("click-test", "click-test-2", "click-button", "click-button-sequence", "click-link", "click-dialog",
          "click-option", "click-checkboxes", "click-tab", "click-collapsible", "enter-text", "enter-text-2",

@@ -108,11 +108,12 @@ class Supervisor(QObject):
         self._report_recorder()
         self.sessions_changed.emit()
 
-    def _on_frame_navigated(self, frame) -> None:
-        if self.tab is None or frame.parent_frame is not None:
+    def _on_navigated(self, url: str) -> None:
+        """The tab's main frame navigated (a run, the person, or the page itself)."""
+        if self.tab is None:
             return
-        self.page_changed.emit(frame.url)
-        self._page_moved(frame.url)
+        self.page_changed.emit(url)
+        self._page_moved(url)
 
     # -- browser -------------------------------------------------------------------------------
     async def start(self, url: str | None) -> bool:
@@ -123,7 +124,7 @@ class Supervisor(QObject):
             self._cm = launch(headless=self.headless, viewport=self.viewport)
             self.browser = await self._cm.__aenter__()
             self.tab = await self.browser.new_tab()
-            self.tab.page.on("framenavigated", self._on_frame_navigated)
+            self.tab.on_navigated(self._on_navigated)
         except VigilError as exc:
             self.error.emit(f"Could not start the browser: {exc.message}")
             self.busy.emit("")
@@ -147,25 +148,37 @@ class Supervisor(QObject):
             ok = False
         finally:
             self.busy.emit("")
-        self.page_changed.emit(self.tab.page.url)
-        self._page_moved(self.tab.page.url)
+        self.page_changed.emit(self.tab.url)
+        self._page_moved(self.tab.url)
         await self.refresh()
         return ok
 
-    async def history(self, step: int) -> None:
+    async def history(self, step: int) -> bool:
+        """Back (`step` < 0), forward (> 0) or reload (0); a page that cannot be loaded is reported on
+        `error`, as `navigate()` reports it. False when nothing moved."""
         if self.tab is None:
-            return
-        with contextlib.suppress(Exception):
+            return False
+        what = "Going back" if step < 0 else "Going forward" if step > 0 else "Reloading"
+        self.busy.emit(f"{what}…")
+        moved = False
+        try:
             if step < 0:
-                await self.tab.page.go_back(timeout=15000)
+                moved = await self.tab.go_back(timeout=15)
             elif step > 0:
-                await self.tab.page.go_forward(timeout=15000)
+                moved = await self.tab.go_forward(timeout=15)
             else:
-                await self.tab.page.reload(timeout=30000)
-        self.tab.invalidate()
-        self.page_changed.emit(self.tab.page.url)
-        self._page_moved(self.tab.page.url)
+                await self.tab.reload(timeout=30)
+                moved = True
+        except VigilError as exc:
+            self.error.emit(exc.message)
+        finally:
+            self.busy.emit("")
+        if self.tab is None:
+            return False
+        self.page_changed.emit(self.tab.url)
+        self._page_moved(self.tab.url)
         await self.refresh()
+        return moved
 
     def can_resize(self) -> bool:
         """The page may be resized now: no run, or the run waits for a person. Never while the loop
@@ -260,7 +273,7 @@ class Supervisor(QObject):
         self.loop.bus.subscribe(self._on_event)
         if self.recorder is not None:
             self._reported = None
-            sid = self.recorder.start(self.loop, task, self.tab.page.url, planner=planner_name, policy=policy,
+            sid = self.recorder.start(self.loop, task, self.tab.url, planner=planner_name, policy=policy,
                                       metadata=metadata)
             self._report_recorder()
             if sid:
@@ -276,7 +289,7 @@ class Supervisor(QObject):
             cancelled = isinstance(exc, asyncio.CancelledError)
             result = RunResult(task=task, status="interrupted" if cancelled else "error",
                                reason="The run was cancelled." if cancelled else f"{type(exc).__name__}: {exc}",
-                               url=self.tab.page.url if self.tab is not None else "")
+                               url=self.tab.url if self.tab is not None else "")
             raise
         finally:
             if self.recorder is not None:
@@ -348,7 +361,7 @@ class Supervisor(QObject):
             self.status.emit(ev.status, ev.state, ev.detail)
             self._resize_if_waiting()
         elif isinstance(ev, SnapshotTaken):  # actions and verifications are shown with the step record
-            snap = getattr(self.tab, "_snapshot", None)
+            snap = self.tab.latest_snapshot if self.tab is not None else None
             if snap is not None and snap is not self.snapshot:
                 self.previous, self.snapshot = self.snapshot, snap
                 self.snapshot_changed.emit(snap, self.previous)

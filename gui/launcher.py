@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
     args = _gui_parser().parse_args(argv[1:] if argv and argv[0] == "gui" else argv)
     from gui.app import run_gui
-    from engine.browser.session import normalize_url
+    from engine.browser.target import normalize_url
     from engine.errors import VigilError
     url = None
     if args.url:

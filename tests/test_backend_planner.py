@@ -237,16 +237,16 @@ def test_needs_context_negotiation(harness, server, backend):
         planner = BackendPlanner(fake.url, timeout=5)
         r = fake.requests
 
-        step = await planner.propose(_obs(snap))
+        step = await planner.propose(_obs(snap, page=tab))
         assert step.action.name == "click" and step.details["negotiation"] == [["skeleton"]]
         assert set(r[1]) - set(r[0]) == {"skeletonDom"} and all(r[1][k] == v for k, v in r[0].items())
         assert f'id="{join}"' in r[1]["skeletonDom"] and r[1]["domMode"] == "semantic"
         assert planner.last_exchange["rounds"] == 1 and len(planner.last_exchange["calls"]) == 2
 
-        await planner.propose(_obs(snap, 1))
+        await planner.propose(_obs(snap, 1, page=tab))
         assert set(r[3]) - set(r[2]) == {"dom"} and "<button" in r[3]["dom"] and r[2]["taskId"] == "t"
 
-        await planner.propose(_obs(snap, 2))
+        await planner.propose(_obs(snap, 2, page=tab))
         assert set(r[5]) - set(r[4]) == {"skeletonDom", "screenshot", "screenshotHash"}
         jpeg = base64.b64decode(r[5]["screenshot"])
         assert jpeg[:3] == b"\xff\xd8\xff" and len(r[5]["screenshotHash"]) == 64
@@ -254,15 +254,15 @@ def test_needs_context_negotiation(harness, server, backend):
         assert logged.startswith("<") and "elided" in logged
 
         # the same picture in a later step goes as null plus its hash, until it is asked for again
-        step = await planner.propose(_obs(snap, 3))
+        step = await planner.propose(_obs(snap, 3, page=tab))
         assert r[7]["screenshot"] is None and r[7]["screenshotHash"] == r[5]["screenshotHash"]
         assert base64.b64decode(r[8]["screenshot"])[:2] == b"\xff\xd8" and step.action.name == "click"
         assert planner.last_exchange["rounds"] == 2
 
-        step = await planner.propose(_obs(snap, 4))
+        step = await planner.propose(_obs(snap, 4, page=tab))
         assert step.action.name == "fail" and "after 2 negotiation rounds" in step.action.reason
         assert fake.url in step.action.reason and len(r) == 12
-        step = await planner.propose(_obs(snap, 5))
+        step = await planner.propose(_obs(snap, 5, page=tab))
         assert step.action.name == "fail" and "colours" in step.action.reason
 
     harness.page(server.url(PAGE), go)

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from engine.browser.discovery import find_chromium
-from engine.browser.session import normalize_url
+from engine.browser.target import normalize_url
 from engine.errors import BrowserNotFoundError, NavigationError, SnapshotError, UnknownNodeError
 
 

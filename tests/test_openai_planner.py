@@ -48,6 +48,7 @@ async def observe(tab, task="Subscribe ada@example.com to the newsletter", **kw)
     """An observation of the tab now, and HTML id → node ID."""
     snap = await tab.snapshot()
     ids = {n.attrs["id"]: n.node_id for n in snap.nodes() if n.attrs and "id" in n.attrs}
+    kw.setdefault("page", tab)
     return Observation(task=task, step_index=0, snapshot=snap, url=snap.url, **kw), ids
 
 

@@ -142,7 +142,7 @@ def test_som_one_mark_per_interactive_node_and_no_label_piles(harness, demo):
     async def busy(tab):  # four toolbars of 18 px icon buttons: labels wider than the buttons
         await tab.goto("data:text/html," + urllib.parse.quote(TOOLBARS))
         for full_res in (True, False):  # on a CSS-px PNG and on the 1024 px payload
-            res = await som_image(tab, full_res=full_res)
+            res = await som_image(tab, await tab.snapshot(), full_res=full_res)
             assert len(res.marks) == 120 and res.scale == pytest.approx(1.0 if full_res else 0.8)
             for i, a in enumerate(res.marks):
                 assert _gap(a.label, a.box) <= a.label[3] - a.label[1]

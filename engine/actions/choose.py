@@ -12,20 +12,18 @@ never clicked; given its ID, select() acts through the widget that replaced it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
 from engine.actions import input as inp
+from engine.actions.context import ActionContext
 from engine.actions.locate import ActionFailure, Target, call_on, describe, probe, resolve, scroll_into_view
+from engine.actions.pointer import FOCUS, pointer
 from engine.errors import ErrorCode, UnknownNodeError, VigilError
 from engine.names import norm
-from engine.observe.stability import StabilityConfig
-
-if TYPE_CHECKING:
-    from engine.snapshot.dom_snapshot import DomSnapshot
-    from engine.snapshot.vnode import VirtualNode
+from engine.observe.stability import StabilityConfig, wait_stable
+from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.vnode import VirtualNode
 
 _JS = Path(__file__).resolve().parent / "js"
-SELECT, COMBO, FOCUS, SCROLL = ((_JS / f).read_text() for f in ("select.js", "combo.js", "focus.js", "scroll.js"))
+SELECT, COMBO = ((_JS / f).read_text() for f in ("select.js", "combo.js"))
 
 POPUP_ROLES = frozenset({"listbox", "menu", "tree", "grid", "treegrid", "radiogroup", "tablist"})
 OPTION_ROLES = frozenset({"option", "menuitem", "menuitemradio", "menuitemcheckbox", "treeitem", "radio", "tab"})
@@ -37,227 +35,227 @@ def _q(s: str) -> str:
     return s if len(s) <= 60 else s[:59] + "…"
 
 
-class SelectActions:
-    """Mixed into `Tab` with TabActions (which provides `_pointer`)."""
-
-    async def _select(self, c: Any, option: str) -> None:
-        t = c.target
-        what = describe(t.node)
-        f = await probe(self, t, "focus")
-        if f.get("disabled"):
-            raise ActionFailure(f"{what} is disabled.", code=ErrorCode.DISABLED)
-        if f["tag"] == "label":  # a label: act on the control it labels
-            r = await call_on(self, t.session_id, t.object_id, COMBO, self.key, "control")
-            ctl = await self._by_page_id(r.get("id"), t, "control") if r and r.get("id") else None
-            if ctl is not None:
-                t, what = ctl, f"{what} (its {describe(ctl.node)})"
-                f = await probe(self, t, "focus")
-                if f.get("disabled"):
-                    raise ActionFailure(f"{what} is disabled.", code=ErrorCode.DISABLED)
-        if f["tag"] != "select":
-            await self._select_widget(c, t, option)
+async def select(c: ActionContext, option: str) -> None:
+    """Pick `option` in a native select, a widget standing in for one, or an ARIA combobox or listbox."""
+    t = c.element()
+    what = describe(t.node)
+    f = await probe(c.page, t, "focus")
+    if f.get("disabled"):
+        raise ActionFailure(f"{what} is disabled.", code=ErrorCode.DISABLED)
+    if f["tag"] == "label":  # a label: act on the control it labels
+        r = await call_on(c.page, t.session_id, t.object_id, COMBO, c.page.key, "control")
+        ctl = await _by_page_id(c, r.get("id"), t, "control") if r and r.get("id") else None
+        if ctl is not None:
+            t, what = ctl, f"{what} (its {describe(ctl.node)})"
+            f = await probe(c.page, t, "focus")
+            if f.get("disabled"):
+                raise ActionFailure(f"{what} is disabled.", code=ErrorCode.DISABLED)
+    if f["tag"] != "select":
+        await _select_widget(c, t, option)
+        return
+    rep = await call_on(c.page, t.session_id, t.object_id, COMBO, c.page.key, "replacement")
+    if not rep.get("visible") and rep.get("found"):
+        widget = await _by_page_id(c, rep.get("id"), t, "replacement")
+        if widget is not None:
+            c.data["via"] = "widget"
+            c.data["widget"] = widget.node.node_id
+            await _select_widget(c, widget, option, native=t)
             return
-        rep = await call_on(self, t.session_id, t.object_id, COMBO, self.key, "replacement")
-        if not rep.get("visible") and rep.get("found"):
-            widget = await self._by_page_id(rep.get("id"), t, "replacement")
-            if widget is not None:
-                c.data["via"] = "widget"
-                c.data["widget"] = widget.node.node_id
-                await self._select_widget(c, widget, option, native=t)
-                return
-        await scroll_into_view(self, t)
-        r = await call_on(self, t.session_id, t.object_id, SELECT, option)
-        if not r.get("found"):
-            shown = ", ".join(r.get("options", [])[:15])
-            more = f" (and {r['total'] - 15} more)" if r.get("total", 0) > 15 else ""
-            raise ActionFailure(f'{what} has no option "{option}". Its options: {shown}{more}.', code=ErrorCode.NOT_FOUND)
-        if r.get("disabled"):
-            raise ActionFailure(f'Option "{r.get("label")}" of {what} is disabled.', code=ErrorCode.DISABLED)
-        c.message = f'Selected "{r["label"]}" in {what}.'
-        if not r.get("changed"):
-            c.message = f'"{r["label"]}" was already selected in {what}; nothing to do.'
-            c.data["noop"] = True
-        if not rep.get("visible"):
-            c.message += " (The list is hidden and no widget on the page stands in for it, so its value was set directly.)"
-        if r.get("ambiguous"):
-            c.message += f' ({r["ambiguous"]} options contain "{option}"; took the first.)'
-        c.data["selected"] = {"label": r["label"], "value": r["value"]}
+    await scroll_into_view(c.page, t)
+    r = await call_on(c.page, t.session_id, t.object_id, SELECT, option)
+    if not r.get("found"):
+        shown = ", ".join(r.get("options", [])[:15])
+        more = f" (and {r['total'] - 15} more)" if r.get("total", 0) > 15 else ""
+        raise ActionFailure(f'{what} has no option "{option}". Its options: {shown}{more}.', code=ErrorCode.NOT_FOUND)
+    if r.get("disabled"):
+        raise ActionFailure(f'Option "{r.get("label")}" of {what} is disabled.', code=ErrorCode.DISABLED)
+    c.message = f'Selected "{r["label"]}" in {what}.'
+    if not r.get("changed"):
+        c.message = f'"{r["label"]}" was already selected in {what}; nothing to do.'
+        c.data["noop"] = True
+    if not rep.get("visible"):
+        c.message += " (The list is hidden and no widget on the page stands in for it, so its value was set directly.)"
+    if r.get("ambiguous"):
+        c.message += f' ({r["ambiguous"]} options contain "{option}"; took the first.)'
+    c.data["selected"] = {"label": r["label"], "value": r["value"]}
 
-    async def _by_page_id(self, page_id: str | None, anchor: Target, mode: str) -> Target | None:
-        """The live element the page-side registry calls `page_id` (a fresh snapshot gives IDs to new elements)."""
-        snap = await self.snapshot()
-        if not page_id or page_id not in snap:
-            snap = await self.snapshot(force=True)
-            if not page_id:
-                r = await call_on(self, anchor.session_id, anchor.object_id, COMBO, self.key, mode)
-                page_id = r.get("id") if r else None
-        if not page_id or page_id not in snap:
-            return None
-        try:
-            return await resolve(self, snap, page_id)
-        except UnknownNodeError:
-            return None
+async def _by_page_id(c: ActionContext, page_id: str | None, anchor: Target, mode: str) -> Target | None:
+    """The live element the page-side registry calls `page_id` (a fresh snapshot gives IDs to new elements)."""
+    snap = await c.snapshots.snapshot()
+    if not page_id or page_id not in snap:
+        snap = await c.snapshots.snapshot(force=True)
+        if not page_id:
+            r = await call_on(c.page, anchor.session_id, anchor.object_id, COMBO, c.page.key, mode)
+            page_id = r.get("id") if r else None
+    if not page_id or page_id not in snap:
+        return None
+    try:
+        return await resolve(c.page, snap, page_id)
+    except UnknownNodeError:
+        return None
 
-    # -- a widget: open, find, pick, check -------------------------------------------------------
-    async def _select_widget(self, c: Any, cb: Target, option: str, native: Target | None = None) -> None:
-        what = describe(cb.node)
-        said = what if native is None else f"{describe(native.node)} through the widget that stands in for it, {what}"
-        before = await self.snapshot()
-        info = await call_on(self, cb.session_id, cb.object_id, COMBO, self.key, "widget")
-        was = (await probe(self, cb, "state")).get("value")
-        if was and norm(was) == norm(option):
-            c.message = f'"{_q(was)}" is already selected in {said}; nothing to do.'
-            c.data["noop"] = True
-            return
-        inline = cb.node.role in POPUP_ROLES and bool(_options(cb.node))
-        ctl = info.get("controls", [])
-        already_open = info.get("expanded") is True and (not ctl or any(x.get("shown") for x in ctl))
-        opened = False
-        if not inline and not already_open:
-            # open it (where a person would click: the widget, or the box showing its value)
-            opener = await self._by_page_id(info.get("opener"), cb, "widget") if info.get("opener") else None
-            await self._pointer(c, force=False, clicks=1, target=opener or cb)
-            opened = True
-            await self.wait_stable(SHORT)
-        typed = ""
-        scrolls = 0
-        opts: list["VirtualNode"] = []
-        first: list["VirtualNode"] = []  # the options seen before any filtering, for the message
-        popup: "VirtualNode | None" = None
-        while True:
-            snap = await self.snapshot(force=True)
-            if cb.node.node_id not in snap:
-                raise ActionFailure(f"{what} went away after it was opened; take a new snapshot.", code=ErrorCode.STALE)
-            cb_now = snap.get(cb.node.node_id)
-            if inline:
-                popup, opts = cb_now, _options(cb_now)
-            else:
-                info = await call_on(self, cb.session_id, cb.object_id, COMBO, self.key, "widget")
-                popup, opts = _find_list(snap, before, cb_now, info)
-            hit, alike = _match(opts, option)
-            if hit is not None:
-                break
-            if not typed and len(opts) > len(first):
-                first = opts
-            if not typed and not inline:
-                field = await self._filter_field(cb)
-                if field is not None:
-                    await self._type_filter(field, option)
-                    typed = field.node.node_id
-                    continue
-            if popup is not None and not scrolls:
-                scrolls = await self._scan_list(snap, popup, option)
-                if scrolls:
-                    continue
-            msg = _not_found(what, option, opts if len(opts) >= len(first) else first, opened=opened,
-                             typed=bool(typed), scrolled=scrolls, popup=popup)
-            await self._leave_closed(snap, typed, opened)
-            raise ActionFailure(msg, code=ErrorCode.NOT_FOUND)
-        if (hit.states or {}).get("disabled"):
-            raise ActionFailure(f'Option "{_q(hit.name)}" of {what} is disabled.', code=ErrorCode.DISABLED)
-        snap = await self.snapshot()
-        opt = await resolve(self, snap, hit.node_id)
-        await self._pointer(c, force=False, clicks=1, target=opt)
-        await self.wait_stable(SHORT)
-        name = hit.name or hit.text or option
-        c.data["selected"] = {"label": name, "option": hit.node_id}
-        if popup is not None:
-            c.data["list"] = popup.node_id
-        how = " after typing to filter the list" if typed else (f" after scrolling through its list" if scrolls else "")
-        c.message = f'Selected "{_q(name)}" in {said}{how}.'
-        if alike > 1:
-            c.message += f' ({alike} options match "{option}"; took the first.)'
-        await self._check_shown(c, cb, opt, native, name, what, info)
-        if was is not None and norm(was) == norm(name) and norm(c.data.get("shown")) == norm(name):
-            c.message = f'"{_q(name)}" was already selected in {said}; it still is.'
-            c.data["noop"] = True
-
-    async def _check_shown(self, c: Any, cb: Target, opt: Target, native: Target | None, name: str, what: str,
-                           info: dict) -> None:
-        """After the click: does the widget (or the native select mirroring it, or the option) show the choice?"""
-        want = norm(name)
-        shown = None
-        try:
-            shown = (await probe(self, cb, "state")).get("value")
-        except VigilError:
-            pass
-        mirror_label = None
-        if native is not None:
-            try:
-                mirror_label = (await probe(self, native, "state")).get("value")
-            except VigilError:
-                pass
+# -- a widget: open, find, pick, check -------------------------------------------------------
+async def _select_widget(c: ActionContext, cb: Target, option: str, native: Target | None = None) -> None:
+    what = describe(cb.node)
+    said = what if native is None else f"{describe(native.node)} through the widget that stands in for it, {what}"
+    before = await c.snapshots.snapshot()
+    info = await call_on(c.page, cb.session_id, cb.object_id, COMBO, c.page.key, "widget")
+    was = (await probe(c.page, cb, "state")).get("value")
+    if was and norm(was) == norm(option):
+        c.message = f'"{_q(was)}" is already selected in {said}; nothing to do.'
+        c.data["noop"] = True
+        return
+    inline = cb.node.role in POPUP_ROLES and bool(_options(cb.node))
+    ctl = info.get("controls", [])
+    already_open = info.get("expanded") is True and (not ctl or any(x.get("shown") for x in ctl))
+    opened = False
+    if not inline and not already_open:
+        # open it (where a person would click: the widget, or the box showing its value)
+        opener = await _by_page_id(c, info.get("opener"), cb, "widget") if info.get("opener") else None
+        await pointer(c, force=False, clicks=1, target=opener or cb)
+        opened = True
+        await wait_stable(c.page, SHORT)
+    typed = ""
+    scrolls = 0
+    opts: list["VirtualNode"] = []
+    first: list["VirtualNode"] = []  # the options seen before any filtering, for the message
+    popup: "VirtualNode | None" = None
+    while True:
+        snap = await c.snapshots.snapshot(force=True)
+        if cb.node.node_id not in snap:
+            raise ActionFailure(f"{what} went away after it was opened; take a new snapshot.", code=ErrorCode.STALE)
+        cb_now = snap.get(cb.node.node_id)
+        if inline:
+            popup, opts = cb_now, _options(cb_now)
         else:
-            try:
-                w = await call_on(self, cb.session_id, cb.object_id, COMBO, self.key, "widget")
-                mirror_label = (w.get("mirror") or {}).get("label")
-            except VigilError:
-                pass
-        picked = False
+            info = await call_on(c.page, cb.session_id, cb.object_id, COMBO, c.page.key, "widget")
+            popup, opts = _find_list(snap, before, cb_now, info)
+        hit, alike = _match(opts, option)
+        if hit is not None:
+            break
+        if not typed and len(opts) > len(first):
+            first = opts
+        if not typed and not inline:
+            field = await _filter_field(c, cb)
+            if field is not None:
+                await _type_filter(c, field, option)
+                typed = field.node.node_id
+                continue
+        if popup is not None and not scrolls:
+            scrolls = await _scan_list(c, snap, popup, option)
+            if scrolls:
+                continue
+        msg = _not_found(what, option, opts if len(opts) >= len(first) else first, opened=opened,
+                         typed=bool(typed), scrolled=scrolls, popup=popup)
+        await _leave_closed(c, snap, typed, opened)
+        raise ActionFailure(msg, code=ErrorCode.NOT_FOUND)
+    if (hit.states or {}).get("disabled"):
+        raise ActionFailure(f'Option "{_q(hit.name)}" of {what} is disabled.', code=ErrorCode.DISABLED)
+    snap = await c.snapshots.snapshot()
+    opt = await resolve(c.page, snap, hit.node_id)
+    await pointer(c, force=False, clicks=1, target=opt)
+    await wait_stable(c.page, SHORT)
+    name = hit.name or hit.text or option
+    c.data["selected"] = {"label": name, "option": hit.node_id}
+    if popup is not None:
+        c.data["list"] = popup.node_id
+    how = " after typing to filter the list" if typed else (f" after scrolling through its list" if scrolls else "")
+    c.message = f'Selected "{_q(name)}" in {said}{how}.'
+    if alike > 1:
+        c.message += f' ({alike} options match "{option}"; took the first.)'
+    await _check_shown(c, cb, opt, native, name, what, info)
+    if was is not None and norm(was) == norm(name) and norm(c.data.get("shown")) == norm(name):
+        c.message = f'"{_q(name)}" was already selected in {said}; it still is.'
+        c.data["noop"] = True
+
+async def _check_shown(c: ActionContext, cb: Target, opt: Target, native: Target | None, name: str, what: str,
+                       info: dict) -> None:
+    """After the click: does the widget (or the native select mirroring it, or the option) show the choice?"""
+    want = norm(name)
+    shown = None
+    try:
+        shown = (await probe(c.page, cb, "state")).get("value")
+    except VigilError:
+        pass
+    mirror_label = None
+    if native is not None:
         try:
-            of = await call_on(self, opt.session_id, opt.object_id, _OPTION_STATE)
-            picked = bool(of and of.get("picked"))
+            mirror_label = (await probe(c.page, native, "state")).get("value")
         except VigilError:
             pass
-        c.data["shown"] = shown
-        if mirror_label is not None:
-            c.data["mirror"] = mirror_label
-        ok = bool(want) and (want in norm(shown) or want in norm(mirror_label)) or picked
-        strict = cb.node.role in VALUE_ROLES or native is not None or bool(info.get("mirror"))
-        if ok:
-            if mirror_label is not None and want in norm(mirror_label):
-                c.message += f' The hidden native select it mirrors now holds "{_q(mirror_label)}".'
-            return
-        if not strict:
-            return  # a menu or a tab list: clicking the item is the whole action
-        seen = f'it shows "{_q(shown)}"' if shown else "it shows no value"
-        if mirror_label is not None:
-            seen += f' and the hidden native select holds "{_q(mirror_label)}"'
-        raise ActionFailure(f'Clicked option "{_q(name)}" of {what}, but {seen}. The widget did not take the choice; '
-                            "take a new snapshot and look at its list.", code=ErrorCode.VALUE_MISMATCH)
-
-    async def _filter_field(self, cb: Target) -> Target | None:
-        r = await call_on(self, cb.session_id, cb.object_id, COMBO, self.key, "field")
-        return await self._by_page_id(r.get("id") if r else None, cb, "field")
-
-    async def _type_filter(self, field: Target, text: str) -> None:
-        r = await call_on(self, field.session_id, field.object_id, FOCUS, True)
-        if r.get("selected"):
-            await inp.press_chord(self, "Delete")
-        await inp.type_text(self, text)
-        await self.wait_stable(SHORT)
-
-    async def _leave_closed(self, snap: "DomSnapshot", typed: str, opened: bool) -> None:
-        """After a failed pick: clear the filter text typed and close the list, as a person would."""
+    else:
         try:
-            if typed and typed in snap:
-                field = await resolve(self, snap, typed)
-                r = await call_on(self, field.session_id, field.object_id, FOCUS, True)
-                if r.get("selected"):
-                    await inp.press_chord(self, "Delete")
-            if opened or typed:
-                await inp.press_chord(self, "Escape")
-                await self.wait_stable(SHORT)
+            w = await call_on(c.page, cb.session_id, cb.object_id, COMBO, c.page.key, "widget")
+            mirror_label = (w.get("mirror") or {}).get("label")
         except VigilError:
             pass
+    picked = False
+    try:
+        of = await call_on(c.page, opt.session_id, opt.object_id, _OPTION_STATE)
+        picked = bool(of and of.get("picked"))
+    except VigilError:
+        pass
+    c.data["shown"] = shown
+    if mirror_label is not None:
+        c.data["mirror"] = mirror_label
+    ok = bool(want) and (want in norm(shown) or want in norm(mirror_label)) or picked
+    strict = cb.node.role in VALUE_ROLES or native is not None or bool(info.get("mirror"))
+    if ok:
+        if mirror_label is not None and want in norm(mirror_label):
+            c.message += f' The hidden native select it mirrors now holds "{_q(mirror_label)}".'
+        return
+    if not strict:
+        return  # a menu or a tab list: clicking the item is the whole action
+    seen = f'it shows "{_q(shown)}"' if shown else "it shows no value"
+    if mirror_label is not None:
+        seen += f' and the hidden native select holds "{_q(mirror_label)}"'
+    raise ActionFailure(f'Clicked option "{_q(name)}" of {what}, but {seen}. The widget did not take the choice; '
+                        "take a new snapshot and look at its list.", code=ErrorCode.VALUE_MISMATCH)
 
-    async def _scan_list(self, snap: "DomSnapshot", popup: "VirtualNode", option: str) -> int:
-        """Page through a long or virtual list (from its top) until the option is rendered; the
-        number of pages turned (0: the list does not scroll)."""
-        box = next((n for n in popup.iter() if n.scroll), None)
-        p = popup
-        for _ in range(3):
-            if box is not None or p is None:
-                break
-            if p.scroll:
-                box = p
-            p = p.parent
-        if box is None:
-            return 0
-        t = await resolve(self, snap, box.node_id)
-        r = await call_on(self, t.session_id, t.object_id, COMBO, self.key, "scan", option, timeout=15)
-        await self.wait_stable(SHORT)
-        return max(1, int((r or {}).get("steps", 0)))
+async def _filter_field(c: ActionContext, cb: Target) -> Target | None:
+    r = await call_on(c.page, cb.session_id, cb.object_id, COMBO, c.page.key, "field")
+    return await _by_page_id(c, r.get("id") if r else None, cb, "field")
+
+async def _type_filter(c: ActionContext, field: Target, text: str) -> None:
+    r = await call_on(c.page, field.session_id, field.object_id, FOCUS, True)
+    if r.get("selected"):
+        await inp.press_chord(c.page, "Delete")
+    await inp.type_text(c.page, text)
+    await wait_stable(c.page, SHORT)
+
+async def _leave_closed(c: ActionContext, snap: DomSnapshot, typed: str, opened: bool) -> None:
+    """After a failed pick: clear the filter text typed and close the list, as a person would."""
+    try:
+        if typed and typed in snap:
+            field = await resolve(c.page, snap, typed)
+            r = await call_on(c.page, field.session_id, field.object_id, FOCUS, True)
+            if r.get("selected"):
+                await inp.press_chord(c.page, "Delete")
+        if opened or typed:
+            await inp.press_chord(c.page, "Escape")
+            await wait_stable(c.page, SHORT)
+    except VigilError:
+        pass
+
+async def _scan_list(c: ActionContext, snap: DomSnapshot, popup: VirtualNode, option: str) -> int:
+    """Page through a long or virtual list (from its top) until the option is rendered; the
+    number of pages turned (0: the list does not scroll)."""
+    box = next((n for n in popup.iter() if n.scroll), None)
+    p = popup
+    for _ in range(3):
+        if box is not None or p is None:
+            break
+        if p.scroll:
+            box = p
+        p = p.parent
+    if box is None:
+        return 0
+    t = await resolve(c.page, snap, box.node_id)
+    r = await call_on(c.page, t.session_id, t.object_id, COMBO, c.page.key, "scan", option, timeout=15)
+    await wait_stable(c.page, SHORT)
+    return max(1, int((r or {}).get("steps", 0)))
+
+
 
 
 _OPTION_STATE = ("function() { const e = this; if (!e.isConnected) return { picked: false };"

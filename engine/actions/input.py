@@ -4,20 +4,16 @@ order a person produces (seed 002, Appendix A)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from engine.actions.keys import KeyDef, key_def, modifier_mask, parse_chord
-
-if TYPE_CHECKING:
-    from engine.browser.session import Tab
+from engine.browser.keys import KeyDef, key_def, modifier_mask, parse_chord
+from engine.browser.target import PageTarget
 
 PER_KEY_LIMIT = 256  # longer text: the rest goes in one Input.insertText
 
 
-async def mouse_click(tab: "Tab", x: float, y: float, *, clicks: int = 1, button: str = "left") -> None:
+async def mouse_click(page: PageTarget, x: float, y: float, *, clicks: int = 1, button: str = "left") -> None:
     """Move, then press and release `clicks` times (clickCount 1, 2 … as a double click does)."""
-    send = tab.cdp.send
-    sid = tab.session_id
+    send = page.cdp.send
+    sid = page.session_id
     await send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "none"}, session_id=sid)
     bit = {"left": 1, "right": 2, "middle": 4}[button]
     for n in range(1, clicks + 1):
@@ -27,46 +23,46 @@ async def mouse_click(tab: "Tab", x: float, y: float, *, clicks: int = 1, button
                                                 "buttons": 0, "clickCount": n}, session_id=sid)
 
 
-async def mouse_move(tab: "Tab", x: float, y: float) -> None:
-    await tab.cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "none"},
-                       session_id=tab.session_id)
+async def mouse_move(page: PageTarget, x: float, y: float) -> None:
+    await page.cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "none"},
+                       session_id=page.session_id)
 
 
-async def _key(tab: "Tab", kind: str, kd: KeyDef, modifiers: int, text: str | None) -> None:
+async def _key(page: PageTarget, kind: str, kd: KeyDef, modifiers: int, text: str | None) -> None:
     p = {"type": kind, "key": kd.key, "code": kd.code, "windowsVirtualKeyCode": kd.key_code,
          "nativeVirtualKeyCode": kd.key_code, "modifiers": modifiers}
     if text:
         p["text"] = text
         p["unmodifiedText"] = text
-    await tab.cdp.send("Input.dispatchKeyEvent", p, session_id=tab.session_id)
+    await page.cdp.send("Input.dispatchKeyEvent", p, session_id=page.session_id)
 
 
-async def press_chord(tab: "Tab", chord: str) -> None:
+async def press_chord(page: PageTarget, chord: str) -> None:
     """`Enter`, `Control+A`, `Shift+Tab` …: modifiers down, key down/up, modifiers up."""
     mods, kd = parse_chord(chord)
     held = 0
     for m in mods:
         held |= modifier_mask([m])
-        await _key(tab, "rawKeyDown", key_def(m), held, None)
+        await _key(page, "rawKeyDown", key_def(m), held, None)
     # Text is produced only without Control/Alt/Meta (Shift alone still types).
     produces = kd.text if not (held & 0b111) else ""
-    await _key(tab, "keyDown" if produces else "rawKeyDown", kd, held, produces or None)
-    await _key(tab, "keyUp", kd, held, None)
+    await _key(page, "keyDown" if produces else "rawKeyDown", kd, held, produces or None)
+    await _key(page, "keyUp", kd, held, None)
     for m in reversed(mods):
         held &= ~modifier_mask([m])
-        await _key(tab, "keyUp", key_def(m), held, None)
+        await _key(page, "keyUp", key_def(m), held, None)
 
 
-async def type_text(tab: "Tab", text: str) -> None:
+async def type_text(page: PageTarget, text: str) -> None:
     """Key events per character (keydown, keypress, input, keyup); newlines press Enter."""
     head, tail = text[:PER_KEY_LIMIT], text[PER_KEY_LIMIT:]
     for ch in head:
         if ch == "\n":
-            await press_chord(tab, "Enter")
+            await press_chord(page, "Enter")
             continue
         kd = key_def(ch) if ch != "\r" else key_def("Enter")
         shift = 8 if (len(ch) == 1 and ch.isalpha() and ch.isupper()) else 0
-        await _key(tab, "keyDown", kd, shift, ch)
-        await _key(tab, "keyUp", kd, shift, None)
+        await _key(page, "keyDown", kd, shift, ch)
+        await _key(page, "keyUp", kd, shift, None)
     if tail:
-        await tab.cdp.send("Input.insertText", {"text": tail}, session_id=tab.session_id)
+        await page.cdp.send("Input.insertText", {"text": tail}, session_id=page.session_id)

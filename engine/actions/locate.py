@@ -5,16 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from engine.errors import ErrorCode, CDPError, UnknownNodeError, VigilError
-from engine.snapshot.dom_snapshot import NodeRef
-from engine.snapshot.resolve import element_object
-
-if TYPE_CHECKING:
-    from engine.browser.session import Tab
-    from engine.snapshot.dom_snapshot import DomSnapshot
-    from engine.snapshot.vnode import VirtualNode
+from engine.browser.target import PageTarget
+from engine.errors import CDPError, ErrorCode, UnknownNodeError, VigilError
+from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.resolve import NodeRef, element_object
+from engine.snapshot.vnode import VirtualNode
 
 _JS = Path(__file__).resolve().parent / "js"
 PROBE = (_JS / "probe.js").read_text()
@@ -36,8 +33,8 @@ class Target:
     cover: dict | None = None
 
 
-async def call_on(tab: "Tab", sid: str, oid: str, fn: str, *args: Any, timeout: float = 10) -> Any:
-    r = await tab.cdp.send("Runtime.callFunctionOn", {
+async def call_on(page: PageTarget, sid: str, oid: str, fn: str, *args: Any, timeout: float = 10) -> Any:
+    r = await page.cdp.send("Runtime.callFunctionOn", {
         "functionDeclaration": fn, "objectId": oid, "arguments": [{"value": a} for a in args],
         "returnByValue": True, "awaitPromise": True}, session_id=sid, timeout=timeout)
     if "exceptionDetails" in r:
@@ -47,56 +44,56 @@ async def call_on(tab: "Tab", sid: str, oid: str, fn: str, *args: Any, timeout: 
     return r.get("result", {}).get("value")
 
 
-async def release(tab: "Tab", sid: str) -> None:
+async def release(page: PageTarget, sid: str) -> None:
     try:
-        await tab.cdp.send("Runtime.releaseObjectGroup", {"objectGroup": GROUP}, session_id=sid, timeout=5)
+        await page.cdp.send("Runtime.releaseObjectGroup", {"objectGroup": GROUP}, session_id=sid, timeout=5)
     except VigilError:
         pass
 
 
-async def resolve(tab: "Tab", snap: "DomSnapshot", node_id: str) -> Target:
+async def resolve(page: PageTarget, snap: "DomSnapshot", node_id: str) -> Target:
     """The live element behind `node_id` in `snap`; UnknownNodeError (NOT_FOUND / STALE) otherwise."""
     node = snap.get(node_id)
-    sid, oid = await element_object(tab, snap.ref(node_id), group=GROUP)
+    sid, oid = await element_object(page, snap.ref(node_id), group=GROUP)
     return Target(node, sid, oid)
 
 
-async def probe(tab: "Tab", t: Target, mode: str) -> dict:
-    facts = await call_on(tab, t.session_id, t.object_id, PROBE, tab.key, mode)
+async def probe(page: PageTarget, t: Target, mode: str) -> dict:
+    facts = await call_on(page, t.session_id, t.object_id, PROBE, page.key, mode)
     if not facts or not facts.get("connected"):
         raise UnknownNodeError(f"Element {t.node.node_id} left the page while Vigil was acting on it.", code=ErrorCode.STALE)
     t.facts = facts
     return facts
 
 
-async def scroll_into_view(tab: "Tab", t: Target) -> None:
+async def scroll_into_view(page: PageTarget, t: Target) -> None:
     """Scroll the element (and every enclosing scroller and frame) until it is in view."""
     try:
-        await tab.cdp.send("DOM.scrollIntoViewIfNeeded", {"objectId": t.object_id}, session_id=t.session_id, timeout=10)
+        await page.cdp.send("DOM.scrollIntoViewIfNeeded", {"objectId": t.object_id}, session_id=t.session_id, timeout=10)
     except CDPError as exc:
         if exc.context_gone:
             raise UnknownNodeError(f"Element {t.node.node_id} went away (the page navigated).", code=ErrorCode.STALE) from None
         # not rendered: the probe reports it as such
 
 
-async def to_top_level(tab: "Tab", snap: "DomSnapshot", t: Target, local: tuple[float, float]) -> tuple[tuple[float, float], dict | None]:
+async def to_top_level(page: PageTarget, snap: "DomSnapshot", t: Target, local: tuple[float, float]) -> tuple[tuple[float, float], dict | None]:
     """Translate a point in the element's frame to top-level CSS px, hit-testing each frame owner
     on the way up; returns (point, cover) where cover names what hides the frame, if anything."""
     frames = {f.frame_id: f for f in snap.frames}
     x, y = local
     fid = t.node.frame_id
     cover = None
-    while fid != tab.main_frame_id:
+    while fid != page.main_frame_id:
         info = frames.get(fid)
         if info is None or not info.owner_node_id or not info.parent_frame_id:
             raise ActionFailure(f"Cannot place frame {fid} on the page (its <iframe> is not in the snapshot). "
                                 "Take a new snapshot.", code=ErrorCode.STALE)
         parent = info.parent_frame_id
-        sid, oid = await element_object(tab, NodeRef(info.owner_node_id, parent, ""), group=GROUP)
+        sid, oid = await element_object(page, NodeRef(info.owner_node_id, parent, ""), group=GROUP)
         try:
-            r = await call_on(tab, sid, oid, OWNER, tab.key, x, y)
+            r = await call_on(page, sid, oid, OWNER, page.key, x, y)
         finally:
-            await release(tab, sid)
+            await release(page, sid)
         if cover is None and not r.get("ok", True):
             cover = r.get("cover")
         x, y = x + r["ox"], y + r["oy"]

@@ -16,12 +16,11 @@ import base64
 import collections
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from engine.actions.keys import KeyNameError, key_def
-
-if TYPE_CHECKING:
-    from engine.browser.session import Tab
+from engine.browser.keys import KeyNameError, key_def
+from engine.browser.target import HasTarget, PageTarget, target_of
 
 log = logging.getLogger("vigil.screencast")
 
@@ -31,17 +30,15 @@ META_KEYS = ("deviceWidth", "deviceHeight", "offsetTop", "pageScaleFactor", "scr
 FPS_WINDOW_S = 2.0
 
 
-def _gone(tab: "Tab") -> bool:
-    cdp = getattr(tab, "cdp", None)
-    return bool(getattr(tab, "closed", False) or getattr(tab, "crashed", False) or cdp is None
-                or getattr(cdp, "closed", False) or not getattr(tab, "session_id", ""))
+def _gone(tab: PageTarget) -> bool:
+    return bool(tab.closed or tab.crashed or tab.cdp.closed or not tab.session_id)
 
 
 class Screencast:
     """Frames of one tab's viewport, as JPEG bytes plus metadata, until `stop()`."""
 
-    def __init__(self, tab: "Tab"):
-        self.tab = tab
+    def __init__(self, page: PageTarget | HasTarget):
+        self.tab = target_of(page)
         self.frames = 0  # frames delivered since start()
         self.running = False
         self._on_frame: FrameCallback | None = None
@@ -204,8 +201,8 @@ class InputForwarder:
     Errors from a closed or crashed tab are logged and swallowed: the viewer keeps running.
     """
 
-    def __init__(self, tab: "Tab"):
-        self.tab = tab
+    def __init__(self, page: PageTarget | HasTarget):
+        self.tab = target_of(page)
         self.sent = 0
         self.errors = 0
 

@@ -127,7 +127,7 @@ def result_line(result: RunResult) -> str:
 
 async def run_command(args: argparse.Namespace, *, stdin: TextIO | None = None) -> int:
     """Run `vigil run` with parsed arguments; returns the exit code (never raises for bad input)."""
-    from engine.browser.session import normalize_url
+    from engine.browser.target import normalize_url
     from engine.planners.registry import make_planner
 
     if args.max_steps < 1:
@@ -179,7 +179,7 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
                 loop.bus.subscribe(lambda ev: print(step_line(ev.record), flush=True)
                                    if isinstance(ev, StepRecorded) else None)
             if recorder is not None:
-                recorder.start(loop, task, tab.page.url, planner=planner_name, policy=args.approve, metadata=metadata)
+                recorder.start(loop, task, tab.url, planner=planner_name, policy=args.approve, metadata=metadata)
             try:
                 result = await loop.run(task)
             finally:

@@ -8,12 +8,11 @@ re-plan or give up. Planners never act on the page themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
+from engine.loop.driver import PageDriver
 from engine.models import ActionResult, PageEvent, Plan, ProposedStep, StepRecord
-
-if TYPE_CHECKING:
-    from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.dom_snapshot import DomSnapshot
 
 Outcome = Literal["completed", "failed", "skipped", "rejected", "taken_over", "stale"]
 """What became of the previous proposal:
@@ -41,6 +40,9 @@ class Observation:
     feedback: str | None = None
     plan: Plan | None = None
     last_outcome: Outcome | None = None   # None on the first proposal
+    # the page itself, for a planner that asks for more than the snapshot (a screenshot); None when the
+    # observation is built without one (a one-off grounding, a test)
+    page: PageDriver | None = None
 
 
 @runtime_checkable

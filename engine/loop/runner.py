@@ -17,9 +17,9 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from engine.errors import ErrorCode, BrowserClosedError, TabCrashedError, UnknownNodeError, VigilError
+from engine.loop.driver import PageDriver
 from engine.loop.events import EventBus
 from engine.loop.gates import ApprovalGate
 from engine.loop.grounding import (describe_action, node_changed, node_summary, resolve_target, target_label,
@@ -32,9 +32,6 @@ from engine.loop.untrusted import find_instructions
 from engine.models import (POLICIES, TERMINAL_ACTIONS, ActionDone, ActionResult, ApprovalRequest, AwaitingApproval,
                            ChatMessage, Decision, ProposedStep, RunResult, SnapshotTaken, StepArtifacts, StepProposed,
                            StepRecord, VerificationDone)
-
-if TYPE_CHECKING:
-    from engine.browser.session import Tab
 
 log = logging.getLogger("vigil.loop")
 
@@ -92,16 +89,17 @@ class _Journal(RunJournal):
 
 
 class AgentLoop:
-    """`await AgentLoop(tab, planner, gate=QueueGate()).run("task")` → RunResult."""
+    """`await AgentLoop(tab, planner, gate=QueueGate()).run("task")` → RunResult. The page is anything
+    with the `PageDriver` members (a `Tab`)."""
 
-    def __init__(self, tab: "Tab", planner: Planner, *, gate: ApprovalGate, policy: str = "ask", max_steps: int = 30,
+    def __init__(self, page: PageDriver, planner: Planner, *, gate: ApprovalGate, policy: str = "ask", max_steps: int = 30,
                  bus: EventBus | None = None, screenshots: bool = True,
                  target_timeout_ms: int = DEFAULT_TARGET_TIMEOUT_MS, artifacts: bool = False):
         if policy not in POLICIES:
             raise ValueError(f"Unknown approval policy {policy!r}; use one of {', '.join(POLICIES)}.")
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
-        self.tab, self.planner, self.gate, self.policy = tab, planner, gate, policy
+        self.page, self.planner, self.gate, self.policy = page, planner, gate, policy
         self.max_steps, self.screenshots, self.target_timeout_ms = max_steps, screenshots, target_timeout_ms
         # with `artifacts`, each executed step's StepRecorded event carries the before/after JPEGs and
         # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
@@ -182,7 +180,7 @@ class AgentLoop:
             t0 = self.journal.step_started = time.monotonic()
             snap = await self._observe(index)
             self.start_domain = self.start_domain or snap.context.domain
-            obs = Observation(task=self.task, step_index=index, snapshot=snap, url=snap.url,
+            obs = Observation(task=self.task, step_index=index, snapshot=snap, url=snap.url, page=self.page,
                               recent_events=await self._events(10_000), history=list(self.journal.records),
                               last_result=turn.result if turn else None, feedback=turn.feedback if turn else None,
                               plan=self.journal.plan.model_copy(deep=True) if self.journal.plan else None,
@@ -199,15 +197,15 @@ class AgentLoop:
 
     async def _observe(self, index: int):
         self.journal.set_state("observing")
-        self.tab.check_alive()
+        self.page.check_alive()
         t = time.monotonic()
         try:
-            await self.tab.wait_stable(since=0.0)  # quiet measured from the last change, not from now
+            await self.page.wait_stable(since=0.0)  # quiet measured from the last change, not from now
         except (TabCrashedError, BrowserClosedError):
             raise
         except VigilError as exc:  # an unsettled page is still observed
             log.debug("stability wait failed: %s", exc)
-        snap = await self.tab.snapshot()
+        snap = await self.page.snapshot()
         self._publish_snapshot(snap, index, _ms(t))
         return snap
 
@@ -277,7 +275,7 @@ class AgentLoop:
                 raise _Stopped
             if decision.kind in ("skip", "reject"):
                 return self._declined(decision, p, msg, base)
-            fresh = await self.tab.snapshot()
+            fresh = await self.page.snapshot()
             self._publish_snapshot(fresh, index, 0)
             if decision.kind == "take_over" and decision.action is None:
                 return await self._human_in_page(decision, p, msg, base, fresh, timings["approval"])
@@ -333,7 +331,7 @@ class AgentLoop:
                 if left <= 0:
                     raise
             await self._until_stopped(asyncio.sleep(min(0.25, left)))
-            snap = await self.tab.snapshot()
+            snap = await self.page.snapshot()
             self._publish_snapshot(snap, index, 0)
 
     def _target_missing(self, index: int, p: ProposedStep, snap, msg: ChatMessage, exc: UnknownNodeError,
@@ -440,13 +438,13 @@ class AgentLoop:
         run = action.model_copy(update={"target": node.node_id}) if node is not None else action
         if types_secret(action, node) and action.text:
             self.journal.secrets.add(action.text)
-            self.tab.browser.secrets.add(action.text)  # so no picture shows it either
+            self.page.remember_secret(action.text)  # so no picture shows it either
         t = time.monotonic()
         shot_before = await self._shot()
         self.journal.set_state("acting")
         t_act = time.monotonic()
         try:
-            result = await self.tab.act(run, expect)
+            result = await self.page.act(run, expect)
         except VigilError as exc:  # the action layer reports page problems in the result; be safe anyway
             result = ActionResult(success=False, action=run.to_string(), node_id=run.node_id, error_code=exc.code,
                                   message=exc.message)
@@ -474,7 +472,7 @@ class AgentLoop:
         failed = not result.success or (v is not None and not v.success and expect is not None)
         note = f"Not verified: {v.feedback}" if v is not None and not v.success and not failed else ""
         try:
-            self.tab.check_alive()
+            self.page.check_alive()
         except VigilError as exc:  # the action "worked" but the tab died under it
             failed, note = True, exc.message
         distance = None
@@ -490,7 +488,7 @@ class AgentLoop:
 
     def _check_fatal(self, result: ActionResult | None) -> None:
         """End the run when the tab crashed or the browser closed."""
-        self.tab.check_alive()
+        self.page.check_alive()
         if result is not None and result.error_code in FATAL_CODES:
             raise FATAL_CODES[result.error_code](result.message)
 
@@ -517,7 +515,7 @@ class AgentLoop:
 
     async def _events(self, max_age_ms: int) -> list:
         try:
-            return await self.tab.recent_events(max_age_ms=max_age_ms)
+            return await self.page.recent_events(max_age_ms=max_age_ms)
         except VigilError as exc:
             log.debug("could not read page events: %s", exc)
             return []
@@ -527,8 +525,7 @@ class AgentLoop:
         if not self.screenshots:
             return None
         try:
-            from engine.vision.screenshot import capture_screenshot
-            return await capture_screenshot(self.tab)
+            return await self.page.screenshot()
         except Exception as exc:  # a missing picture never stops a run
             log.debug("screenshot failed: %s", exc)
             return None
@@ -536,14 +533,14 @@ class AgentLoop:
     async def _after_snapshot(self):
         """The page right after a step (for the record's after picture), or None if it cannot be taken."""
         try:
-            return await self.tab.snapshot()
+            return await self.page.snapshot()
         except VigilError as exc:
             log.debug("after-step snapshot failed: %s", exc)
             return None
 
     def _url(self) -> str:
         try:
-            return self.tab.page.url
-        except Exception:
+            return self.page.url
+        except Exception:  # the page is gone: where it last was
             return self._prev_snap.url if self._prev_snap is not None else ""
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
+from engine.browser.target import PageTarget
 from engine.models import ExpectedOutcome, PageEvent, PageState, VerificationResult
 from engine.observe.stream import read_stream, summarize
+from engine.snapshot.cache import SnapshotCache
+from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.vnode import VirtualNode
 
-if TYPE_CHECKING:
-    from engine.browser.session import Tab
-    from engine.snapshot.dom_snapshot import DomSnapshot
-    from engine.snapshot.vnode import VirtualNode
 
 ERROR_ROLES = ("alert", "alertdialog")
 
@@ -262,24 +262,27 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
                               confidence=max(0.0, min(1.0, conf)), feedback=feedback)
 
 
-async def verify(tab: "Tab", exp: ExpectedOutcome, pre: PreState, target: str | None,
-                 post_facts: Callable[[], "asyncio.Future | None"] | None = None,
-                 started: float | None = None) -> VerificationResult:
+PostFacts = Callable[[], Awaitable[dict]]
+
+
+async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcome, pre: PreState, target: str | None,
+                 post_facts: PostFacts | None = None, started: float | None = None) -> VerificationResult:
     """Check `exp` now; while it is not met, look again every 200 ms until its timeout from `started`."""
     started = time.monotonic() if started is None else started
     while True:
-        post = await observe_post(tab, pre, post_facts)
+        post = await observe_post(page, snapshots, pre, post_facts)
         res = evaluate(exp, pre, post, target)
         if res.success or (time.monotonic() - started) * 1000 >= exp.timeout_ms:
             return res
         await asyncio.sleep(0.2)
 
 
-async def observe_post(tab: "Tab", pre: PreState, post_facts=None) -> PostState:
-    snap = await tab.snapshot()
-    reading = await read_stream(tab, pre.t_ms)
+async def observe_post(page: PageTarget, snapshots: SnapshotCache, pre: PreState,
+                       post_facts: PostFacts | None = None) -> PostState:
+    snap = await snapshots.snapshot()
+    reading = await read_stream(page, pre.t_ms)
     facts = {}
     if post_facts is not None:
         facts = await post_facts() or {}
-    return PostState(url=snap.url, nav_count=tab.nav_count, mutations=reading.mutations, snapshot=snap,
+    return PostState(url=snap.url, nav_count=page.nav_count, mutations=reading.mutations, snapshot=snap,
                      events=reading.events(), facts=facts, scroll=(snap.context.scroll_x, snap.context.scroll_y))

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
-
 from pydantic import BaseModel
 
+from engine.browser.target import PageTarget
 from engine.observe.stream import read_stream
 
-if TYPE_CHECKING:
-    from engine.browser.session import Tab
 
 
 class StabilityConfig(BaseModel):
@@ -49,25 +46,25 @@ class StabilityResult(BaseModel):
         return f"not settled after {self.waited_ms:.0f} ms ({', '.join(why) or 'still busy'})"
 
 
-async def wait_stable(tab: "Tab", config: StabilityConfig | None = None, *, since: float | None = None) -> StabilityResult:
+async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *, since: float | None = None) -> StabilityResult:
     """Wait until the page settles or the cap passes; `since` is a time.monotonic() reference."""
     cfg = config or StabilityConfig()
     start = time.monotonic()
     since = start if since is None else since
     deadline = start + cfg.timeout_ms / 1000
     while True:
-        tab.check_alive()
-        reading = await read_stream(tab, time.time() * 1000)  # counters only: no old events
+        page.check_alive()
+        reading = await read_stream(page, time.time() * 1000)  # counters only: no old events
         after = time.monotonic()
         since_action = (after - since) * 1000
         dom_quiet = min(reading.quiet_ms(), since_action) if reading.frames else 0.0
-        net_quiet = tab.network.quiet_for() * 1000  # idle before the action counts: the DOM window gives the page time to react
-        loading = tab.loading
+        net_quiet = page.network.quiet_for() * 1000  # idle before the action counts: the DOM window gives the page time to react
+        loading = page.loading
         ok = (bool(reading.frames) and not loading and dom_quiet >= cfg.dom_quiet_ms
               and net_quiet >= cfg.network_quiet_ms)
         if ok or after >= deadline:
             return StabilityResult(stable=ok, waited_ms=round((after - start) * 1000, 1), dom_quiet_ms=round(dom_quiet, 1),
-                                   network_quiet_ms=round(net_quiet, 1), inflight=len(tab.network.inflight),
+                                   network_quiet_ms=round(net_quiet, 1), inflight=len(page.network.inflight),
                                    loading=loading)
         # sleep just long enough for the quieter of the two windows to close, within the poll step
         need = max(cfg.dom_quiet_ms - dom_quiet, cfg.network_quiet_ms - net_quiet, 0) / 1000

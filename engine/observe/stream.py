@@ -5,13 +5,10 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
+from engine.browser.target import PageTarget
 from engine.errors import VigilError
 from engine.models import PageEvent
 
-if TYPE_CHECKING:
-    from engine.browser.session import Tab
 
 _READ = ("function(KEY, since) { const S = window[KEY]; if (!S || S.muts === undefined) return null;"
          " return [Date.now(), S.muts, S.lastMut, S.events.filter((e) => e[0] > since), location.href]; }")
@@ -52,14 +49,14 @@ class StreamReading:
         return out
 
 
-async def _read_frame(tab: "Tab", frame_id: str, since: float) -> FrameReading | None:
-    ft = tab.frames.get(frame_id)
+async def _read_frame(page: PageTarget, frame_id: str, since: float) -> FrameReading | None:
+    ft = page.frames.get(frame_id)
     if ft is None or ft.context_id is None:
         return None
     try:
-        r = await tab.cdp.send("Runtime.callFunctionOn", {
+        r = await page.cdp.send("Runtime.callFunctionOn", {
             "functionDeclaration": _READ, "executionContextId": ft.context_id,
-            "arguments": [{"value": tab.key}, {"value": since}], "returnByValue": True}, session_id=ft.session_id,
+            "arguments": [{"value": page.key}, {"value": since}], "returnByValue": True}, session_id=ft.session_id,
             timeout=5)
     except VigilError:
         return None
@@ -70,17 +67,17 @@ async def _read_frame(tab: "Tab", frame_id: str, since: float) -> FrameReading |
     return FrameReading(frame_id, now, muts, last, events, url)
 
 
-async def read_stream(tab: "Tab", since_ms: float = 0.0) -> StreamReading:
+async def read_stream(page: PageTarget, since_ms: float = 0.0) -> StreamReading:
     """Mutation counters of every frame, and the events newer than `since_ms` (epoch ms)."""
-    tab.check_alive()
-    ids = list(tab.frames)
-    got = await asyncio.gather(*(_read_frame(tab, f, since_ms) for f in ids))
+    page.check_alive()
+    ids = list(page.frames)
+    got = await asyncio.gather(*(_read_frame(page, f, since_ms) for f in ids))
     return StreamReading([g for g in got if g is not None], time.time() * 1000)
 
 
-async def recent_events(tab: "Tab", max_age_ms: int = 10_000) -> list[PageEvent]:
+async def recent_events(page: PageTarget, max_age_ms: int = 10_000) -> list[PageEvent]:
     """Meaningful page changes of the last `max_age_ms`, oldest first, from every frame."""
-    reading = await read_stream(tab, time.time() * 1000 - max_age_ms)
+    reading = await read_stream(page, time.time() * 1000 - max_age_ms)
     return reading.events()
 
 

@@ -62,7 +62,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from engine.errors import ActionStringError, ErrorCode
+from engine.errors import ActionStringError, ErrorCode, ScreenshotError
 from engine.loop.action_string import parse_action_string
 from engine.loop.planner import Observation
 from engine.loop.redact import MASK, types_secret
@@ -70,7 +70,7 @@ from engine.loop.untrusted import UNTRUSTED_RULE
 from engine.models import Action, ExpectedOutcome, PageEvent, ProposedStep
 from engine.planners.payload import RagResult, rag_filter
 from engine.snapshot.serialize.tokens import cut
-from engine.vision.screenshot import ScreenshotTracker, capture_screenshot
+from engine.vision.screenshot import ScreenshotTracker
 
 INTERACT_PATH = "/api/agent/interact"
 MAX_ROUNDS = 2
@@ -234,7 +234,9 @@ class BackendPlanner:
             out["dom"] = snap.serialize("full").text[:FULL_DOM_LIMIT]
         if "screenshot" in wanted:
             try:
-                shot = await capture_screenshot(snap.tab)
+                if obs.page is None:
+                    raise ScreenshotError("no page is attached to this observation")
+                shot = await obs.page.screenshot()
             except Exception as exc:  # the seed: carry on without a picture
                 exchange["screenshot_error"] = f"{type(exc).__name__}: {exc}"
                 return out

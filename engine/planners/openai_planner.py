@@ -227,7 +227,7 @@ class OpenAIPlanner:
                 messages = messages + self._correction(reply, str(bad))
                 continue
             if isinstance(parsed, _Ctx):
-                art = await context_artifact(parsed.kind, obs.snapshot.tab, obs.snapshot, self.vision,
+                art = await context_artifact(parsed.kind, obs.page, obs.snapshot, self.vision,
                                              screenshots=self._shots if self.vision else None)
                 ex.negotiation.append({"kind": parsed.kind, "reason": parsed.reason, "tokens": art["tokens"],
                                        "note": art.get("note", "")})

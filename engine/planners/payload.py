@@ -22,20 +22,21 @@ import hashlib
 import io
 import json
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from pydantic import BaseModel
 from rapidfuzz import fuzz
 
 from engine.errors import VigilError
+from engine.loop.driver import PageDriver
 from engine.loop.planner import Observation
 from engine.loop.untrusted import fence
 from engine.snapshot.serialize.tokens import cut, estimate_tokens
 from engine.snapshot.serialize.tree import CONTAINER_ROLES
 
-if TYPE_CHECKING:
-    from engine.snapshot.dom_snapshot import DomSnapshot
-    from engine.vision.screenshot import ScreenshotTracker
+from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.vision.screenshot import ScreenshotTracker
 
 ContextKind = Literal["skeleton", "screenshot", "full"]
 CONTEXT_KINDS: tuple[str, ...] = ("skeleton", "screenshot", "full")
@@ -316,7 +317,7 @@ def build_observation(obs: Observation, *, budget_tokens: int = 6000, delta: Del
 
 
 # -- context escalation ---------------------------------------------------------------------------------
-async def context_artifact(kind: ContextKind, tab, snapshot: "DomSnapshot", vision: bool, *,
+async def context_artifact(kind: ContextKind, page: PageDriver | None, snapshot: DomSnapshot, vision: bool, *,
                            screenshots: "ScreenshotTracker | None" = None,
                            max_chars: int = FULL_DOM_MAX_CHARS) -> dict:
     """Only the artifact asked for (seed 001 §1, §5):
@@ -337,10 +338,9 @@ async def context_artifact(kind: ContextKind, tab, snapshot: "DomSnapshot", visi
         return {"kind": "skeleton", "skeleton": skeleton, "tokens": estimate_tokens(skeleton)}
     out = {"kind": "screenshot", "skeleton": skeleton, "image": None, "image_type": None, "phash": None, "note": ""}
     try:
-        if tab is None:
-            raise VigilError("no browser tab is attached to this snapshot")
-        from engine.vision.screenshot import capture_screenshot
-        shot = await capture_screenshot(tab)
+        if page is None:
+            raise VigilError("no page is attached to this observation")
+        shot = await page.screenshot()
         out["phash"] = shot.phash
         if screenshots is not None and not screenshots.should_send(shot):
             out["note"] = "The screenshot is unchanged since the last one sent; look at that one."

@@ -14,14 +14,14 @@ import contextlib
 import gc
 import json
 import time
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from functools import lru_cache
 
+from engine.browser.target import PageScripts, PageTarget
 from engine.errors import CDPError, CDPTimeoutError, ErrorCode, NoContextError, SnapshotError, VigilError
+from engine.models import FrameInfo
+from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import TIERS, VirtualNode
-
-if TYPE_CHECKING:
-    from engine.browser.session import Tab
-    from engine.snapshot.dom_snapshot import DomSnapshot
 
 GROUP = "vigil-snapshot"
 
@@ -38,26 +38,35 @@ def _no_gc():
             gc.enable()
 
 
-def _call_source(tab: "Tab") -> str:
+@lru_cache(maxsize=8)
+def _call_source(scripts: PageScripts) -> str:
     # Install lazily (documents that existed before Vigil attached) and keep the compiled walker
     # in the page-side state, so later snapshots send a one-line call instead of 30 KB of source.
-    b = tab.browser
-    return ("function(KEY, opts) {\n" + b.install_source + "\nconst S = window[KEY];\n"
-            "if (!S.walk) Object.defineProperty(S, 'walk', {value: (" + b.walker_source + "), writable: false});\n"
+    return ("function(KEY, opts) {\n" + scripts.install_source + "\nconst S = window[KEY];\n"
+            "if (!S.walk) Object.defineProperty(S, 'walk', {value: (" + scripts.walker_source + "), writable: false});\n"
             "return S.walk(KEY, opts);\n}")
+
+
+@dataclass(frozen=True)
+class Capture:
+    """What one capture learnt: the snapshot, and each frame's document version as the walk saw it
+    (`walk_key`), which tells a cache later whether the page is still the one in the snapshot."""
+
+    snapshot: DomSnapshot
+    walk_keys: dict[str, tuple]
 
 
 FAST_CALL = "function(KEY, opts) { const S = window[KEY]; return S && S.walk ? S.walk(KEY, opts) : null; }"
 
 
-async def _walk(tab: "Tab", frame_id: str, opts: dict, timeout: float) -> dict:
-    sid, ctx = await tab.context_for(frame_id)
-    params = {"executionContextId": ctx, "arguments": [{"value": tab.key}, {"value": opts}],
+async def _walk(page: PageTarget, frame_id: str, opts: dict, timeout: float) -> dict:
+    sid, ctx = await page.context_for(frame_id)
+    params = {"executionContextId": ctx, "arguments": [{"value": page.key}, {"value": opts}],
               "returnByValue": True, "awaitPromise": False}
-    r = await tab.cdp.send("Runtime.callFunctionOn", {"functionDeclaration": FAST_CALL, **params},
+    r = await page.cdp.send("Runtime.callFunctionOn", {"functionDeclaration": FAST_CALL, **params},
                            session_id=sid, timeout=timeout)
     if "exceptionDetails" not in r and r.get("result", {}).get("value") is None:
-        r = await tab.cdp.send("Runtime.callFunctionOn", {"functionDeclaration": tab._walker_call, **params},
+        r = await page.cdp.send("Runtime.callFunctionOn", {"functionDeclaration": _call_source(page.scripts), **params},
                                session_id=sid, timeout=timeout)
     if "exceptionDetails" in r:
         d = r["exceptionDetails"]
@@ -74,15 +83,15 @@ async def _walk(tab: "Tab", frame_id: str, opts: dict, timeout: float) -> dict:
     return data
 
 
-async def _element_objects(tab: "Tab", frame_id: str, expr: str) -> list[str]:
+async def _element_objects(page: PageTarget, frame_id: str, expr: str) -> list[str]:
     """Object ids of the elements in a page-side array (frames, shadow-host suspects)."""
-    sid, ctx = await tab.context_for(frame_id)
-    r = await tab.cdp.send("Runtime.evaluate", {"expression": expr, "contextId": ctx, "objectGroup": GROUP},
+    sid, ctx = await page.context_for(frame_id)
+    r = await page.cdp.send("Runtime.evaluate", {"expression": expr, "contextId": ctx, "objectGroup": GROUP},
                            session_id=sid)
     oid = r.get("result", {}).get("objectId")
     if not oid:
         return []
-    props = await tab.cdp.send("Runtime.getProperties", {"objectId": oid, "ownProperties": True}, session_id=sid)
+    props = await page.cdp.send("Runtime.getProperties", {"objectId": oid, "ownProperties": True}, session_id=sid)
     out = []
     for p in props.get("result", []):
         if p.get("name", "").isdigit() and (p.get("value") or {}).get("objectId"):
@@ -105,7 +114,7 @@ _FRAME_OCC = """function(KEY, idx, pts) {
 }"""
 
 
-async def _occlusion_across_frames(tab: "Tab", parent: str, index: int, child: dict, offset: tuple[float, float],
+async def _occlusion_across_frames(page: PageTarget, parent: str, index: int, child: dict, offset: tuple[float, float],
                                    view: tuple[float, float]) -> None:
     """Mark a child frame's controls occluded when something in the parent document (a cookie
     banner, a modal) covers that part of the <iframe> — the frame's own walk cannot see it."""
@@ -120,10 +129,10 @@ async def _occlusion_across_frames(tab: "Tab", parent: str, index: int, child: d
         x2, y2 = min(r[9] + r[11], vw), min(r[10] + r[12], vh)
         pts.append([(x1 + max(x1, x2)) / 2 - offset[0], (y1 + max(y1, y2)) / 2 - offset[1]])
     try:
-        sid, ctx = await tab.context_for(parent, timeout=1.0)
-        res = await tab.cdp.send("Runtime.callFunctionOn", {
+        sid, ctx = await page.context_for(parent, timeout=1.0)
+        res = await page.cdp.send("Runtime.callFunctionOn", {
             "functionDeclaration": _FRAME_OCC, "executionContextId": ctx, "returnByValue": True,
-            "arguments": [{"value": tab.key}, {"value": index}, {"value": pts}]}, session_id=sid, timeout=5)
+            "arguments": [{"value": page.key}, {"value": index}, {"value": pts}]}, session_id=sid, timeout=5)
     except VigilError:
         return  # the frame is still walked; only this refinement is lost
     for row, cover in zip(todo, res.get("result", {}).get("value") or []):
@@ -134,13 +143,13 @@ async def _occlusion_across_frames(tab: "Tab", parent: str, index: int, child: d
             row[14] = ex
 
 
-async def _frame_ids_of_owners(tab: "Tab", frame_id: str) -> list[str | None]:
-    sid, _ = await tab.context_for(frame_id)
-    objs = await _element_objects(tab, frame_id, f"window[{json.dumps(tab.key)}].lastFrames")
+async def _frame_ids_of_owners(page: PageTarget, frame_id: str) -> list[str | None]:
+    sid, _ = await page.context_for(frame_id)
+    objs = await _element_objects(page, frame_id, f"window[{json.dumps(page.key)}].lastFrames")
 
     async def one(oid: str) -> str | None:
         try:
-            d = await tab.cdp.send("DOM.describeNode", {"objectId": oid}, session_id=sid)
+            d = await page.cdp.send("DOM.describeNode", {"objectId": oid}, session_id=sid)
             return d["node"].get("frameId")
         except VigilError:
             return None
@@ -148,48 +157,48 @@ async def _frame_ids_of_owners(tab: "Tab", frame_id: str) -> list[str | None]:
     return list(await asyncio.gather(*(one(o) for o in objs)))
 
 
-async def _adopt_closed_roots(tab: "Tab", frame_id: str) -> int:
+async def _adopt_closed_roots(page: PageTarget, frame_id: str) -> int:
     """Find closed shadow roots the page-side hook could not see (declarative, or attached before
     Vigil) through CDP, and hand them to the page-side state so the next walk enters them."""
-    sid, ctx = await tab.context_for(frame_id)
-    objs = await _element_objects(tab, frame_id, f"window[{json.dumps(tab.key)}].suspects")
+    sid, ctx = await page.context_for(frame_id)
+    objs = await _element_objects(page, frame_id, f"window[{json.dumps(page.key)}].suspects")
     found = 0
     for oid in objs:
         try:
-            d = await tab.cdp.send("DOM.describeNode", {"objectId": oid, "depth": 0, "pierce": True}, session_id=sid)
+            d = await page.cdp.send("DOM.describeNode", {"objectId": oid, "depth": 0, "pierce": True}, session_id=sid)
             roots = d["node"].get("shadowRoots") or []
             if roots:
-                rr = await tab.cdp.send("DOM.resolveNode", {"backendNodeId": roots[0]["backendNodeId"],
+                rr = await page.cdp.send("DOM.resolveNode", {"backendNodeId": roots[0]["backendNodeId"],
                                                             "executionContextId": ctx, "objectGroup": GROUP},
                                         session_id=sid)
-                await tab.cdp.send("Runtime.callFunctionOn", {
+                await page.cdp.send("Runtime.callFunctionOn", {
                     "functionDeclaration": "function(root, KEY){ window[KEY].closed.set(this, root); }",
-                    "objectId": oid, "arguments": [{"objectId": rr["object"]["objectId"]}, {"value": tab.key}]},
+                    "objectId": oid, "arguments": [{"objectId": rr["object"]["objectId"]}, {"value": page.key}]},
                     session_id=sid)
                 found += 1
             else:
-                await tab.cdp.send("Runtime.callFunctionOn", {
+                await page.cdp.send("Runtime.callFunctionOn", {
                     "functionDeclaration": "function(KEY){ window[KEY].noRoot.add(this); }",
-                    "objectId": oid, "arguments": [{"value": tab.key}]}, session_id=sid)
+                    "objectId": oid, "arguments": [{"value": page.key}]}, session_id=sid)
         except VigilError:
             continue
     return found
 
 
-async def _release(tab: "Tab") -> None:
-    for sid in list(tab.sessions):
+async def _release(page: PageTarget) -> None:
+    for sid in list(page.sessions):
         try:
-            await tab.cdp.send("Runtime.releaseObjectGroup", {"objectGroup": GROUP}, session_id=sid, timeout=5)
+            await page.cdp.send("Runtime.releaseObjectGroup", {"objectGroup": GROUP}, session_id=sid, timeout=5)
         except VigilError:
             pass
 
 
-async def _walk_frame(tab: "Tab", frame_id: str, opts: dict, timeout: float, timings: dict) -> dict:
+async def _walk_frame(page: PageTarget, frame_id: str, opts: dict, timeout: float, timings: dict) -> dict:
     t = time.perf_counter()
-    data = await _walk(tab, frame_id, opts, timeout)
+    data = await _walk(page, frame_id, opts, timeout)
     if data.get("suspects"):
-        if await _adopt_closed_roots(tab, frame_id):
-            data = await _walk(tab, frame_id, opts, timeout)
+        if await _adopt_closed_roots(page, frame_id):
+            data = await _walk(page, frame_id, opts, timeout)
     timings["walk"] = timings.get("walk", 0.0) + (time.perf_counter() - t) * 1000
     for k, v in (data.get("t") or {}).items():
         if k in ("walk", "ids", "occlusion", "info"):
@@ -197,14 +206,12 @@ async def _walk_frame(tab: "Tab", frame_id: str, opts: dict, timeout: float, tim
     return data
 
 
-async def capture(tab: "Tab", *, max_nodes: int | None = None, timeout: float = 30.0) -> "DomSnapshot":
-    """Take a complete snapshot of the tab: every frame, every shadow root, one tree."""
-    if not hasattr(tab, "_walker_call"):
-        tab._walker_call = _call_source(tab)
+async def capture(page: PageTarget, *, max_nodes: int | None = None, timeout: float = 30.0) -> Capture:
+    """Take a complete snapshot of the page: every frame, every shadow root, one tree."""
     last_exc: Exception | None = None
     for attempt in range(3):
         try:
-            return await asyncio.wait_for(_capture_once(tab, max_nodes, timeout), timeout + 5)
+            return await asyncio.wait_for(_capture_once(page, max_nodes, timeout), timeout + 5)
         except CDPTimeoutError:
             raise SnapshotError(f"The page did not answer the snapshot within {timeout:.0f} s (a script may be "
                                 "stuck in a loop). Reload the page or raise the timeout.",
@@ -225,22 +232,19 @@ async def capture(tab: "Tab", *, max_nodes: int | None = None, timeout: float = 
             await asyncio.sleep(0.2 * (attempt + 1))
             continue
         finally:
-            await _release(tab)
+            await _release(page)
     raise SnapshotError(f"The page kept navigating while Vigil took a snapshot ({last_exc}). Wait for it to settle "
                         "and try again.", code=ErrorCode.NAVIGATED)
 
 
-async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "DomSnapshot":
-    from engine.snapshot.dom_snapshot import DomSnapshot
-    from engine.models import FrameInfo
-
+async def _capture_once(page: PageTarget, max_nodes: int | None, timeout: float) -> Capture:
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
-    gen = tab.generation
-    main = tab.main_frame_id
+    gen = page.generation
+    main = page.main_frame_id
     opts = {"prefix": "", "maxNodes": max_nodes or 200000}
     docs: list[tuple[str, dict, str | None, str | None]] = []  # (frame_id, data, parent frame, owner row id)
-    main_data = await _walk_frame(tab, main, opts, timeout, timings)
+    main_data = await _walk_frame(page, main, opts, timeout, timings)
     if main_data.get("empty"):
         main_data["rows"] = []
         main_data["frames"] = []
@@ -259,22 +263,22 @@ async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "D
         for fid, data in level:
             if not data.get("frames"):
                 continue
-            owners = await _frame_ids_of_owners(tab, fid)
+            owners = await _frame_ids_of_owners(page, fid)
             for k, (entry, child_id) in enumerate(zip(data["frames"], owners)):
                 row_idx, ox, oy, cw, ch, clip, rendered = entry
                 owner_index[(fid, data["rows"][row_idx][1])] = k
-                if not child_id or child_id not in tab.frames:
+                if not child_id or child_id not in page.frames:
                     continue
                 owner_row = data["rows"][row_idx]
-                ordinal = tab.frame_ordinal(child_id)
+                ordinal = page.frame_ordinal(child_id)
                 copts = {"prefix": f"f{ordinal}_", "ox": ox, "oy": oy, "clip": clip, "maxNodes": opts["maxNodes"]}
                 tasks.append((child_id, fid, owner_row, copts, ordinal))
         if not tasks:
             break
-        results = await asyncio.gather(*(_walk_frame(tab, cid, co, timeout, timings) for cid, _, _, co, _ in tasks),
+        results = await asyncio.gather(*(_walk_frame(page, cid, co, timeout, timings) for cid, _, _, co, _ in tasks),
                                        return_exceptions=True)
         for (cid, pfid, owner_row, co, ordinal), res in zip(tasks, results):
-            ft = tab.frames.get(cid)
+            ft = page.frames.get(cid)
             if isinstance(res, BaseException):
                 if isinstance(res, (VigilError,)):
                     # A frame that cannot be read (navigating, blocked) becomes an empty frame node.
@@ -291,10 +295,10 @@ async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "D
         depth += 1
     if occ_jobs:
         view = (main_data.get("vw") or 0, main_data.get("vh") or 0)
-        await asyncio.gather(*(_occlusion_across_frames(tab, *job, view) for job in occ_jobs))
-    # What each document looked like to this walk: lets Tab.snapshot() reuse the snapshot while
-    # none of them changed (their mutation counters, scroll, viewport and address are all the same).
-    tab._walk_keys = {fid: walk_key(data) for fid, data, _, _ in docs}
+        await asyncio.gather(*(_occlusion_across_frames(page, *job, view) for job in occ_jobs))
+    # What each document looked like to this walk: lets a cache reuse the snapshot while none of
+    # them changed (their mutation counters, scroll, viewport and address are all the same).
+    keys = {fid: walk_key(data) for fid, data, _, _ in docs}
     t_walked = time.perf_counter()
     with _no_gc():  # 25k small objects: the cyclic GC would run several times over them for nothing
         root, by_id, counts = _build(docs)
@@ -302,8 +306,9 @@ async def _capture_once(tab: "Tab", max_nodes: int | None, timeout: float) -> "D
     timings["build"] = (t_built - t_walked) * 1000
     timings["capture"] = (t_built - t0) * 1000
     timings["transfer_bytes"] = float(sum(d.get("_bytes", 0) for _, d, _, _ in docs))
-    return DomSnapshot.create(tab=tab, main=main_data, root=root, by_id=by_id, counts=counts, frames=frame_infos,
+    snap = DomSnapshot.create(page=page, main=main_data, root=root, by_id=by_id, counts=counts, frames=frame_infos,
                               timings=timings, generation=gen, truncated=any(d.get("truncated") for _, d, _, _ in docs))
+    return Capture(snap, keys)
 
 
 def walk_key(data: dict) -> tuple:

@@ -5,38 +5,25 @@ from __future__ import annotations
 import time
 import urllib.parse
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from engine.errors import UnknownNodeError
-from engine.names import norm
+from engine.browser.target import PageTarget
+from engine.errors import SnapshotError, UnknownNodeError
 from engine.models import FORMATS, FrameInfo, PageContext, Serialization, SnapshotStats, Viewport
+from engine.names import norm
+from engine.snapshot.resolve import NodeRef, backend_node_id
 from engine.snapshot.vnode import VirtualNode
-
-if TYPE_CHECKING:
-    from engine.browser.session import Tab
-
-
-class NodeRef:
-    """Where a node lives: its frame, the CDP session that reaches the frame, and the node ID the
-    page-side registry resolves to the live element (and from there to a backend node id)."""
-
-    __slots__ = ("node_id", "frame_id", "session_id")
-
-    def __init__(self, node_id: str, frame_id: str, session_id: str):
-        self.node_id, self.frame_id, self.session_id = node_id, frame_id, session_id
-
-    def __repr__(self) -> str:
-        return f"NodeRef({self.node_id!r}, frame={self.frame_id!r})"
 
 
 class DomSnapshot:
     """The complete VirtualNode tree of a page plus lookups; never changes after creation."""
 
     __slots__ = ("_root", "_by_id", "_nodes", "context", "frames", "stats", "taken_at", "generation",
-                 "_tab", "_cache", "_sessions", "_frozen")
+                 "_page", "_cache", "_sessions", "_frozen")
 
     @classmethod
-    def create(cls, *, tab: "Tab", main: dict, root: VirtualNode | None, by_id: dict[str, VirtualNode],
+    def create(cls, *, page: PageTarget, main: dict, root: VirtualNode | None, by_id: dict[str, VirtualNode],
                counts: dict, frames: list[FrameInfo], timings: dict, generation: int, truncated: bool) -> "DomSnapshot":
         self = object.__new__(cls)
         set_ = object.__setattr__
@@ -58,7 +45,7 @@ class DomSnapshot:
             frames=1 + len(frames), shadow_nodes=counts["shadow"], truncated=truncated,
             timings_ms={k: round(v, 2) for k, v in timings.items()},
         )
-        sessions = {fid: ft.session_id for fid, ft in tab.frames.items()}
+        sessions = {fid: ft.session_id for fid, ft in page.frames.items()}
         set_(self, "_root", root)
         set_(self, "_by_id", MappingProxyType(by_id))
         set_(self, "_nodes", nodes)
@@ -67,7 +54,7 @@ class DomSnapshot:
         set_(self, "stats", stats)
         set_(self, "taken_at", time.time())
         set_(self, "generation", generation)
-        set_(self, "_tab", tab)
+        set_(self, "_page", page)
         set_(self, "_cache", {})
         set_(self, "_sessions", MappingProxyType(sessions))
         set_(self, "_frozen", True)
@@ -80,11 +67,6 @@ class DomSnapshot:
     @property
     def root(self) -> VirtualNode | None:
         return self._root
-
-    @property
-    def tab(self) -> "Tab":
-        """The tab this snapshot was taken of (for screenshots and other context a planner asks for)."""
-        return self._tab
 
     @property
     def url(self) -> str:
@@ -126,8 +108,10 @@ class DomSnapshot:
 
     async def backend_node_id(self, node_id: str) -> int:
         """The CDP backendNodeId of a node (resolved on demand; stable for the element's life)."""
-        from engine.snapshot.resolve import backend_node_id
-        return await backend_node_id(self._tab, self.ref(node_id))
+        if self._page is None:
+            raise SnapshotError("This snapshot was loaded from the session store: it has no live page to resolve "
+                                f"node {node_id} in.")
+        return await backend_node_id(self._page, self.ref(node_id))
 
     def find(self, role: str | None = None, name: str | None = None, *, exact: bool = False,
              interactive: bool | None = None, visible: bool | None = None, tier: str | None = None,

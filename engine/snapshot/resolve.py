@@ -3,23 +3,32 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
+from engine.browser.target import PageTarget
 from engine.errors import ErrorCode, UnknownNodeError, VigilError
 
-if TYPE_CHECKING:
-    from engine.browser.session import Tab
-    from engine.snapshot.dom_snapshot import NodeRef
+
+class NodeRef:
+    """Where a node lives: its frame, the CDP session that reaches the frame, and the node ID the
+    page-side registry resolves to the live element (and from there to a backend node id)."""
+
+    __slots__ = ("node_id", "frame_id", "session_id")
+
+    def __init__(self, node_id: str, frame_id: str, session_id: str):
+        self.node_id, self.frame_id, self.session_id = node_id, frame_id, session_id
+
+    def __repr__(self) -> str:
+        return f"NodeRef({self.node_id!r}, frame={self.frame_id!r})"
 
 
-async def element_object(tab: "Tab", ref: "NodeRef", group: str = "vigil-action") -> tuple[str, str]:
+async def element_object(page: PageTarget, ref: NodeRef, group: str = "vigil-action") -> tuple[str, str]:
     """(session id, remote object id) of the live element behind a node ID.
 
     Raises UnknownNodeError with code STALE when the element is gone from the page."""
-    sid, ctx = await tab.context_for(ref.frame_id)
-    expr = (f"(()=>{{const s=window[{json.dumps(tab.key)}];const r=s&&s.byId.get({json.dumps(ref.node_id)});"
+    sid, ctx = await page.context_for(ref.frame_id)
+    expr = (f"(()=>{{const s=window[{json.dumps(page.key)}];const r=s&&s.byId.get({json.dumps(ref.node_id)});"
             "const e=r&&r.deref();return e&&e.isConnected?e:null})()")
-    r = await tab.cdp.send("Runtime.evaluate", {"expression": expr, "contextId": ctx, "objectGroup": group},
+    r = await page.cdp.send("Runtime.evaluate", {"expression": expr, "contextId": ctx, "objectGroup": group},
                            session_id=sid)
     if "exceptionDetails" in r:
         raise UnknownNodeError(f"Could not look up element {ref.node_id}: the page's document changed. "
@@ -31,13 +40,13 @@ async def element_object(tab: "Tab", ref: "NodeRef", group: str = "vigil-action"
     return sid, oid
 
 
-async def backend_node_id(tab: "Tab", ref: "NodeRef") -> int:
-    sid, oid = await element_object(tab, ref)
+async def backend_node_id(page: PageTarget, ref: NodeRef) -> int:
+    sid, oid = await element_object(page, ref)
     try:
-        d = await tab.cdp.send("DOM.describeNode", {"objectId": oid}, session_id=sid)
+        d = await page.cdp.send("DOM.describeNode", {"objectId": oid}, session_id=sid)
         return int(d["node"]["backendNodeId"])
     finally:
         try:
-            await tab.cdp.send("Runtime.releaseObject", {"objectId": oid}, session_id=sid)
+            await page.cdp.send("Runtime.releaseObject", {"objectId": oid}, session_id=sid)
         except VigilError:
             pass

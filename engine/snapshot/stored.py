@@ -67,7 +67,7 @@ def load_snapshot(data: bytes) -> DomSnapshot:
     snap = object.__new__(DomSnapshot)
     for key, value in (("_root", root), ("_by_id", MappingProxyType(by_id)), ("_nodes", tuple(nodes)),
                        ("context", ctx), ("frames", frames), ("stats", stats), ("taken_at", body.get("taken_at", 0.0)),
-                       ("generation", -1), ("_tab", None), ("_cache", {}), ("_sessions", MappingProxyType({})),
+                       ("generation", -1), ("_page", None), ("_cache", {}), ("_sessions", MappingProxyType({})),
                        ("_frozen", True)):
         object.__setattr__(snap, key, value)
     return snap

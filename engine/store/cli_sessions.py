@@ -91,7 +91,7 @@ def export_command(args: argparse.Namespace) -> int:
 
 
 async def replay_command(args: argparse.Namespace, *, stdin=None) -> int:
-    from engine.browser.session import normalize_url
+    from engine.browser.target import normalize_url
     from engine.loop.cli_run import execute
     from engine.store import Store
     from engine.store.replay import replay_planner

@@ -24,14 +24,12 @@ import asyncio
 import io
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
 
 from PIL import Image, ImageDraw
 
+from engine.browser.target import PageTarget
 from engine.errors import ErrorCode, VigilError
-
-if TYPE_CHECKING:
-    from engine.browser.session import Tab
 
 log = logging.getLogger("vigil.vision")
 
@@ -46,62 +44,62 @@ _OWNER_BOX = """function() {
 Box = tuple[float, float, float, float]
 
 
-async def _frame_boxes(tab: "Tab", frame_id: str, values: list[str]) -> list[Box]:
-    ft = tab.frames.get(frame_id)
+async def _frame_boxes(page: PageTarget, frame_id: str, values: list[str]) -> list[Box]:
+    ft = page.frames.get(frame_id)
     if ft is None or ft.context_id is None:
         return []
-    r = await tab.cdp.send("Runtime.callFunctionOn", {
+    r = await page.cdp.send("Runtime.callFunctionOn", {
         "functionDeclaration": SECRET_BOXES, "executionContextId": ft.context_id, "returnByValue": True,
-        "arguments": [{"value": tab.key}, {"value": values}]}, session_id=ft.session_id, timeout=5)
+        "arguments": [{"value": page.key}, {"value": values}]}, session_id=ft.session_id, timeout=5)
     if "exceptionDetails" in r:
         raise VigilError("the secret-masking script failed in a frame", code=ErrorCode.SCREENSHOT_FAILED)
     return [tuple(b) for b in (r.get("result", {}).get("value") or [])]
 
 
-async def _owner_offset(tab: "Tab", frame_id: str) -> tuple[float, float] | None:
+async def _owner_offset(page: PageTarget, frame_id: str) -> tuple[float, float] | None:
     """Where the frame's viewport starts inside its parent's viewport (the <iframe> content box)."""
-    ft = tab.frames.get(frame_id)
-    parent = tab.frames.get(ft.parent_id) if ft is not None and ft.parent_id else None
+    ft = page.frames.get(frame_id)
+    parent = page.frames.get(ft.parent_id) if ft is not None and ft.parent_id else None
     if parent is None:
         return None
     sid = parent.session_id
-    owner = await tab.cdp.send("DOM.getFrameOwner", {"frameId": frame_id}, session_id=sid, timeout=5)
-    obj = await tab.cdp.send("DOM.resolveNode", {"backendNodeId": owner["backendNodeId"], "objectGroup": "vigil-mask"},
+    owner = await page.cdp.send("DOM.getFrameOwner", {"frameId": frame_id}, session_id=sid, timeout=5)
+    obj = await page.cdp.send("DOM.resolveNode", {"backendNodeId": owner["backendNodeId"], "objectGroup": "vigil-mask"},
                              session_id=sid, timeout=5)
     try:
-        r = await tab.cdp.send("Runtime.callFunctionOn", {
+        r = await page.cdp.send("Runtime.callFunctionOn", {
             "functionDeclaration": _OWNER_BOX, "objectId": obj["object"]["objectId"], "returnByValue": True},
             session_id=sid, timeout=5)
     finally:
         try:
-            await tab.cdp.send("Runtime.releaseObjectGroup", {"objectGroup": "vigil-mask"}, session_id=sid, timeout=5)
+            await page.cdp.send("Runtime.releaseObjectGroup", {"objectGroup": "vigil-mask"}, session_id=sid, timeout=5)
         except VigilError:
             pass
     ox, oy = r.get("result", {}).get("value") or (0, 0)
     return float(ox), float(oy)
 
 
-async def secret_boxes(tab: "Tab", values: Iterable[str] = ()) -> list[Box]:
-    """Boxes to paint over, in top-level CSS px of the viewport, from every frame of the tab.
+async def secret_boxes(page: PageTarget, values: Iterable[str] = ()) -> list[Box]:
+    """Boxes to paint over, in top-level CSS px of the viewport, from every frame of the page.
 
     A frame that cannot be searched (navigating, detached) is skipped; a frame that can be searched
     but not placed is covered whole (better a grey frame than a leak)."""
     vals = list(values)
-    fids = list(tab.frames)
-    found = await asyncio.gather(*(_frame_boxes(tab, f, vals) for f in fids), return_exceptions=True)
+    fids = list(page.frames)
+    found = await asyncio.gather(*(_frame_boxes(page, f, vals) for f in fids), return_exceptions=True)
     per_frame = {f: b for f, b in zip(fids, found) if not isinstance(b, BaseException) and b}
     if not per_frame:
         return []
     out: list[Box] = []
-    offsets: dict[str, tuple[float, float] | None] = {tab.main_frame_id: (0.0, 0.0)}
+    offsets: dict[str, tuple[float, float] | None] = {page.main_frame_id: (0.0, 0.0)}
 
     async def offset(fid: str) -> tuple[float, float] | None:
         if fid in offsets:
             return offsets[fid]
         offsets[fid] = None  # guard against cycles
-        ft = tab.frames.get(fid)
+        ft = page.frames.get(fid)
         try:
-            own = await _owner_offset(tab, fid)
+            own = await _owner_offset(page, fid)
             up = await offset(ft.parent_id) if ft is not None and ft.parent_id else None
         except VigilError as exc:
             log.debug("cannot place frame %s for masking: %s", fid, exc)

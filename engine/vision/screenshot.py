@@ -17,6 +17,7 @@ import imagehash
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.browser.target import HasTarget, PageTarget, target_of
 from engine.errors import CDPError, CDPTimeoutError, ScreenshotError, VigilError
 
 HASH_SIZE = 16
@@ -96,12 +97,12 @@ class ScreenshotTracker:
         self.last_sent = shot
 
 
-async def _viewport(tab, timeout: float) -> tuple[dict, float]:
+async def _viewport(page: PageTarget, timeout: float) -> tuple[dict, float]:
     """The visual viewport (CSS px, page coordinates) and the device pixel ratio."""
     metrics, dpr = await asyncio.gather(
-        tab.cdp.send("Page.getLayoutMetrics", session_id=tab.session_id, timeout=timeout),
-        tab.cdp.send("Runtime.evaluate", {"expression": "window.devicePixelRatio", "returnByValue": True},
-                     session_id=tab.session_id, timeout=timeout),
+        page.cdp.send("Page.getLayoutMetrics", session_id=page.session_id, timeout=timeout),
+        page.cdp.send("Runtime.evaluate", {"expression": "window.devicePixelRatio", "returnByValue": True},
+                     session_id=page.session_id, timeout=timeout),
         return_exceptions=True)
     if isinstance(metrics, BaseException):
         raise metrics
@@ -112,7 +113,7 @@ async def _viewport(tab, timeout: float) -> tuple[dict, float]:
     return vv, ratio
 
 
-async def grab_viewport(tab, *, fmt: str, css_scale: float | None = None, max_width: int | None = None,
+async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: float | None = None, max_width: int | None = None,
                         quality: int = 70, timeout: float = 10, mask: bool = True) -> tuple[bytes, dict]:
     """Raw capture of what is on screen: `fmt` "jpeg" or "png", either at `css_scale` image px per
     CSS px, or (with `max_width`) at device resolution shrunk to fit that width. Returns the
@@ -120,11 +121,12 @@ async def grab_viewport(tab, *, fmt: str, css_scale: float | None = None, max_wi
 
     Secret fields and any text showing a known secret value are painted over (`engine.vision.mask`)
     unless `mask=False` — which nothing that stores, shows or sends a picture may pass."""
-    tab.check_alive()
-    values = tab.browser.secrets.forms() if mask else []
-    boxes: list = await _secret_boxes(tab, values) if mask else []
+    target = target_of(page)
+    target.check_alive()
+    values = target.secrets.forms() if mask else []
+    boxes: list = await _secret_boxes(target, values) if mask else []
     try:
-        vv, dpr = await _viewport(tab, timeout)
+        vv, dpr = await _viewport(target, timeout)
         css_w, css_h = float(vv["clientWidth"]), float(vv["clientHeight"])
         if css_w < 1 or css_h < 1:
             raise ScreenshotError(f"The viewport is {css_w:.0f}×{css_h:.0f} CSS px: nothing to capture. "
@@ -137,46 +139,46 @@ async def grab_viewport(tab, *, fmt: str, css_scale: float | None = None, max_wi
                                  "scale": css_scale / dpr}}
         if fmt == "jpeg":
             params["quality"] = quality
-        res = await tab.cdp.send("Page.captureScreenshot", params, session_id=tab.session_id, timeout=timeout)
+        res = await target.cdp.send("Page.captureScreenshot", params, session_id=target.session_id, timeout=timeout)
     except CDPTimeoutError:
-        tab.check_alive()  # a crash or close mid-capture surfaces as its own error
+        target.check_alive()  # a crash or close mid-capture surfaces as its own error
         raise ScreenshotError(f"The page did not paint a screenshot within {timeout:.0f} s (it may be busy "
                               "or hung). Wait for it to settle, or raise the timeout.") from None
     except CDPError as exc:
-        tab.check_alive()
+        target.check_alive()
         raise ScreenshotError(f"Could not capture the page: {exc.detail}. Take a new snapshot and retry; if it "
                               "keeps failing, reload the tab.") from None
     data = base64.b64decode(res["data"])
     if mask:
-        boxes += await _secret_boxes(tab, values)  # and where they are now: a moving field stays covered
+        boxes += await _secret_boxes(target, values)  # and where they are now: a moving field stays covered
         if boxes:
             from engine.vision.mask import paint_encoded
             data = paint_encoded(data, fmt, boxes, css_scale, quality)
     return data, vv
 
 
-async def _secret_boxes(tab, values: list[str]) -> list:
+async def _secret_boxes(target: PageTarget, values: list[str]) -> list:
     from engine.vision.mask import secret_boxes
     try:
-        return await secret_boxes(tab, values)
+        return await secret_boxes(target, values)
     except VigilError as exc:
-        tab.check_alive()
+        target.check_alive()
         raise ScreenshotError(f"Could not find the secret fields to mask ({exc.message}); no picture is taken "
                               "rather than one that may show a secret.") from None
 
 
-async def capture_screenshot(tab, *, max_width: int = 1024, quality: int = 70, full: bool = False,
+async def capture_screenshot(page: PageTarget | HasTarget, *, max_width: int = 1024, quality: int = 70, full: bool = False,
                              timeout: float = 10) -> Screenshot:
     """Capture the viewport as a ≤ `max_width` JPEG payload with its pHash.
 
     With `full=True` one full-resolution PNG (device px) is captured and the JPEG is made from
     that same frame, so both always show the same moment."""
     if full:
-        png, vv = await grab_viewport(tab, fmt="png", timeout=timeout)
+        png, vv = await grab_viewport(page, fmt="png", timeout=timeout)
         img = Image.open(io.BytesIO(png))
     else:
         png = None
-        data, vv = await grab_viewport(tab, fmt="jpeg", max_width=max_width, quality=quality, timeout=timeout)
+        data, vv = await grab_viewport(page, fmt="jpeg", max_width=max_width, quality=quality, timeout=timeout)
         img = Image.open(io.BytesIO(data))
     img.load()
     reencode = full or img.width > max_width  # the browser rounds: never send more than asked

@@ -19,6 +19,8 @@ from typing import Iterable
 
 from PIL import Image, ImageDraw, ImageFilter, ImageFont, ImageStat
 
+from engine.browser.target import HasTarget, PageTarget
+from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
 from engine.vision.badges import BadgeSpec, overlap, place_badges, shows_own_text, text_colour, text_rects
 from engine.vision.screenshot import capture_screenshot, grab_viewport
@@ -255,25 +257,26 @@ def draw_som(image: Image.Image, snapshot, *, scale: float | None = None,
     return SomResult(image=out, marks=marks, scale=scale, legend=key)
 
 
-async def som_image(tab, snapshot=None, *, full_res: bool = True, legend: bool = True) -> SomResult:
-    """Snapshot (unless given) and screenshot the viewport, and draw the marks.
+async def som_image(page: PageTarget | HasTarget, snapshot: DomSnapshot, *, full_res: bool = True,
+                    legend: bool = True) -> SomResult:
+    """Screenshot the viewport and draw the marks of `snapshot` (taken of this page just before) on it.
 
     `full_res=True` draws on a PNG at 1 image px per CSS px; False on the ≤ 1024 px JPEG payload
     (what a model is sent)."""
-    snap = snapshot if snapshot is not None else await tab.snapshot()
     if full_res:
-        data, vv = await grab_viewport(tab, fmt="png", css_scale=1.0)
+        data, vv = await grab_viewport(page, fmt="png", css_scale=1.0)
         img = Image.open(io.BytesIO(data))
         img.load()
         scale = img.width / float(vv["clientWidth"])
     else:
-        shot = await capture_screenshot(tab)
+        shot = await capture_screenshot(page)
         img, scale = shot.image(), shot.scale
-    return draw_som(img, snap, scale=scale, legend=legend)
+    return draw_som(img, snapshot, scale=scale, legend=legend)
 
 
-async def som_png(tab, path: str | Path, snapshot=None, *, full_res: bool = True) -> SomResult:
+async def som_png(page: PageTarget | HasTarget, path: str | Path, snapshot: DomSnapshot, *,
+                  full_res: bool = True) -> SomResult:
     """`som_image` written to `path` as a PNG; returns the result (marks, scale, image)."""
-    res = await som_image(tab, snapshot, full_res=full_res)
+    res = await som_image(page, snapshot, full_res=full_res)
     res.save(path)
     return res

@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QPointF, Qt
 
-from engine.actions.keys import MODIFIER_BITS
+from engine.browser.keys import MODIFIER_BITS
 
 log = logging.getLogger("vigil.gui.page_view")
 
@@ -34,7 +34,7 @@ _BUTTON_BITS = {"left": 1, "right": 2, "middle": 4, "back": 8, "forward": 16}
 
 
 def cdp_modifiers(mods: Any) -> int:
-    """Qt keyboard modifiers → CDP bits (Alt 1, Control 2, Meta 4, Shift 8, as engine.actions.keys has them)."""
+    """Qt keyboard modifiers → CDP bits (Alt 1, Control 2, Meta 4, Shift 8, as engine.browser.keys has them)."""
     m = Qt.KeyboardModifier(mods) if not isinstance(mods, Qt.KeyboardModifier) else mods
     qt = {"Alt": Qt.AltModifier, "Control": Qt.ControlModifier, "Meta": Qt.MetaModifier, "Shift": Qt.ShiftModifier}
     return sum(bit for name, bit in MODIFIER_BITS.items() if m & qt[name])
@@ -186,7 +186,7 @@ class PageInput:
         if k in _QT_KEYS:
             key = _QT_KEYS[k]
             if key in MODIFIER_BITS:
-                return key, "", "", None  # the forwarder fills in code and key code from engine.actions.keys
+                return key, "", "", None  # the forwarder fills in code and key code from engine.browser.keys
             text = "\r" if key == "Enter" else (" " if key == " " else "")
         else:
             key = text if len(text) == 1 else ""

@@ -1,0 +1,129 @@
+"""What each action does on the page, once its element is located (`page_actions` runs the frame
+around it: locate, the state before, then settle and verify). A body raises `ActionFailure` (or
+another VigilError) with the code and a message when the page does not take the action."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from engine.actions import input as inp
+from engine.actions.context import ActionContext
+from engine.actions.locate import ActionFailure, call_on, describe, probe
+from engine.actions.pointer import focus, pointer
+from engine.errors import ErrorCode
+from engine.observe.stream import read_stream
+
+_JS = Path(__file__).resolve().parent / "js"
+CHECK_VALUE, SCROLL = ((_JS / f).read_text() for f in ("check_value.js", "scroll.js"))
+
+
+async def type_text(c: ActionContext, text: str, clear: bool, submit: bool) -> None:
+    page, t = c.page, c.element()
+    f = await probe(page, t, "focus")
+    c.masked = bool(f.get("secret")) or bool(t.node.redacted)
+    what = describe(t.node)
+    if f.get("disabled"):
+        raise ActionFailure(f"{what} is disabled; nothing can be typed into it.", code=ErrorCode.DISABLED)
+    if not f.get("editable"):
+        raise ActionFailure(f"{what} is not a text field; use click, select or check for it.",
+                            code=ErrorCode.NOT_ACTIONABLE)
+    if f.get("readonly"):
+        raise ActionFailure(f"{what} is read-only.", code=ErrorCode.NOT_ACTIONABLE)
+    r = await focus(c, clear)
+    if clear and r.get("selected"):
+        await inp.press_chord(page, "Delete")
+    await inp.type_text(page, text)
+    chk = await call_on(page, t.session_id, t.object_id, CHECK_VALUE, page.key, text, clear)
+    shown = "a hidden value" if c.masked else f'"{text}"'
+    if not chk.get("ok"):
+        if c.masked or chk.get("secret"):
+            why = "the field's value does not match what was typed (value hidden)"
+        else:
+            why = f'the field now holds "{chk.get("value")}"'
+        if chk.get("maxLength") and len(text) > chk["maxLength"]:
+            why += f" — it accepts at most {chk['maxLength']} characters"
+        raise ActionFailure(f"Typed {shown} into {what}, but {why}.", code=ErrorCode.VALUE_MISMATCH)
+    c.message = f"Typed {shown} into {what}."
+    if submit:
+        reading = await read_stream(page, time.time() * 1000)
+        now = await probe(page, t, "state")
+        c.mark = {"mutations": reading.mutations, "nav_count": page.nav_count, "valueFp": now.get("valueFp")}
+        await inp.press_chord(page, "Enter")
+        c.message += " Pressed Enter to submit."
+
+
+async def press(c: ActionContext, key: str, repeat: int = 1) -> None:
+    if c.target is not None:
+        await focus(c, False)
+    for _ in range(repeat):
+        await inp.press_chord(c.page, key)
+    times = f" {repeat} times" if repeat > 1 else ""
+    c.message = f"Pressed {key}{times}" + (f" in {describe(c.target.node)}." if c.target else ".")
+
+
+async def set_checked(c: ActionContext, want: bool) -> None:
+    t = c.element()
+    what = describe(t.node)
+    f = await probe(c.page, t, "state")
+    if f.get("checked") is None and t.node.role not in ("checkbox", "radio", "switch", "menuitemcheckbox"):
+        raise ActionFailure(f"{what} is not a checkbox, radio or switch; use click instead.",
+                            code=ErrorCode.NOT_ACTIONABLE)
+    if f.get("checked") == want:
+        c.message = f"{what} was already {'checked' if want else 'unchecked'}; nothing to do."
+        c.data["noop"] = True
+        return
+    if not want and f.get("type") == "radio":
+        raise ActionFailure(f"{what} is a radio button: choose another option of the group instead of unchecking it.",
+                            code=ErrorCode.NOT_ACTIONABLE)
+    await pointer(c, force=False, clicks=1)
+    after = await probe(c.page, t, "state")
+    if after.get("checked") != want:
+        raise ActionFailure(f"Clicked {what}, but it is still {'unchecked' if want else 'checked'}.",
+                            code=ErrorCode.NO_EFFECT)
+    via = " through its label" if c.data.get("via") == "label" else ""
+    c.message = f"{'Checked' if want else 'Unchecked'} {what}{via}."
+
+
+async def scroll(c: ActionContext, direction: str, amount: int | None) -> None:
+    page = c.page
+    if c.target is None:
+        sid, ctx = await page.context_for(page.main_frame_id)
+        r = await page.cdp.send("Runtime.callFunctionOn", {
+            "functionDeclaration": SCROLL, "executionContextId": ctx, "returnByValue": True,
+            "arguments": [{"value": direction}, {"value": amount}, {"value": False}]}, session_id=sid)
+        r = r.get("result", {}).get("value") or {}
+    else:
+        t = c.target
+        r = await call_on(page, t.session_id, t.object_id, SCROLL, direction, amount, False)
+        if r.get("isRoot") and not t.node.scroll:
+            # Not a scroll container: "scroll to X" means bring X into view.
+            r = await call_on(page, t.session_id, t.object_id, SCROLL, direction, amount, True)
+            c.message = f"Scrolled {describe(t.node)} into view."
+            c.data["scroll"] = r
+            return
+    c.data["scroll"] = r
+    dx, dy = r.get("moved", [0, 0])
+    if not dx and not dy:
+        end = "bottom" if direction in ("down", "bottom") else "top" if direction in ("up", "top") else "edge"
+        raise ActionFailure(f"{r.get('desc', 'the page').capitalize()} did not move: it is already at the {end}.",
+                            code=ErrorCode.NO_EFFECT)
+    c.message = f"Scrolled {r.get('desc')} {direction} by {abs(int(dy or dx))} px (now at {r.get('pct')}%" + \
+        (", the end)." if r.get("atEnd") else ").")
+
+
+async def navigate(c: ActionContext, url: str, timeout: float) -> None:
+    await c.page.goto(url, timeout=timeout)
+    c.message = f"Opened {c.page.url}."
+
+
+async def back(c: ActionContext, timeout: float) -> None:
+    if not await c.page.history(-1, timeout=timeout):
+        raise ActionFailure("There is no previous page in this tab's history.", code=ErrorCode.NOT_ACTIONABLE)
+    c.message = f"Went back to {c.page.url}."
+
+
+async def wait(c: ActionContext, ms: int) -> None:
+    await asyncio.sleep(max(0, ms) / 1000)
+    c.message = f"Waited {ms} ms."
