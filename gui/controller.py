@@ -14,6 +14,7 @@ import contextlib
 import io
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -23,6 +24,7 @@ from engine.loop import AgentLoop, QueueGate
 from engine.loop.planner import Observation, close_planner
 from engine.models import (AwaitingApproval, Decision, MessageAdded, PlanUpdated, RunResult, SnapshotTaken,
                            StatusChanged, StepRecorded)
+from engine.models.loop import LoopEvent
 
 log = logging.getLogger("vigil.gui")
 
@@ -64,6 +66,9 @@ class Supervisor(QObject):
         self._wanted_viewport: tuple[int, int] | None = None
         self._resizing = False
         self.loop_state = "idle"     # the running loop's state (engine LoopState), "idle" without a run
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            MessageAdded: self._on_message, PlanUpdated: self._on_plan, StepRecorded: self._on_step_recorded,
+            AwaitingApproval: self._on_awaiting, StatusChanged: self._on_status, SnapshotTaken: self._on_snapshot_taken}
 
     # -- the session store -----------------------------------------------------------------------
     def open_store(self) -> bool:
@@ -341,30 +346,40 @@ class Supervisor(QObject):
         if self.loop is not None and self.running():
             self.loop.stop()
 
-    def _on_event(self, ev) -> None:
-        if isinstance(ev, MessageAdded):
-            self.message.emit(ev.message)
-        elif isinstance(ev, PlanUpdated):
-            self.plan_changed.emit(ev.plan)
-        elif isinstance(ev, StepRecorded):
-            self.record.emit(ev.record)
-            a = ev.artifacts
-            if ev.record.result is not None and a is not None and a.screenshot_after:
-                asyncio.ensure_future(self._marked(ev.record.index, a.screenshot_after, a.snapshot_after,
-                                                   ev.record.screenshot_after or ""))
-            if self.recorder is not None:  # the recorder hears the step after us: look once it has
-                asyncio.get_running_loop().call_soon(self._report_recorder)
-        elif isinstance(ev, AwaitingApproval):
-            self.request.emit(ev.request)
-        elif isinstance(ev, StatusChanged):
-            self.loop_state = ev.state
-            self.status.emit(ev.status, ev.state, ev.detail)
-            self._resize_if_waiting()
-        elif isinstance(ev, SnapshotTaken):  # actions and verifications are shown with the step record
-            snap = self.tab.latest_snapshot if self.tab is not None else None
-            if snap is not None and snap is not self.snapshot:
-                self.previous, self.snapshot = self.snapshot, snap
-                self.snapshot_changed.emit(snap, self.previous)
+    # -- loop events: one handler per event type (actions and verifications show with the step record) ----
+    def _on_event(self, ev: LoopEvent) -> None:
+        handler = self._handlers.get(type(ev))
+        if handler is not None:
+            handler(ev)
+
+    def _on_message(self, ev: MessageAdded) -> None:
+        self.message.emit(ev.message)
+
+    def _on_plan(self, ev: PlanUpdated) -> None:
+        self.plan_changed.emit(ev.plan)
+
+    def _on_step_recorded(self, ev: StepRecorded) -> None:
+        self.record.emit(ev.record)
+        a = ev.artifacts
+        if ev.record.result is not None and a is not None and a.screenshot_after:
+            asyncio.ensure_future(self._marked(ev.record.index, a.screenshot_after, a.snapshot_after,
+                                               ev.record.screenshot_after or ""))
+        if self.recorder is not None:  # the recorder hears the step after us: look once it has
+            asyncio.get_running_loop().call_soon(self._report_recorder)
+
+    def _on_awaiting(self, ev: AwaitingApproval) -> None:
+        self.request.emit(ev.request)
+
+    def _on_status(self, ev: StatusChanged) -> None:
+        self.loop_state = ev.state
+        self.status.emit(ev.status, ev.state, ev.detail)
+        self._resize_if_waiting()
+
+    def _on_snapshot_taken(self, ev: SnapshotTaken) -> None:
+        snap = self.tab.latest_snapshot if self.tab is not None else None
+        if snap is not None and snap is not self.snapshot:
+            self.previous, self.snapshot = self.snapshot, snap
+            self.snapshot_changed.emit(snap, self.previous)
 
     async def _marked(self, index: int, jpeg: bytes, snap, phash: str) -> None:
         """The step's own after-screenshot with the Set-of-Mark of the snapshot taken with it (drawn

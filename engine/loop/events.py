@@ -9,23 +9,25 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+
+from engine.models.loop import LoopEvent
 
 log = logging.getLogger("vigil.loop.events")
 
-_CLOSED = object()
+Subscriber = Callable[[LoopEvent], object]  # what it returns is awaited when it is awaitable
 
 
 class EventBus:
     """Publish typed loop events (`engine.models.loop`) to every subscriber, in publish order."""
 
     def __init__(self) -> None:
-        self._subscribers: list[Callable[[Any], Any]] = []
-        self._queues: set[asyncio.Queue] = set()
-        self._tasks: set[asyncio.Task] = set()
+        self._subscribers: list[Subscriber] = []
+        self._queues: set[asyncio.Queue[LoopEvent | None]] = set()
+        self._tasks: set[asyncio.Future[object]] = set()
         self.closed = False
 
-    def subscribe(self, callback: Callable[[Any], Any]) -> Callable[[], None]:
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call `callback(event)` for every event; returns a function that unsubscribes.
 
         An async callback is scheduled as a task (so a slow UI never stalls the loop);
@@ -38,7 +40,7 @@ class EventBus:
 
         return unsubscribe
 
-    def publish(self, event: Any) -> None:
+    def publish(self, event: LoopEvent) -> None:
         """Deliver `event` to every callback and stream. Never raises because of a subscriber."""
         for cb in list(self._subscribers):
             try:
@@ -52,7 +54,7 @@ class EventBus:
         for q in list(self._queues):
             q.put_nowait(event)
 
-    def _task_done(self, task: asyncio.Task) -> None:
+    def _task_done(self, task: asyncio.Future[object]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("async event subscriber failed", exc_info=task.exception())
@@ -72,7 +74,7 @@ class EventBus:
         """End every open `stream()`; callbacks stay subscribed."""
         self.closed = True
         for q in list(self._queues):
-            q.put_nowait(_CLOSED)
+            q.put_nowait(None)
 
 
 class EventStream:
@@ -80,7 +82,7 @@ class EventStream:
 
     def __init__(self, bus: EventBus) -> None:
         self._bus = bus
-        self._queue: asyncio.Queue = asyncio.Queue()
+        self._queue: asyncio.Queue[LoopEvent | None] = asyncio.Queue()
         self._done = bus.closed
         if not self._done:
             bus._queues.add(self._queue)
@@ -88,11 +90,11 @@ class EventStream:
     def __aiter__(self) -> "EventStream":
         return self
 
-    async def __anext__(self) -> Any:
+    async def __anext__(self) -> LoopEvent:
         if self._done:
             raise StopAsyncIteration
         ev = await self._queue.get()
-        if ev is _CLOSED:
+        if ev is None:  # the bus closed
             self.close()
             raise StopAsyncIteration
         return ev

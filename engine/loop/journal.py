@@ -3,6 +3,8 @@ change published on the event bus as it happens."""
 
 from __future__ import annotations
 
+import time
+
 from engine.loop.events import EventBus
 from engine.models import (ChatMessage, MessageAdded, Plan, PlanUpdated, ProposedStep, StatusChanged, StepArtifacts,
                            StepRecord, StepRecorded)
@@ -21,6 +23,8 @@ class RunJournal:
         # text typed into password / one-time-code fields this run (memory only): a GET form or a
         # page may echo it into a URL or a message, so everything published is scrubbed of it
         self.secrets: set[str] = set()
+        # when the current step began (its observation): each record is stamped with its wall time
+        self.step_started: float | None = None
 
     # -- status ------------------------------------------------------------------------------
     def set_state(self, state: LoopState, status: TaskStatus | None = None, detail: str = "") -> None:
@@ -93,6 +97,8 @@ class RunJournal:
     def record(self, rec: StepRecord, artifacts: StepArtifacts | None = None) -> StepRecord:
         """Keep the record and publish it; synchronous subscribers (the session store) have finished
         with it when this returns, so a step is stored before the next one begins."""
+        if self.step_started is not None:
+            rec.timings_ms["total"] = round((time.monotonic() - self.step_started) * 1000, 1)
         rec = scrub_known(rec, self.secrets)
         self.records.append(rec)
         self.bus.publish(StepRecorded(record=rec, artifacts=artifacts))

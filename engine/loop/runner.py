@@ -13,10 +13,10 @@ an unrecoverable page error such as a crashed tab (error) — never with an exce
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from engine.errors import ErrorCode, BrowserClosedError, TabCrashedError, UnknownNodeError, VigilError
 from engine.loop.driver import PageDriver
@@ -25,13 +25,18 @@ from engine.loop.gates import ApprovalGate
 from engine.loop.grounding import (describe_action, node_changed, node_summary, resolve_target, target_label,
                                    target_record)
 from engine.loop.journal import RunJournal
-from engine.loop.planner import Observation, Outcome, Planner
+from engine.loop.planner import Observation, Planner
 from engine.loop.policy import needs_approval, sensitive_reasons
 from engine.loop.redact import MASK, mask_action, mask_proposal, scrub_known, types_secret
+from engine.loop.steps import StepDraft, Turn, chosen, exchange_of
 from engine.loop.untrusted import find_instructions
-from engine.models import (POLICIES, TERMINAL_ACTIONS, ActionDone, ActionResult, ApprovalRequest, AwaitingApproval,
-                           ChatMessage, Decision, ProposedStep, RunResult, SnapshotTaken, StepArtifacts, StepProposed,
-                           StepRecord, VerificationDone)
+from engine.models import (POLICIES, TERMINAL_ACTIONS, Action, ActionDone, ActionResult, ApprovalRequest,
+                           AwaitingApproval, ChatMessage, Decision, ExpectedOutcome, PageEvent, ProposedStep, RunResult,
+                           SnapshotTaken, StepArtifacts, StepProposed, StepRecord, TargetQuery, VerificationDone)
+from engine.models.loop import Actor
+from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.vnode import VirtualNode
+from engine.vision.screenshot import Screenshot, hash_distance
 
 log = logging.getLogger("vigil.loop")
 
@@ -49,43 +54,11 @@ class _End(Exception):
         self.status, self.answer, self.reason = status, answer, reason
 
 
-@dataclass
-class _Turn:
-    """What the planner hears about its proposal at the next observation."""
-
-    outcome: Outcome
-    feedback: str | None = None
-    result: ActionResult | None = None
-
-
-def exchange_of(planner: object) -> dict | None:
-    """A planner's `last_exchange` (what it sent to a model or backend and got back) as plain JSON
-    data for the step record, or None for planners that talk to nobody."""
-    ex = getattr(planner, "last_exchange", None)
-    if ex is None:
-        return None
-    try:
-        data = ex.model_dump(mode="json") if hasattr(ex, "model_dump") else json.loads(json.dumps(ex, default=str))
-    except (TypeError, ValueError) as exc:
-        log.debug("planner exchange not kept: %s", exc)
-        return None
-    return data if isinstance(data, dict) else {"exchange": data}
+T = TypeVar("T")
 
 
 def _ms(t: float) -> float:
     return round((time.monotonic() - t) * 1000, 1)
-
-
-class _Journal(RunJournal):
-    """The run's journal, stamping each step record with the step's wall time (`timings_ms["total"]`,
-    from the start of its observation to the record)."""
-
-    step_started: float | None = None
-
-    def record(self, rec: StepRecord, artifacts: StepArtifacts | None = None) -> StepRecord:
-        if self.step_started is not None:
-            rec.timings_ms["total"] = _ms(self.step_started)
-        return super().record(rec, artifacts)
 
 
 class AgentLoop:
@@ -105,11 +78,11 @@ class AgentLoop:
         # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
         self.artifacts = artifacts
         self.bus = bus or EventBus()
-        self.journal = _Journal(self.bus)
+        self.journal = RunJournal(self.bus)
         self.task = ""
         self.start_domain = ""
-        self._prev_snap = None
-        self._exchange: dict | None = None  # the planner's exchange for the step being worked on
+        self._prev_snap: DomSnapshot | None = None
+        self._exchange: dict[str, Any] | None = None  # the planner's exchange for the step being worked on
         self._warnings: list[str] = []      # instruction-like page text in the current observation
         self._stop_requested = False
         self._stop_event: asyncio.Event | None = None
@@ -137,7 +110,7 @@ class AgentLoop:
         self._stop_event = asyncio.Event()
         if self._stop_requested:
             self._stop_event.set()
-        self.journal = j = _Journal(self.bus)
+        self.journal = j = RunJournal(self.bus)
         self.task, self.start_domain, self._prev_snap = task, "", None
         j.set_state("observing", "running", detail=task)
         j.message("user", task)
@@ -172,7 +145,7 @@ class AgentLoop:
     # -- the cycle -----------------------------------------------------------------------------
     async def _cycles(self) -> _End:
         """Cycle until the run ends: finish/fail and stop end it by raising; the step limit returns."""
-        turn: _Turn | None = None
+        turn: Turn | None = None
         for _ in range(self.max_steps):
             if self._stop_requested:
                 raise _Stopped
@@ -195,7 +168,7 @@ class AgentLoop:
         return _End("error", reason=f"Reached the step limit of {self.max_steps} steps before the task was finished "
                                    "(no finish() yet). Raise --max-steps or check the plan.")
 
-    async def _observe(self, index: int):
+    async def _observe(self, index: int) -> DomSnapshot:
         self.journal.set_state("observing")
         self.page.check_alive()
         t = time.monotonic()
@@ -209,7 +182,7 @@ class AgentLoop:
         self._publish_snapshot(snap, index, _ms(t))
         return snap
 
-    def _publish_snapshot(self, snap, index: int, ms: float) -> None:
+    def _publish_snapshot(self, snap: DomSnapshot, index: int, ms: float) -> None:
         if snap is self._prev_snap:
             return
         new = sorted(snap.new_ids_since(self._prev_snap), key=lambda s: (len(s), s))
@@ -218,7 +191,7 @@ class AgentLoop:
                                        capture_ms=snap.stats.timings_ms.get("capture", ms),
                                        tokens=snap.stats.tokens.get("semantic"), new_ids=new))
 
-    async def _propose(self, obs: Observation, timings: dict) -> tuple[ProposedStep, ChatMessage]:
+    async def _propose(self, obs: Observation, timings: dict[str, float]) -> tuple[ProposedStep, ChatMessage]:
         self.journal.set_state("planning")
         t = time.monotonic()
         try:
@@ -244,9 +217,10 @@ class AgentLoop:
                                    metadata={"step_index": obs.step_index})
         return p, msg
 
-    async def _step(self, index: int, p: ProposedStep, snap, msg: ChatMessage, timings: dict) -> _Turn:
+    async def _step(self, index: int, p: ProposedStep, snap: DomSnapshot, msg: ChatMessage,
+                    timings: dict[str, float]) -> Turn:
         j = self.journal
-        node = None
+        node: VirtualNode | None = None
         if p.action.target is not None:
             try:
                 node, snap = await self._ground(p.action.target, snap, index,
@@ -262,28 +236,28 @@ class AgentLoop:
         request = ApprovalRequest(step_index=index, proposal=shown, target=node_summary(node) if node else None,
                                   summary=describe_action(p.action, node, p.expected_outcome),
                                   sensitive_reasons=reasons, policy=self.policy, warnings=self._warnings)
-        base = dict(index=index, proposal=shown, auto_approved=not ask, url_before=snap.url, url_after=snap.url,
-                    snapshot_nodes=len(snap), timings_ms=timings, exchange=self._exchange)
+        draft = StepDraft(index=index, proposal=shown, auto_approved=not ask, url=snap.url, snapshot_nodes=len(snap),
+                          timings_ms=timings, exchange=self._exchange)
         while True:
             t = time.monotonic()
             decision = await self._decide(request) if ask else Decision.approve()
             timings["approval"] = timings.get("approval", 0) + _ms(t)
-            base["decision"] = decision
+            draft.decision = decision
             if decision.kind == "stop":
-                j.record(StepRecord(**base, status="stopped", note=decision.reason or "stopped"))
+                j.record(draft.record("stopped", note=decision.reason or "stopped"))
                 j.update_message(msg, status="error", error="Stopped before this step ran.")
                 raise _Stopped
             if decision.kind in ("skip", "reject"):
-                return self._declined(decision, p, msg, base)
+                return self._declined(decision, p, msg, draft)
             fresh = await self.page.snapshot()
             self._publish_snapshot(fresh, index, 0)
             if decision.kind == "take_over" and decision.action is None:
-                return await self._human_in_page(decision, p, msg, base, fresh, timings["approval"])
+                return await self._human_in_page(p, msg, draft, fresh, timings["approval"])
             try:
-                action, run_node, expect = self._chosen(decision, p, node, fresh)
+                action, run_node, expect = chosen(decision, p, node, fresh)
             except (UnknownNodeError, ValueError) as exc:
                 if not ask:  # nobody to ask again: the step fails, nothing ran
-                    return self._refused(index, p, fresh, msg, str(exc), base)
+                    return self._refused(p, fresh, msg, str(exc), draft)
                 what = "Edit refused" if decision.kind in ("edit", "take_over") else "Refused"
                 request = request.model_copy(update={"error": f"{what}, nothing ran: {exc}"})
                 continue
@@ -294,15 +268,15 @@ class AgentLoop:
                 note = f"The page changed while this step waited for approval: {stale}. Nothing ran; asking again."
                 j.update_message(msg, status="error", error="Not run: the page changed before it could run.")
                 j.message("system", note)
-                return _Turn("stale", note)
+                return Turn("stale", note)
         if self._stop_requested:
-            j.record(StepRecord(**base, status="stopped", note="Stop requested before this step ran."))
+            j.record(draft.record("stopped", note="Stop requested before this step ran."))
             raise _Stopped
         actor = "human" if decision.kind == "take_over" else "agent"
         said = mask_action(action, run_node).to_string()
         if action.name in TERMINAL_ACTIONS:
-            self._terminal(action, actor, p, msg, base)
-        rec = await self._execute(action, run_node, expect, actor, base, fresh)
+            self._terminal(action, actor, p, msg, draft)
+        rec = await self._execute(action, run_node, expect, actor, draft, fresh)
         ok = rec.status == "completed"
         if actor == "human":
             j.update_message(msg, status="error", error="The person took over this step.")
@@ -310,17 +284,18 @@ class AgentLoop:
                       status="success" if ok else "error", error=None if ok else rec.result.message)
             j.mark_plan(p.plan_index, "completed" if ok else None, "done by the person")
             self._check_fatal(rec.result)
-            return _Turn("taken_over", f"The person took over and ran {said} instead of your step: "
+            return Turn("taken_over", f"The person took over and ran {said} instead of your step: "
                                        f"{rec.result.message}", rec.result)
         j.update_message(msg, status="success" if ok else "error", actionString=said,
                          error=None if ok else rec.result.message,
                          metadata={**msg.metadata, "edited": decision.kind == "edit"})
         j.mark_plan(p.plan_index, "completed" if ok else "failed")
         self._check_fatal(rec.result)
-        return _Turn("completed" if ok else "failed", None if ok else rec.result.message, rec.result)
+        return Turn("completed" if ok else "failed", None if ok else rec.result.message, rec.result)
 
     # -- pieces of a step ------------------------------------------------------------------------
-    async def _ground(self, target, snap, index: int, timeout_ms: int):
+    async def _ground(self, target: str | TargetQuery, snap: DomSnapshot, index: int,
+                      timeout_ms: int) -> tuple[VirtualNode, DomSnapshot]:
         """Resolve the target, re-observing until it appears or `timeout_ms` passes."""
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
@@ -334,8 +309,8 @@ class AgentLoop:
             snap = await self.page.snapshot()
             self._publish_snapshot(snap, index, 0)
 
-    def _target_missing(self, index: int, p: ProposedStep, snap, msg: ChatMessage, exc: UnknownNodeError,
-                        timings: dict) -> _Turn:
+    def _target_missing(self, index: int, p: ProposedStep, snap: DomSnapshot, msg: ChatMessage, exc: UnknownNodeError,
+                        timings: dict) -> Turn:
         waited = (p.timeout_ms if p.timeout_ms is not None else self.target_timeout_ms) / 1000
         text = f"The target {target_label(p.action.target)} did not appear within {waited:g} s. {exc.message}"
         shown = mask_proposal(p)
@@ -347,18 +322,18 @@ class AgentLoop:
                                        note="The target never appeared; nothing ran."))
         self.journal.update_message(msg, status="error", error=text)
         self.journal.mark_plan(p.plan_index, "failed")
-        return _Turn("failed", text, result)
+        return Turn("failed", text, result)
 
-    def _refused(self, index: int, p: ProposedStep, snap, msg: ChatMessage, why: str, base: dict) -> _Turn:
+    def _refused(self, p: ProposedStep, snap: DomSnapshot, msg: ChatMessage, why: str, draft: StepDraft) -> Turn:
         text = f"Not run: {why}."
         shown = mask_proposal(p)
         result = ActionResult(success=False, action=shown.action.to_string(), error_code=ErrorCode.REFUSED, message=text)
-        self.bus.publish(ActionDone(step_index=index, actor="agent", result=result))
-        self.journal.record(StepRecord(**{**base, "url_before": snap.url, "url_after": snap.url}, action=shown.action,
-                                       result=result, status="failed", note=text))
+        self.bus.publish(ActionDone(step_index=draft.index, actor="agent", result=result))
+        self.journal.record(draft.record("failed", note=text, action=shown.action, result=result, url_before=snap.url,
+                                         url_after=snap.url))
         self.journal.update_message(msg, status="error", error=text)
         self.journal.mark_plan(p.plan_index, "failed")
-        return _Turn("failed", text, result)
+        return Turn("failed", text, result)
 
     async def _decide(self, request: ApprovalRequest) -> Decision:
         self.journal.set_state("awaiting_approval")
@@ -374,40 +349,24 @@ class AgentLoop:
             raise VigilError(f"The approval gate returned {type(d).__name__}, not a Decision.", code=ErrorCode.GATE_FAILED)
         return d
 
-    def _declined(self, d: Decision, p: ProposedStep, msg: ChatMessage, base: dict) -> _Turn:
+    def _declined(self, d: Decision, p: ProposedStep, msg: ChatMessage, draft: StepDraft) -> Turn:
         j = self.journal
         if d.kind == "skip":
-            j.record(StepRecord(**base, status="skipped", note="Skipped by the person."))
+            j.record(draft.record("skipped", note="Skipped by the person."))
             j.update_message(msg, status="error", error="Skipped by the person.")
             j.message("user", "Skip this step.", metadata={"decision": "skip"})
             j.mark_plan(p.plan_index, "pending", "skipped by the person")
-            return _Turn("skipped", "The person skipped this step; nothing ran. Go on with the task.")
+            return Turn("skipped", "The person skipped this step; nothing ran. Go on with the task.")
         reason = (d.reason or "").strip() or "no reason given"
-        j.record(StepRecord(**base, status="rejected", note=f"Rejected: {reason}"))
+        j.record(draft.record("rejected", note=f"Rejected: {reason}"))
         j.update_message(msg, status="error", error=f"Rejected: {reason}")
         j.message("user", d.reason or "Rejected.", metadata={"decision": "reject"})
         j.mark_plan(p.plan_index, None, f"rejected: {reason}")
-        return _Turn("rejected", f"The person rejected this step (nothing ran). Their reason: {reason}")
+        return Turn("rejected", f"The person rejected this step (nothing ran). Their reason: {reason}")
 
-    def _chosen(self, d: Decision, p: ProposedStep, node, fresh):
-        """(action, node, expected outcome) to run after approve / edit / take over with an action;
-        an edit or take-over is checked against the fresh snapshot (UnknownNodeError, ValueError)."""
-        if d.kind == "edit" and d.action is None and d.expected_outcome is None:
-            raise ValueError("an edit needs a new action or a new expected outcome")
-        a = d.action if d.action is not None else p.action
-        if a.name == "type" and a.text == MASK:
-            raise ValueError("its text is the mask of a secret that Vigil never records; edit the step with the "
-                             "real value, or take over and type it in the page")
-        if d.action is None:
-            return p.action, node, d.expected_outcome if d.expected_outcome is not None else p.expected_outcome
-        target_node = resolve_target(fresh, a.target) if a.target is not None else None
-        keep = d.kind == "edit" and a.name == p.action.name
-        return a, target_node, d.expected_outcome if d.expected_outcome is not None else (
-            p.expected_outcome if keep else None)
-
-    def _terminal(self, action, actor: str, p: ProposedStep, msg: ChatMessage, base: dict) -> None:
+    def _terminal(self, action: Action, actor: Actor, p: ProposedStep, msg: ChatMessage, draft: StepDraft) -> None:
         j = self.journal
-        j.record(StepRecord(**base, actor=actor, action=action, status="completed"))
+        j.record(draft.record("completed", actor=actor, action=action))
         if action.name == "finish":
             j.update_message(msg, status="success", actionString=action.to_string())
             j.mark_plan(p.plan_index, "completed")
@@ -416,25 +375,26 @@ class AgentLoop:
         j.update_message(msg, status="error", actionString=action.to_string(), error=reason)
         raise _End("error", reason=reason)
 
-    async def _human_in_page(self, d: Decision, p: ProposedStep, msg: ChatMessage, base: dict, fresh,
-                             waited_ms: float) -> _Turn:
+    async def _human_in_page(self, p: ProposedStep, msg: ChatMessage, draft: StepDraft, fresh: DomSnapshot,
+                             waited_ms: float) -> Turn:
         j = self.journal
         events = await self._events(int(waited_ms) + 1000)
         artifacts = None
         if self.artifacts:
             shot = await self._shot()
             artifacts = StepArtifacts(screenshot_after=shot.jpeg if shot else None, snapshot_after=fresh)
-        j.record(StepRecord(**{**base, "url_after": fresh.url, "snapshot_nodes": len(fresh)}, actor="human",
-                            events=events, note="The person acted in the page directly."), artifacts)
+        j.record(draft.record("completed", actor="human", events=events, url_after=fresh.url, snapshot_nodes=len(fresh),
+                              note="The person acted in the page directly."), artifacts)
         j.update_message(msg, status="error", error="The person took over this step.")
         j.message("user", "I acted in the page myself.", metadata={"decision": "take_over"})
         j.mark_plan(p.plan_index, "completed", "done by the person")
         seen = "; ".join(e.describe() for e in events[-5:])
-        return _Turn("taken_over", f"The person took over and acted in the page directly instead of your step. "
+        return Turn("taken_over", f"The person took over and acted in the page directly instead of your step. "
                                    f"The page is now {fresh.url}." + (f" Recent page events: {seen}." if seen else ""))
 
-    async def _execute(self, action, node, expect, actor: str, base: dict, fresh) -> StepRecord:
-        timings = base["timings_ms"]
+    async def _execute(self, action: Action, node: VirtualNode | None, expect: ExpectedOutcome | None, actor: Actor,
+                       draft: StepDraft, fresh: DomSnapshot) -> StepRecord:
+        timings = draft.timings_ms
         run = action.model_copy(update={"target": node.node_id}) if node is not None else action
         if types_secret(action, node) and action.text:
             self.journal.secrets.add(action.text)
@@ -464,7 +424,7 @@ class AgentLoop:
                                       snapshot_before=fresh, snapshot_after=await self._after_snapshot())
         before = shot_before.phash if shot_before else None
         after = shot_after.phash if shot_after else None
-        index = base["index"]
+        index = draft.index
         self.bus.publish(ActionDone(step_index=index, actor=actor, result=result))
         v = result.verification
         if v is not None:
@@ -475,16 +435,12 @@ class AgentLoop:
             self.page.check_alive()
         except VigilError as exc:  # the action "worked" but the tab died under it
             failed, note = True, exc.message
-        distance = None
-        if before and after:
-            from engine.vision.screenshot import hash_distance
-            distance = hash_distance(before, after)
-        return self.journal.record(StepRecord(
-            **{**base, "url_before": fresh.url, "url_after": self._url(), "snapshot_nodes": len(fresh)}, actor=actor,
-            action=mask_action(run, node), result=result, verification=v, events=await self._events(int(timings["act"]) + 1000),
-            screenshot_before=before, screenshot_after=after, screenshot_distance=distance,
-            target=target_record(node, fresh) if node is not None else None,
-            status="failed" if failed else "completed", note=note), artifacts)
+        distance = hash_distance(before, after) if before and after else None
+        return self.journal.record(draft.record(
+            "failed" if failed else "completed", note=note, actor=actor, action=mask_action(run, node), result=result,
+            verification=v, events=await self._events(int(timings["act"]) + 1000), url_before=fresh.url,
+            url_after=self._url(), snapshot_nodes=len(fresh), screenshots=(before, after, distance),
+            target=target_record(node, fresh) if node is not None else None), artifacts)
 
     def _check_fatal(self, result: ActionResult | None) -> None:
         """End the run when the tab crashed or the browser closed."""
@@ -493,15 +449,18 @@ class AgentLoop:
             raise FATAL_CODES[result.error_code](result.message)
 
     # -- helpers ---------------------------------------------------------------------------------
-    async def _until_stopped(self, aw):
+    async def _until_stopped(self, aw: Awaitable[T]) -> T:
         """Await `aw` unless a stop request comes first (then cancel it and raise _Stopped). A stop
         wins a tie: nothing may run after it was asked for."""
-        if self._stop_event.is_set():
+        stop = self._stop_event
+        if stop is None:  # not inside run()
+            return await aw
+        if stop.is_set():
             if asyncio.iscoroutine(aw):
                 aw.close()
             raise _Stopped
         task = asyncio.ensure_future(aw)
-        stopper = asyncio.ensure_future(self._stop_event.wait())
+        stopper = asyncio.ensure_future(stop.wait())
         try:
             done, _ = await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -509,18 +468,18 @@ class AgentLoop:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-        if self._stop_event.is_set():
+        if stop.is_set():
             raise _Stopped
         return task.result()
 
-    async def _events(self, max_age_ms: int) -> list:
+    async def _events(self, max_age_ms: int) -> list[PageEvent]:
         try:
             return await self.page.recent_events(max_age_ms=max_age_ms)
         except VigilError as exc:
             log.debug("could not read page events: %s", exc)
             return []
 
-    async def _shot(self):
+    async def _shot(self) -> Screenshot | None:
         """The viewport now (a Screenshot: JPEG and pHash), or None (screenshots off or failing)."""
         if not self.screenshots:
             return None
@@ -530,7 +489,7 @@ class AgentLoop:
             log.debug("screenshot failed: %s", exc)
             return None
 
-    async def _after_snapshot(self):
+    async def _after_snapshot(self) -> DomSnapshot | None:
         """The page right after a step (for the record's after picture), or None if it cannot be taken."""
         try:
             return await self.page.snapshot()

@@ -18,6 +18,8 @@ Policy = Literal["ask", "auto", "auto-safe"]
 POLICIES: tuple[str, ...] = ("ask", "auto", "auto-safe")
 DecisionKind = Literal["approve", "edit", "skip", "reject", "take_over", "stop"]
 LoopState = Literal["idle", "observing", "planning", "awaiting_approval", "acting", "verifying", "finished"]
+RecordStatus = Literal["completed", "failed", "skipped", "rejected", "stopped"]  # how a step ended
+Actor = Literal["agent", "human"]
 
 
 def _now_iso() -> str:
@@ -107,7 +109,7 @@ class StepRecord(BaseModel):
     """One step of a run, as it happened."""
 
     index: int
-    actor: Literal["agent", "human"] = "agent"
+    actor: Actor = "agent"
     proposal: ProposedStep | None = None
     decision: Decision | None = None
     auto_approved: bool = False
@@ -125,7 +127,7 @@ class StepRecord(BaseModel):
     exchange: dict[str, Any] | None = None  # what a model / backend planner was sent and answered for it
     started_at: float = Field(default_factory=time.time)
     timings_ms: dict[str, float] = Field(default_factory=dict)
-    status: Literal["completed", "failed", "skipped", "rejected", "stopped"] = "completed"
+    status: RecordStatus = "completed"
     note: str = ""
 
 
@@ -175,7 +177,7 @@ class AwaitingApproval(_Event):
 class ActionDone(_Event):
     type: Literal["action_done"] = "action_done"
     step_index: int
-    actor: Literal["agent", "human"]
+    actor: Actor
     result: ActionResult
 
 
