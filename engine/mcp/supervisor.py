@@ -243,7 +243,7 @@ class McpSupervisor:
         if recorder is not None:
             meta = {"mcp": {"client": self.client.name, "clientVersion": self.client.version,
                             "transport": self.client.transport}}
-            sid = recorder.start(loop, task, tab.page.url, planner="mcp", policy=self.policy, metadata=meta)
+            sid = recorder.start(loop, task, tab.url, planner="mcp", policy=self.policy, metadata=meta)
             if sid and sid not in self.session_ids:
                 self.session_ids.append(sid)
             if recorder.error:
