@@ -88,8 +88,10 @@ def install_playwright_mcp(spec: str = PLAYWRIGHT_MCP, out=print) -> tuple[Path 
     except subprocess.TimeoutExpired:
         return None, "npm install timed out after 300 s (is the npm registry reachable?)"
     if res.returncode != 0 or not exe.exists():
-        last = (res.stderr or res.stdout).strip().splitlines()
-        return None, f"npm install {spec} failed (registry unreachable?): {last[-1] if last else res.returncode}"
+        lines = (res.stderr or res.stdout).strip().splitlines()
+        said = [ln for ln in lines if ln.startswith("npm error") and "complete log" not in ln] or lines
+        why = " / ".join(said[:2]) if said else f"exit code {res.returncode}"
+        return None, f"npm install {spec} failed (is the npm registry reachable?): {why}"
     return exe, ""
 
 
