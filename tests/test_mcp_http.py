@@ -178,6 +178,17 @@ def test_a_person_at_the_terminal_approves_and_rejects_and_the_reason_reaches_th
     r = pending.result(60)
     assert not r.is_error and "done, verified" in r.text, r.text
 
+    # the person takes over with an action of their own: it runs as theirs, the client hears which
+    add, delete = ref(items, "Add to cart"), ref(items, "Delete invoice 4412")
+    pending = s.start_call("browser_click", {"ref": delete})
+    s.wait_for(r'^Step \d+: Click button "Delete invoice 4412"')
+    s.answer(f"t\nclick({add})\n")
+    r = pending.result(60)
+    assert not r.is_error, r.text
+    assert r.text.startswith(f"click({delete}) — the person took over and ran click({add}) instead"), r.text
+    assert "Cart: 2 items" in s.call("browser_find", {"text": "Cart:"}).page()
+    assert "1 match" in s.call("browser_find", {"name": "Delete invoice 4412"}).text
+
     # the person edits the step: the client hears what ran instead
     user = ref(items, "Username")
     pending = s.start_call("browser_type", {"ref": user, "text": "ada"})

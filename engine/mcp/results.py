@@ -118,10 +118,11 @@ def _step_lines(out: StepOutcome, asked: Action, sup: "McpSupervisor") -> tuple[
     if status == "completed":  # a terminal step (finish)
         return f"{call} — done", page, False
     if status == "taken_over":
+        asked_call = rec.proposal.action.to_string() if rec is not None and rec.proposal is not None else call
         if rec is not None and rec.action is not None:
-            head = f"{call} — the person took over and ran {rec.action.to_string()} instead"
+            head = f"{asked_call} — the person took over and ran {rec.action.to_string()} instead"
         else:
-            head = f"{call} — the person took over and acted in the page directly instead"
+            head = f"{asked_call} — the person took over and acted in the page directly instead"
         if result is not None and result.message:
             page.append(f"result: {result.message}")
         return head + f"; navigated: {'yes' if navigated(rec) else 'no'}", page, False

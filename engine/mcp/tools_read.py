@@ -15,7 +15,6 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from engine.mcp.common import guarded, note_client, settle
-from engine.mcp.console import LEVELS
 from engine.mcp.results import error_result, image_result, text_result
 from engine.mcp.supervisor import McpSupervisor
 from engine.mcp.view import find_nodes, find_text
@@ -170,5 +169,3 @@ def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
         head = f"{what}. Page: {change.summary}" + ("." if change.whole else " since your last view:")
         return text_result(sup, head, change.text, error=not ok)
 
-
-__all__ = ["register_read_tools", "LEVELS"]
