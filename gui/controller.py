@@ -19,12 +19,15 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from engine.errors import VigilError
+from engine.errors import ErrorCode, VigilError
 from engine.loop import AgentLoop, QueueGate
 from engine.loop.planner import Observation, close_planner
 from engine.models import (AwaitingApproval, Decision, MessageAdded, PlanUpdated, RunResult, SnapshotTaken,
                            StatusChanged, StepRecorded)
 from engine.models.loop import LoopEvent
+from engine.store import Store
+from engine.store.recorder import SessionRecorder
+from gui.sessions import SessionLibrary
 
 log = logging.getLogger("vigil.gui")
 
@@ -58,7 +61,8 @@ class Supervisor(QObject):
         self.planner: Any = None
         self.run_task_handle: asyncio.Task | None = None
         self.settings: dict[str, Any] = {}
-        self.store = None           # engine.store.Store, or None when it could not be opened (store_error)
+        self._store: Store | None = None  # the session store, or None when it could not be opened (store_error)
+        self.sessions: SessionLibrary | None = None  # what the window reads and changes of the store
         self.store_error = ""
         self.recorder = None        # the tab's SessionRecorder
         self._reported: str | None = None
@@ -74,19 +78,23 @@ class Supervisor(QObject):
     def open_store(self) -> bool:
         """Open the session store (once); a store that cannot be opened is reported on `error` and
         the window goes on without recording."""
-        if self.store is not None or self.store_error:
-            return self.store is not None
-        from engine.store import Store
-        from engine.store.recorder import SessionRecorder
+        if self._store is not None or self.store_error:
+            return self._store is not None
         try:
-            self.store = Store.open()
+            self._store = Store.open()
         except VigilError as exc:
             self.store_error = f"Sessions are not being recorded: {exc.message}"
             log.error("session store: %s", exc.message)
             self.error.emit(self.store_error)
             return False
-        self.recorder = SessionRecorder(self.store)
+        self.sessions = SessionLibrary(self._store)
+        self.recorder = SessionRecorder(self._store)
         return True
+
+    @property
+    def recording(self) -> bool:
+        """Runs in this window are kept in the session store."""
+        return self.recorder is not None
 
     def current_session(self) -> str | None:
         return self.recorder.session_id if self.recorder is not None else None
@@ -98,6 +106,24 @@ class Supervisor(QObject):
         self.recorder.new_session()
         self.session_changed.emit("")
         return True
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a stored session; the tab's own session is let go first (its next task starts a new
+        one). VigilError when there is no store, the session runs here, or the store refuses."""
+        if self.sessions is None:
+            raise VigilError(self.store_error or "There is no session store.", code=ErrorCode.STORE_UNAVAILABLE)
+        if session_id == self.current_session():
+            if self.running():
+                raise VigilError("This tab's session is running; stop the task before deleting it.",
+                                 code=ErrorCode.STORE_BUSY)
+            self.new_session()
+        self.sessions.delete(session_id)
+        self.sessions_changed.emit()
+
+    def last_exchange(self) -> Any:
+        """What the current planner last sent to a model or backend and got back (None for planners
+        that talk to nobody)."""
+        return getattr(self.planner, "last_exchange", None)
 
     def _report_recorder(self) -> None:
         err = self.recorder.error if self.recorder is not None else None
@@ -252,11 +278,11 @@ class Supervisor(QObject):
         from engine.store.replay import replay_planner
         if self.tab is None or self.running():
             return False
-        if self.store is None:
+        if self._store is None:
             self.error.emit(self.store_error or "There is no session store to replay from.")
             return False
         try:
-            planner = replay_planner(self.store, session_id)
+            planner = replay_planner(self._store, session_id)
         except VigilError as exc:
             self.error.emit(exc.message)
             return False
@@ -418,8 +444,8 @@ class Supervisor(QObject):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._cm.__aexit__(None, None, None), 15)
         self._cm = self.browser = self.tab = None
-        if self.store is not None:
+        if self._store is not None:
             with contextlib.suppress(Exception):
-                self.store.close()
-            self.store = self.recorder = None
+                self._store.close()
+            self._store = self.sessions = self.recorder = None
         log.debug("shut down in %.0f ms", (time.monotonic() - t0) * 1000)

@@ -1,31 +1,29 @@
 """The supervisor window: live page, Set-of-Mark overlay, node tree, plan stepper, chat turns,
-approval bar, payload inspector, sessions (browse, open read-only, export, replay — in
-`gui.session_actions`), task input, settings and status bar. Its first size, and what it remembers
-between runs, come from `gui.window_layout`."""
+approval bar, payload inspector, sessions (browse, open read-only, export, delete: the sessions panel;
+replay and a new session: here), task input, settings and status bar. It talks to the engine only
+through its controller (`gui.controller.Supervisor`). Its first size, and what it remembers between
+runs, come from `gui.window_layout`."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 
-import shiboken6
 from PySide6.QtCore import QRect, QSettings, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QMainWindow, QPushButton, QSizePolicy,
-                               QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget, QFileDialog)
+                               QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from engine.models import ChatMessage
 
 from gui.aio import spawn
 from gui.controller import Supervisor
-from gui.session_actions import SessionActions
 from gui.widgets.approval_bar import ApprovalBar
 from gui.widgets.chat_view import ChatView
 from gui.widgets.inspector import PayloadInspector
 from gui.widgets.node_tree import NodeTreePanel
 from gui.widgets.page_view import PageView
 from gui.widgets.plan_view import PlanView
-from gui.widgets.session_view import SessionView
 from gui.widgets.sessions_panel import SessionsPanel
 from gui.widgets.settings_dialog import SettingsDialog
 from gui.window_layout import clamp_to, first_geometry, screen_at, to_bytes, window_settings
@@ -43,7 +41,7 @@ LOOP_WORDS = {"observing": "observing the page", "planning": "planning", "awaiti
               "acting": "acting", "verifying": "acting"}
 
 
-class MainWindow(SessionActions, QMainWindow):
+class MainWindow(QMainWindow):
     def __init__(self, sup: Supervisor, *, suggested_task: str = "", settings: QSettings | None = None) -> None:
         super().__init__()
         self.sup = sup
@@ -173,8 +171,6 @@ class MainWindow(SessionActions, QMainWindow):
         self.statusBar().addWidget(self.status_snap, 1)
         self.statusBar().addPermanentWidget(self.status_loop)
         self.settings_dialog: SettingsDialog | None = None
-        self.export_dialog: QFileDialog | None = None
-        self.session_views: list[SessionView] = []
 
     def _wire(self) -> None:
         s = self.sup
@@ -187,11 +183,9 @@ class MainWindow(SessionActions, QMainWindow):
         self.act_settings.triggered.connect(self._settings)
         self.act_new_session.triggered.connect(self._new_session)
         self.sessions.new_session_requested.connect(self._new_session)
-        self.sessions.open_requested.connect(self.open_session)
-        self.sessions.export_requested.connect(self.ask_export)
         self.sessions.replay_requested.connect(self.replay)
-        self.sessions.delete_requested.connect(self.ask_delete)
         self.sessions.error.connect(self.show_error)
+        self.sessions.status.connect(self._status_line)
         s.session_changed.connect(self.sessions.set_current)
         s.sessions_changed.connect(self.sessions.refresh)
         s.notice.connect(self._notice)
@@ -226,6 +220,24 @@ class MainWindow(SessionActions, QMainWindow):
         self.banner.setText(text)
         self.banner.show()
 
+    def _status_line(self, text: str, ms: int) -> None:
+        if text:
+            self.statusBar().showMessage(text, ms)
+        else:
+            self.statusBar().clearMessage()
+
+    def _new_session(self) -> None:
+        if self.sup.new_session():
+            self.statusBar().showMessage("The next task starts a new session in this tab.", 6000)
+
+    def replay(self, session_id: str) -> None:
+        """Replay a stored session in this tab with the task row's approval policy."""
+        if self.sup.running():
+            return
+        self._fresh_run()
+        self.tabs.setCurrentIndex(0)  # the Run tab: the plan and the chat of the replay
+        spawn(self._started(self.sup.replay(session_id, self.policy.currentText())))
+
     def _go(self) -> None:
         self.url.setModified(False)
         spawn(self.sup.navigate(self.url.text().strip()))
@@ -242,7 +254,7 @@ class MainWindow(SessionActions, QMainWindow):
         self.page.set_snapshot(snap)
         self.nodes.set_snapshot(snap, previous)
         self.inspector.show_snapshot_payload(snap)
-        exchange = getattr(self.sup.planner, "last_exchange", None)
+        exchange = self.sup.last_exchange()
         if exchange is not None:
             self.inspector.show_exchange(exchange)
         st = snap.stats
@@ -254,7 +266,7 @@ class MainWindow(SessionActions, QMainWindow):
 
     def _on_record(self, rec) -> None:
         self.chat.add_step_record(rec)
-        exchange = getattr(self.sup.planner, "last_exchange", None)
+        exchange = self.sup.last_exchange()
         if exchange is not None:  # what the model or backend was sent for this step
             self.inspector.show_exchange(exchange)
         if rec.screenshot_after:
@@ -320,7 +332,7 @@ class MainWindow(SessionActions, QMainWindow):
         self._show_step_note()
         self.run_btn.setEnabled(not running)
         self.stop_btn.setEnabled(running)
-        self.act_new_session.setEnabled(not running and self.sup.recorder is not None)
+        self.act_new_session.setEnabled(not running and self.sup.recording)
         self.sessions.set_running(running)
 
     def _policy_from_bar(self, policy: str) -> None:
@@ -420,7 +432,7 @@ class MainWindow(SessionActions, QMainWindow):
 
     def _settings(self) -> None:
         if self.settings_dialog is None:
-            self.settings_dialog = SettingsDialog(self)
+            self.settings_dialog = SettingsDialog(self.sup, self)
         self.settings_dialog.refresh()
         self.settings_dialog.show()
         self.settings_dialog.raise_()
@@ -444,9 +456,9 @@ class MainWindow(SessionActions, QMainWindow):
 
     async def startup(self, url: str | None) -> bool:
         self.sup.open_store()
-        self.sessions.set_store(self.sup.store, self.sup.store_error)
+        self.sessions.attach(self.sup)
         self.sessions.set_current(self.sup.current_session())
-        self.act_new_session.setEnabled(self.sup.recorder is not None)
+        self.act_new_session.setEnabled(self.sup.recording)
         await asyncio.sleep(0)  # the window's layout has run: the page panel has its size
         self.sup.viewport = self.page.wanted_viewport()  # the page opens at the size that fills its panel
         ok = await self.sup.start(url)
@@ -461,9 +473,7 @@ class MainWindow(SessionActions, QMainWindow):
             return
         self._closing = True
         self.save_layout()
-        for w in [*self.session_views, self.export_dialog]:  # they use the store, which closes with the engine
-            if w is not None and shiboken6.isValid(w):
-                w.close()
+        self.sessions.close_windows()  # they read the store, which closes with the engine
         try:
             await self.page.stop()
         except Exception:  # the browser may already be gone

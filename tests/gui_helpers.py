@@ -134,7 +134,7 @@ def open_window(qtbot, url: str, *, screen=None, settings=None, timeout: float =
         yield window
     finally:
         run(qtbot, window.shutdown(), 40)
-        assert window.sup.browser is None and window.sup.store is None
+        assert window.sup.browser is None and window.sup.sessions is None
 
 
 def wait_fitted(qtbot, window, timeout: float = 15.0) -> None:

@@ -194,3 +194,53 @@ def test_crashed_tab_is_a_clear_error(harness, server):
             await tab.close()
 
     harness.run(go(), timeout=60)
+
+
+def test_back_forward_and_reload_through_the_tab(harness, server):
+    async def go():
+        tab = await harness.browser.new_tab()
+        heard: list[str] = []
+        stop = tab.on_navigated(heard.append)
+        try:
+            assert not await tab.go_back()                       # nothing before the first page: nothing moves
+            await tab.goto(server.url("labels.html"))
+            await tab.goto(server.url("rerender.html"))
+            first = (await tab.snapshot()).title
+            assert await tab.go_back() and tab.url.endswith("labels.html")
+            assert (await tab.snapshot()).title == "Labels" != first   # the cached snapshot was not reused
+            assert await tab.go_forward() and tab.url.endswith("rerender.html")
+            assert not await tab.go_forward()                    # nothing after the last page
+            gen = tab.generation
+            await tab.reload()
+            assert tab.url.endswith("rerender.html") and tab.generation > gen
+            assert [u.rsplit("/", 1)[-1] for u in heard][-4:] == ["rerender.html", "labels.html", "rerender.html",
+                                                                  "rerender.html"]
+            stop()
+            told = len(heard)
+            await tab.goto(server.url("labels.html"))
+            assert len(heard) == told                            # no longer told
+        finally:
+            await tab.close()
+
+    harness.run(go(), timeout=60)
+
+
+def test_reloading_a_page_whose_server_went_away_is_a_clear_error(harness):
+    import http.server
+    import threading
+
+    async def go():
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        tab = await harness.browser.new_tab()
+        try:
+            await tab.goto(f"http://127.0.0.1:{httpd.server_address[1]}/")
+            httpd.shutdown()
+            httpd.server_close()
+            with pytest.raises(NavigationError) as e:
+                await tab.reload(timeout=10)
+            assert "Reloading failed" in str(e.value) and "ERR_" in str(e.value)
+        finally:
+            await tab.close()
+
+    harness.run(go(), timeout=60)

@@ -1,5 +1,7 @@
 """The node tree and payload inspector widgets on real snapshots of real pages (Qt offscreen),
-driven through pytest-qt's qtbot."""
+driven through pytest-qt's qtbot. The models' structure, filters and selection are tested on stored
+snapshots (tests/fixtures/snapshots/, no browser); what depends on a live page's size or contents
+(deep and 25k-node pages, secrets, visibility) on snapshots taken now."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import time
 import pytest
 
 import gui_helpers  # noqa: F401  (Qt's offscreen platform for the suite)
+from fake_page import stored
 
 from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 
@@ -65,8 +68,8 @@ def first_paint_ms(qapp, panel, snap, previous=None):
 
 # -- the model ----------------------------------------------------------------------------------------
 
-def test_row_counts_match_children(qapp, qtbot, make, harness, server):
-    snap = snap_of(harness, server.url("labels.html"))
+def test_row_counts_match_children(qapp, qtbot, make):
+    snap = stored("labels")
     m = NodeTreeModel()
     m.set_snapshot(snap)
     assert m.rowCount() == 1 and m.node(m.index(0, 0)) is snap.root
@@ -129,14 +132,8 @@ def test_deep_page_round_trip_and_fast_first_rows(qapp, qtbot, make, harness, se
     panel.close()
 
 
-def test_new_ids_marked_after_insert_on_top(qapp, qtbot, make, harness, server):
-    async def go(tab):
-        a = await tab.snapshot()
-        await tab.page.evaluate("insertOnTop(2)")
-        tab.invalidate()
-        return a, await tab.snapshot()
-
-    a, b = harness.page(server.url("rerender.html"), go)
+def test_new_ids_marked_after_insert_on_top(qapp, qtbot, make):
+    a, b = stored("rerender"), stored("rerender_inserted")   # before and after insertOnTop(2), one tab
     new = b.new_ids_since(a)
     assert new
     m = NodeTreeModel()
@@ -203,8 +200,8 @@ def visible_ids(panel):
     return out
 
 
-def test_filters_keep_ancestors_and_role_filter(qapp, qtbot, make, harness, server):
-    snap = snap_of(harness, server.url("rerender.html"))
+def test_filters_keep_ancestors_and_role_filter(qapp, qtbot, make):
+    snap = stored("rerender")
     panel = make(NodeTreePanel)
     panel.set_snapshot(snap)
     target = snap.find(role="link", name="Open Invoice 4412")[0]
@@ -240,8 +237,8 @@ def test_filters_keep_ancestors_and_role_filter(qapp, qtbot, make, harness, serv
     assert len(visible_ids(panel)) == len(snap.nodes())
 
 
-def test_flattened_mode_matches_semantic_items(qapp, qtbot, make, harness, server):
-    snap = snap_of(harness, server.url("labels.html"))
+def test_flattened_mode_matches_semantic_items(qapp, qtbot, make):
+    snap = stored("labels")
     panel = make(NodeTreePanel)
     panel.set_snapshot(snap)
     items = snap.serialize("semantic").data["interactive_tree"]
@@ -258,8 +255,8 @@ def test_flattened_mode_matches_semantic_items(qapp, qtbot, make, harness, serve
     assert "sent to the model" in panel.counts_label.text()
 
 
-def test_select_node_expands_and_selects_and_user_selection_emits(qapp, qtbot, make, harness, server):
-    snap = snap_of(harness, server.url("rerender.html"))
+def test_select_node_expands_and_selects_and_user_selection_emits(qapp, qtbot, make):
+    snap = stored("rerender")
     panel = make(NodeTreePanel)
     panel.resize(800, 600)
     panel.set_snapshot(snap)

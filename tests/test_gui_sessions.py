@@ -88,8 +88,8 @@ def test_run_is_listed_and_opens_read_only(qtbot, aio, server, home):
         w.tabs.setCurrentWidget(p)
         assert p.select_session(sid)
         qtbot.mouseClick(p.open_btn, Qt.LeftButton)
-        view = w.session_views[-1]
-        data = w.sup.store.load(sid)
+        view = w.sessions.views[-1]
+        data = w.sup.sessions.load(sid)
         assert view.title_label.text() == data.session.title and view.status_label.text() == "SUCCESS"
         assert view.fields["task"].text() == TASK and view.fields["url"].text().endswith("offline_shop.html")
         assert "heuristic" in view.fields["run"].text() and "auto" in view.fields["run"].text()
@@ -140,18 +140,18 @@ def test_one_session_per_tab_until_new_session(qtbot, aio, server, home):
         first = w.sup.current_session()
         # navigating keeps the session: it follows the page (a link the person follows, the URL bar, back)
         run(qtbot, w.sup.tab.page.evaluate("location.href = 'actions_next.html'"))
-        qtbot.waitUntil(lambda: w.sup.store.load(first).session.url.endswith("actions_next.html"), timeout=10000)
+        qtbot.waitUntil(lambda: w.sup.sessions.load(first).session.url.endswith("actions_next.html"), timeout=10000)
         assert w.url.text().endswith("actions_next.html")
         assert run(qtbot, w.sup.navigate(server.url("loop_done.html")))
-        assert w.sup.store.load(first).session.url.endswith("loop_done.html")
-        run(qtbot, w.sup.history(-1))
-        assert w.sup.store.load(first).session.url.endswith("actions_next.html")
+        assert w.sup.sessions.load(first).session.url.endswith("loop_done.html")
+        assert run(qtbot, w.sup.history(-1))
+        assert w.sup.sessions.load(first).session.url.endswith("actions_next.html")
         assert run(qtbot, w.sup.navigate(server.url("offline_shop.html")))
         do_task(qtbot, w, "type Bob into Full name and click Place order")
         assert w.sup.current_session() == first
-        assert [(s.id, s.steps, s.status) for s in w.sup.store.list_sessions()] == [(first, 6, "success")]
+        assert [(s.id, s.steps, s.status) for s in w.sup.sessions.list()] == [(first, 6, "success")]
         assert w.sessions.session_ids() == [first]
-        view = w.open_session(first)  # the second run's turns carry its steps' observations
+        view = w.sessions.open_session(first)  # the second run's turns carry its steps' observations
         assert view.steps.topLevelItemCount() == 6
         for index, name in ((0, "Ada"), (3, "Bob")):
             turn = view.chat.turn_for_step(index)
@@ -163,13 +163,13 @@ def test_one_session_per_tab_until_new_session(qtbot, aio, server, home):
         do_task(qtbot, w)
         second = w.sup.current_session()
         assert second and second != first
-        assert [(s.id, s.steps) for s in w.sup.store.list_sessions()] == [(second, 3), (first, 6)]
+        assert [(s.id, s.steps) for s in w.sup.sessions.list()] == [(second, 3), (first, 6)]
         assert w.sessions.session_ids() == [second, first] and w.sessions.current == second
 
         # rename in place (the title cell), then filter by the new name
         p = w.sessions
         p.table.item(p.row_of(first), TITLE_COL).setText("Bob's  order")
-        assert w.sup.store.load(first).session.title == "Bob's order"
+        assert w.sup.sessions.load(first).session.title == "Bob's order"
         p.filter.setText("bob's")
         assert p.session_ids(visible_only=True) == [first]
         p.filter.clear()
@@ -179,14 +179,14 @@ def test_one_session_per_tab_until_new_session(qtbot, aio, server, home):
         # session lets it go, so the next task starts a new one
         p.select_session(first)
         qtbot.mouseClick(p.delete_btn, Qt.LeftButton)
-        box = w.delete_box
+        box = w.sessions.delete_box
         assert box.isVisible() and "Bob's order" in box.informativeText()
         qtbot.mouseClick(box.button(QMessageBox.Cancel), Qt.LeftButton)
-        assert [s.id for s in w.sup.store.list_sessions()] == [second, first]
+        assert [s.id for s in w.sup.sessions.list()] == [second, first]
         p.select_session(second)
         qtbot.mouseClick(p.delete_btn, Qt.LeftButton)
-        qtbot.mouseClick(w.delete_box.button(QMessageBox.Yes), Qt.LeftButton)
-        assert [s.id for s in w.sup.store.list_sessions()] == [first] and p.session_ids() == [first]
+        qtbot.mouseClick(w.sessions.delete_box.button(QMessageBox.Yes), Qt.LeftButton)
+        assert [s.id for s in w.sup.sessions.list()] == [first] and p.session_ids() == [first]
         assert w.sup.current_session() is None and w.sessions.current is None
 
 
@@ -201,7 +201,7 @@ def test_export_from_the_panel(qtbot, aio, server, home, tmp_path):
         sid = w.sup.current_session()
         assert w.sessions.select_session(sid)
         qtbot.mouseClick(w.sessions.export_btn, Qt.LeftButton)
-        dlg = w.export_dialog
+        dlg = w.sessions.export_dialog
         assert dlg is not None and dlg.isVisible()
         dlg.selectFile(str(out))
         dlg.accept()
@@ -212,7 +212,7 @@ def test_export_from_the_panel(qtbot, aio, server, home, tmp_path):
         assert TASK in html and "<html" in html.lower()
         assert sid in out.with_suffix(".json").read_text(encoding="utf-8")
         # a path that cannot be written: the reason in the banner
-        assert run(qtbot, w.export_to(sid, str(tmp_path / "missing-dir" / "x.html"))) == []
+        assert run(qtbot, w.sessions.export_to(sid, str(tmp_path / "missing-dir" / "x.html"))) == []
         assert w.banner.isVisible() and "Export failed" in w.banner.text()
 
 
@@ -224,7 +224,7 @@ def test_corrupt_store_is_reported_left_alone_and_runs_still_work(qtbot, aio, se
 
     with open_window(qtbot, server.url("offline_shop.html")) as w:
         assert w.banner.isVisible() and "not a readable Vigil database" in w.banner.text()
-        assert w.sup.store is None and w.sup.store_error
+        assert w.sup.sessions is None and w.sup.store_error
         assert not w.sessions.new_btn.isEnabled() and not w.act_new_session.isEnabled()
         assert "not a readable Vigil database" in w.sessions.details.text()
         do_task(qtbot, w)
@@ -258,17 +258,17 @@ def test_replay_from_the_panel(qtbot, aio, server, home):
         assert w.chat.status == "COMPLETED" and w.status_loop.text() == "idle"
         replayed = w.sup.current_session()
         assert replayed != recorded and w.sessions.session_ids() == [replayed, recorded]
-        s = w.sup.store.load(replayed).session
+        s = w.sup.sessions.load(replayed).session
         assert s.metadata.get("replayOf") == recorded and s.task.startswith("Replay:") and s.planner == "replay"
         assert s.policy == "ask" and s.status == "success"
-        assert w.sup.store.load(recorded).session.url.endswith("actions_next.html")  # left where the tab went
+        assert w.sup.sessions.load(recorded).session.url.endswith("actions_next.html")  # left where the tab went
 
         # a session with nothing to replay says so in the banner, and nothing runs
         w.act_new_session.trigger()
         assert run(qtbot, w.sup.navigate(server.url("actions_next.html")))  # a short page: it fails without scrolling
         do_task(qtbot, w, "click the Launch rocket button")
         failed = w.sup.current_session()
-        assert w.sup.store.load(failed).session.status == "error"
+        assert w.sup.sessions.load(failed).session.status == "error"
         assert w.sessions.select_session(failed)
         qtbot.mouseClick(w.sessions.replay_btn, Qt.LeftButton)
         qtbot.waitUntil(lambda: w.banner.isVisible() and "no step that can be replayed" in w.banner.text(),

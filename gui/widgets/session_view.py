@@ -7,7 +7,8 @@ what the planner was given: the semantic payload of the page before the step and
 backend planner, the exchange itself (loaded when those tabs are looked at: a big page's tree
 costs a fraction of a second to restore).
 
-It holds the store and the loaded session only — no tab, no loop: nothing in it can act on a page.
+It holds one stored session (read-only, `gui.sessions.StoredSession`) — no tab, no loop: nothing in it can act
+on a page.
 All stored text (titles, tasks, URLs, page text) is shown as plain text.
 """
 
@@ -22,12 +23,13 @@ from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QFrame, QGridLayo
                                QVBoxLayout, QWidget)
 
 from engine.errors import VigilError
-from engine.store.store import SessionData
+
+from gui.sessions import SessionData, StoredSession
 from gui.widgets.chat_view import ChatView, plain_label
 from gui.widgets.inspector import PayloadInspector
 from gui.widgets.node_tree import NodeTreePanel
 from gui.widgets.plan_view import PlanView
-from gui.widgets.sessions_panel import STATUS_STYLE, local_time
+from gui.widgets.session_text import STATUS_STYLE, local_time
 
 log = logging.getLogger("vigil.gui")
 STEP_STATUS_COLOUR = {"completed": "#166534", "failed": "#b91c1c", "skipped": "#b45309", "rejected": "#b45309",
@@ -84,12 +86,12 @@ class PictureLabel(QLabel):
 
 
 class SessionView(QWidget):
-    """A top-level, non-modal window showing one stored session (`SessionView(store, id)`)."""
+    """A top-level, non-modal window showing one stored session (`SessionView(library.open(id))`)."""
 
-    def __init__(self, store, session_id: str, parent: QWidget | None = None):
+    def __init__(self, session: StoredSession, parent: QWidget | None = None):
         super().__init__(parent, Qt.Window)
-        self.store = store
-        self.data: SessionData = store.load(session_id)  # StoreError when it is gone: the caller reports it
+        self.session = session
+        self.data: SessionData = session.data
         self._pictures: dict[tuple[int, str], tuple[QPixmap, int, str | None] | None] = {}
         s = self.data.session
         self.setObjectName("sessionView")
@@ -271,10 +273,9 @@ class SessionView(QWidget):
     def _picture(self, index: int, side: str) -> tuple[QPixmap, int, str | None] | None:
         key = (index, side)
         if key not in self._pictures:
-            from engine.store.pictures import step_picture
             got = None
             try:
-                pic = step_picture(self.store, self.data, index, side)
+                pic = self.session.picture(index, side)
             except VigilError as exc:
                 log.warning("step %s %s picture: %s", index, side, exc.message)
                 pic = None
@@ -311,14 +312,11 @@ class SessionView(QWidget):
         """Step `index`'s stored `side` snapshot as a detached DomSnapshot (cached), or None."""
         key = (index, side)
         if key not in self._snapshots:
-            from engine.snapshot.stored import load_snapshot
-            sha = self.data.blobs.get(index, {}).get(f"snapshot_{side}")
             snap = None
-            if sha is not None:
-                try:
-                    snap = load_snapshot(self.store.get_blob(sha))
-                except VigilError as exc:
-                    log.warning("step %s %s snapshot: %s", index, side, exc.message)
+            try:
+                snap = self.session.snapshot(index, side)
+            except VigilError as exc:
+                log.warning("step %s %s snapshot: %s", index, side, exc.message)
             self._snapshots[key] = snap
         return self._snapshots[key]
 

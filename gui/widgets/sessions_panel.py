@@ -1,57 +1,42 @@
 """The Sessions side tab: every recorded session, newest first, with the tab's own session marked.
 
-Filter, rename (double-click the title, or Rename), and the actions on the selected session —
-Open (a read-only view), Export… and Replay — which the window carries out (`open_requested`,
-`export_requested`, `replay_requested`). Titles, URLs and domains come from pages and tasks, so
-every cell and label is plain text, and none of it goes into a tooltip (Qt guesses tooltip formats).
+Filter, rename (double-click the title, or Rename), and the actions on the selected session: Open (a
+read-only view), Export… (asks where, then writes the HTML report and the JSON trace) and Delete… (asks
+first) are carried out here, through the window's controller; Replay and New session concern the run,
+so the window does them (`replay_requested`, `new_session_requested`). Titles, URLs and domains come
+from pages and tasks, so every cell and label is plain text, and none of it goes into a tooltip (Qt
+guesses tooltip formats).
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+                               QMessageBox, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engine.errors import VigilError
+from gui.sessions import SessionSummary
+from gui.aio import spawn
+from gui.widgets.session_text import STATUS_STYLE, local_time, short_time
+from gui.widgets.session_view import SessionView
+
+if TYPE_CHECKING:
+    from gui.controller import Supervisor
+    from gui.sessions import SessionLibrary
 
 log = logging.getLogger("vigil.gui")
 
-# session status → (word shown, colour)
-STATUS_STYLE = {
-    "success": ("success", "#166534"),
-    "error": ("failed", "#b91c1c"),
-    "interrupted": ("interrupted", "#b45309"),
-    "running": ("running", "#1d4ed8"),
-    "idle": ("idle", "#4b5563"),
-}
 COLUMNS = ("", "Title", "Status", "Steps", "Domain", "Started")
 MARK_COL, TITLE_COL, STATUS_COL, STEPS_COL, DOMAIN_COL, STARTED_COL = range(6)
 ID_ROLE = Qt.UserRole + 1
 CURRENT_MARK = "●"
-
-
-def local_time(iso: str) -> str:
-    """'2024-05-01T12:03:44.120Z' → '2024-05-01 14:03' in local time (the text itself if unparseable)."""
-    try:
-        return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M")
-    except (ValueError, AttributeError):
-        return iso or ""
-
-
-def short_time(iso: str) -> str:
-    """Compact local time for the list: '14:03' today, 'May 1 14:03' this year, else '2023-05-01'."""
-    try:
-        t = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
-    except (ValueError, AttributeError):
-        return iso or ""
-    now = datetime.now().astimezone()
-    if t.date() == now.date():
-        return t.strftime("%H:%M")
-    return f"{t.strftime('%b')} {t.day} {t.strftime('%H:%M')}" if t.year == now.year else t.strftime("%Y-%m-%d")
 
 
 def _item(text: str, *, editable: bool = False) -> QTableWidgetItem:
@@ -62,24 +47,26 @@ def _item(text: str, *, editable: bool = False) -> QTableWidgetItem:
 
 
 class SessionsPanel(QWidget):
-    """`set_store(store, problem)`, `refresh()`, `set_current(id)`, `set_running(bool)`;
-    `select_session(id)` and `selected_id()` for the window and tests."""
+    """`attach(controller)`, `refresh()`, `set_current(id)`, `set_running(bool)`; `select_session(id)`,
+    `selected_id()`, `open_session(id)`, `ask_delete(id)`, `ask_export(id)` for the window and tests."""
 
-    open_requested = Signal(str)
-    export_requested = Signal(str)
     replay_requested = Signal(str)
-    delete_requested = Signal(str)
     new_session_requested = Signal()
     error = Signal(str)
+    status = Signal(str, int)   # a line for the status bar, and how long to show it (ms; 0 until replaced)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("sessionsPanel")
-        self.store = None
+        self.sup: Supervisor | None = None
         self.current: str | None = None
         self._running = False
-        self._summaries: dict[str, object] = {}
+        self._summaries: dict[str, SessionSummary] = {}
         self._filling = False
+        self.views: list[SessionView] = []          # read-only windows opened from here
+        self.delete_box: QMessageBox | None = None
+        self.export_dialog: QFileDialog | None = None
+        self._export_dir: str | None = None
 
         v = QVBoxLayout(self)
         v.setContentsMargins(4, 6, 4, 4)
@@ -144,30 +131,36 @@ class SessionsPanel(QWidget):
                                    "task row; the replay is kept as a new session")
         self.delete_btn = QPushButton("Delete…")
         self.delete_btn.setToolTip("Delete the session with its steps and pictures (asks first)")
-        self.open_btn.clicked.connect(lambda: self._emit(self.open_requested))
-        self.delete_btn.clicked.connect(lambda: self._emit(self.delete_requested))
+        self.open_btn.clicked.connect(lambda: self._on_selected(self.open_session))
+        self.delete_btn.clicked.connect(lambda: self._on_selected(self.ask_delete))
         self.rename_btn.clicked.connect(self.start_rename)
-        self.export_btn.clicked.connect(lambda: self._emit(self.export_requested))
-        self.replay_btn.clicked.connect(lambda: self._emit(self.replay_requested))
+        self.export_btn.clicked.connect(lambda: self._on_selected(self.ask_export))
+        self.replay_btn.clicked.connect(lambda: self._on_selected(self.replay_requested.emit))
         for b in (self.open_btn, self.rename_btn, self.export_btn, self.replay_btn):
             row.addWidget(b)
         row.addStretch(1)
         row.addWidget(self.delete_btn)
         v.addLayout(row)
-        QShortcut(QKeySequence(Qt.Key_Return), self.table, activated=lambda: self._emit(self.open_requested),
+        QShortcut(QKeySequence(Qt.Key_Return), self.table, activated=lambda: self._on_selected(self.open_session),
                   context=Qt.WidgetShortcut)
         self._update_buttons()
 
     # -- data ----------------------------------------------------------------------------------
-    def set_store(self, store, problem: str = "") -> None:
-        """The store to list (None when it could not be opened: `problem` says why)."""
-        self.store = store
-        self.new_btn.setEnabled(store is not None)
-        self.refresh_btn.setEnabled(store is not None)
-        self.filter.setEnabled(store is not None)
-        if store is None:
+    @property
+    def library(self) -> SessionLibrary | None:
+        """The controller's sessions (None without a store)."""
+        return self.sup.sessions if self.sup is not None else None
+
+    def attach(self, sup: Supervisor) -> None:
+        """List the sessions of the controller's store (it says why, when it could not open one)."""
+        self.sup = sup
+        has = self.library is not None
+        self.new_btn.setEnabled(has)
+        self.refresh_btn.setEnabled(has)
+        self.filter.setEnabled(has)
+        if not has:
             self.table.setRowCount(0)
-            self.details.setText(problem or "No session store.")
+            self.details.setText(sup.store_error or "No session store.")
             self.details.setStyleSheet("color:#8a1c13; padding:2px 2px;")
         else:
             self.details.setStyleSheet("color:#374151; padding:2px 2px;")
@@ -175,11 +168,12 @@ class SessionsPanel(QWidget):
 
     def refresh(self) -> None:
         """Re-read the sessions (keeping the selection and the filter)."""
-        if self.store is None:
+        library = self.library
+        if library is None:
             return
         keep = self.selected_id()
         try:
-            rows = self.store.list_sessions()
+            rows = library.list()
         except VigilError as exc:
             self.error.emit(f"Could not list the sessions: {exc.message}")
             return
@@ -245,14 +239,14 @@ class SessionsPanel(QWidget):
         self.table.selectRow(r)
         return True
 
-    def summary(self, session_id: str):
+    def summary(self, session_id: str) -> SessionSummary | None:
         return self._summaries.get(session_id)
 
     # -- reactions -----------------------------------------------------------------------------
-    def _emit(self, signal) -> None:
+    def _on_selected(self, action) -> None:
         sid = self.selected_id()
         if sid:
-            signal.emit(sid)
+            action(sid)
 
     def _style_current(self, row: int, current: bool) -> None:
         for col in range(len(COLUMNS)):
@@ -273,7 +267,7 @@ class SessionsPanel(QWidget):
 
     def _selection_changed(self) -> None:
         sid = self.selected_id()
-        if self.store is not None:
+        if self.library is not None:
             s = self._summaries.get(sid) if sid else None
             if s is not None:
                 self.details.setText(f"{s.url or '(no URL)'}\nsession {s.id[:8]} · {s.steps} step(s) · started "
@@ -286,12 +280,12 @@ class SessionsPanel(QWidget):
         self._update_buttons()
 
     def _update_buttons(self) -> None:
-        has = self.store is not None and self.selected_id() is not None
+        has = self.library is not None and self.selected_id() is not None
         for b in (self.open_btn, self.rename_btn, self.export_btn):
             b.setEnabled(has)
         self.replay_btn.setEnabled(has and not self._running)
         self.delete_btn.setEnabled(has and not (self._running and self.selected_id() == self.current))
-        self.new_btn.setEnabled(self.store is not None and not self._running)
+        self.new_btn.setEnabled(self.library is not None and not self._running)
 
     def start_rename(self) -> None:
         r = self.row_of(self.selected_id() or "")
@@ -303,10 +297,11 @@ class SessionsPanel(QWidget):
         if item.column() == TITLE_COL:
             self.table.editItem(item)
         else:
-            self._emit(self.open_requested)
+            self._on_selected(self.open_session)
 
     def _renamed(self, item: QTableWidgetItem) -> None:
-        if self._filling or item.column() != TITLE_COL or self.store is None:
+        library = self.library
+        if self._filling or item.column() != TITLE_COL or library is None:
             return
         sid = item.data(ID_ROLE)
         old = self._summaries.get(sid)
@@ -319,7 +314,89 @@ class SessionsPanel(QWidget):
             self._filling = False
             return
         try:
-            self.store.rename(sid, title)
+            library.rename(sid, title)
         except VigilError as exc:
             self.error.emit(f"Could not rename the session: {exc.message}")
         self.refresh()
+
+    # -- open, delete, export --------------------------------------------------------------------
+    def open_session(self, session_id: str) -> SessionView | None:
+        """A read-only window on a stored session (non-modal; several may be open)."""
+        if self.library is None:
+            return None
+        try:
+            view = SessionView(self.library.open(session_id))
+        except VigilError as exc:
+            self.error.emit(f"Could not open the session: {exc.message}")
+            return None
+        self.views = [v for v in self.views if shiboken6.isValid(v)] + [view]
+        view.show()
+        view.raise_()
+        return view
+
+    def ask_delete(self, session_id: str) -> QMessageBox:
+        """Ask (non-modally) before deleting a session for good, then delete it."""
+        s = self.summary(session_id)
+        box = QMessageBox(QMessageBox.Warning, "Delete session",
+                          f"Delete session {session_id[:8]} with its {s.steps if s else 0} step(s) and pictures? "
+                          "This cannot be undone.", QMessageBox.Yes | QMessageBox.Cancel, self)
+        box.setTextFormat(Qt.PlainText)  # the title below came from a page or a task
+        box.setInformativeText(s.title if s is not None else "")
+        box.setDefaultButton(QMessageBox.Cancel)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.buttonClicked.connect(lambda b: self.delete_session(session_id)
+                                  if box.standardButton(b) == QMessageBox.Yes else None)
+        self.delete_box = box
+        box.open()  # not exec(): a nested event loop would stall the engine
+        return box
+
+    def delete_session(self, session_id: str) -> bool:
+        """Delete a stored session (the tab's own is let go first; a running one is refused)."""
+        if self.sup is None:
+            return False
+        try:
+            self.sup.delete_session(session_id)
+        except VigilError as exc:
+            self.error.emit(exc.message)
+            return False
+        self.refresh()
+        self.status.emit(f"Deleted session {session_id[:8]}.", 8000)
+        return True
+
+    def ask_export(self, session_id: str) -> QFileDialog:
+        """Ask where to write the HTML report (the JSON trace goes next to it), then write both."""
+        s = self.summary(session_id)
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", s.title if s is not None else "session").strip("-.")[:48] or "session"
+        folder = self._export_dir or str(Path.home())
+        dlg = QFileDialog(self, "Export session", str(Path(folder) / f"{stem}-{session_id[:8]}.html"),
+                          "HTML report (*.html)")
+        dlg.setAcceptMode(QFileDialog.AcceptSave)
+        dlg.setDefaultSuffix("html")
+        if QGuiApplication.platformName() in ("offscreen", "minimal"):
+            dlg.setOption(QFileDialog.DontUseNativeDialog, True)
+        dlg.fileSelected.connect(lambda path: spawn(self.export_to(session_id, path)))
+        dlg.setAttribute(Qt.WA_DeleteOnClose)
+        self.export_dialog = dlg
+        dlg.open()  # not exec(): a nested event loop would stall the engine
+        return dlg
+
+    async def export_to(self, session_id: str, html_path: str) -> list[Path]:
+        """Write the HTML report to `html_path` and the JSON trace beside it (same stem, .json)."""
+        if self.library is None:
+            return []
+        self._export_dir = str(Path(html_path).expanduser().parent)
+        self.status.emit(f"Exporting session {session_id[:8]}…", 0)
+        try:
+            paths = await self.library.export(session_id, html_path)
+        except VigilError as exc:
+            self.status.emit("", 0)
+            self.error.emit(f"Export failed: {exc.message}")
+            return []
+        self.status.emit(f"Exported session {session_id[:8]}: " + ", ".join(map(str, paths)), 15000)
+        return paths
+
+    def close_windows(self) -> None:
+        """Close what was opened from here (it reads the store, which closes with the engine)."""
+        for w in [*self.views, self.export_dialog, self.delete_box]:
+            if w is not None and shiboken6.isValid(w):
+                w.close()

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLineEdit
+from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QWidget
 
 if TYPE_CHECKING:
-    from gui.main_window import MainWindow
+    from gui.controller import Supervisor
 
 
 class SettingsDialog(QDialog):
     """Non-modal settings (modal exec() breaks qasync). The API key is never shown back in full."""
 
-    def __init__(self, window: "MainWindow") -> None:
-        super().__init__(window)
+    def __init__(self, sup: Supervisor, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.setWindowTitle("Vigil settings")
-        self.window_ = window
-        s = window.sup.settings
+        self.sup = sup
+        s = sup.settings
         form = QFormLayout(self)
         self.base_url = QLineEdit(s.get("base_url", ""))
         self.model = QLineEdit(s.get("model", ""))
@@ -27,7 +27,7 @@ class SettingsDialog(QDialog):
         self.refresh()
         self.backend_url = QLineEdit(s.get("backend_url", ""))
         self.headless = QCheckBox("Run Chromium headless (the page is shown here either way)")
-        self.headless.setChecked(window.sup.headless)
+        self.headless.setChecked(sup.headless)
         form.addRow("Model base URL", self.base_url)
         form.addRow("Model name", self.model)
         form.addRow("API key", self.api_key)
@@ -40,16 +40,16 @@ class SettingsDialog(QDialog):
 
     def refresh(self) -> None:
         """Show the current settings; of the API key only whether it is set and its last four characters."""
-        key = self.window_.sup.settings.get("api_key", "")
+        key = self.sup.settings.get("api_key", "")
         self.api_key.clear()
         self.api_key.setPlaceholderText(f"set (…{key[-4:]})" if key else "not set (VIGIL_API_KEY / OPENAI_API_KEY)")
 
     def _save(self) -> None:
-        s = self.window_.sup.settings
+        s = self.sup.settings
         s["base_url"], s["model"], s["backend_url"] = (self.base_url.text().strip(), self.model.text().strip(),
                                                        self.backend_url.text().strip())
         if self.api_key.text():
             s["api_key"] = self.api_key.text()
             self.api_key.clear()
-        self.window_.sup.headless = self.headless.isChecked()
+        self.sup.headless = self.headless.isChecked()
         self.close()

@@ -1,0 +1,34 @@
+"""How a stored session's status and times read in the sessions panel and the read-only view."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+# session status → (word shown, colour)
+STATUS_STYLE = {
+    "success": ("success", "#166534"),
+    "error": ("failed", "#b91c1c"),
+    "interrupted": ("interrupted", "#b45309"),
+    "running": ("running", "#1d4ed8"),
+    "idle": ("idle", "#4b5563"),
+}
+
+
+def local_time(iso: str) -> str:
+    """'2024-05-01T12:03:44.120Z' → '2024-05-01 14:03' in local time (the text itself if unparseable)."""
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M")
+    except (ValueError, AttributeError):
+        return iso or ""
+
+
+def short_time(iso: str) -> str:
+    """Compact local time for the list: '14:03' today, 'May 1 14:03' this year, else '2023-05-01'."""
+    try:
+        t = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
+    except (ValueError, AttributeError):
+        return iso or ""
+    now = datetime.now().astimezone()
+    if t.date() == now.date():
+        return t.strftime("%H:%M")
+    return f"{t.strftime('%b')} {t.day} {t.strftime('%H:%M')}" if t.year == now.year else t.strftime("%Y-%m-%d")
