@@ -175,6 +175,7 @@ def test_typed_password_is_never_echoed_even_when_the_page_shows_it(mcp, server)
     for reply in replies:
         for k in range(4, len(SECRET) + 1):
             assert SECRET[:k] not in reply.text, (reply.name, SECRET[:k], reply.text)
+    assert SECRET[:4] not in mcp.stderr(), "nor the server's log"
 
 
 def test_unknown_ref_and_bad_arguments_are_clear_tool_errors(mcp, server):

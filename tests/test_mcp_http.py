@@ -200,6 +200,16 @@ def test_a_person_at_the_terminal_approves_and_rejects_and_the_reason_reaches_th
     assert r.text.startswith(edited), r.text
     assert '"v":"ada.lovelace"' in r.page()
 
+    # a password: the person approves what they see, and neither they nor the client see the value
+    secret = "pa55-w0rd-at-the-terminal"
+    pending = s.start_call("browser_type", {"ref": ref(items, "Password"), "text": secret})
+    prompt = s.wait_for(r"SENSITIVE: types into a password")
+    s.answer("a\n")
+    r = pending.result(60)
+    assert not r.is_error and r.text.startswith(f'type({ref(items, "Password")}, "••••••••") — done'), r.text
+    assert "Type hidden characters into textbox \"Password\"" in prompt
+    assert secret[:4] not in "".join(s.seen) and secret[:4] not in r.text
+
 
 def test_the_token_can_come_from_the_environment(tmp_path):
     token = "test-token-" + "x" * 24
