@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.bench_real import (CORPUS_DIR, describe_entry, find_entries, load_corpus, missing_parts,
+from engine.bench.real import (CORPUS_DIR, describe_entry, find_entries, load_corpus, missing_parts,
                                open_page, payload_entries, run_steps)
 
 CORPUS = load_corpus()

@@ -291,7 +291,7 @@ def test_select_node_expands_and_selects_and_user_selection_emits(qapp, qtbot, m
 
 
 def test_big_pages_open_fast(qapp, qtbot, make, harness, server, tmp_path):
-    from engine.bench import generate_page
+    from engine.bench.snapshot import generate_page
 
     page = tmp_path / "big25k.html"
     page.write_text(generate_page(25000), encoding="utf-8")

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-import engine.bench_miniwob as bench
+import engine.bench.miniwob as bench
 from engine.errors import VigilError
 from engine.loop import ScriptedPlanner
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from engine.bench_real import bench_real, find_entries, format_line, format_summary, name_matches, parse_aria_line
+from engine.bench.real import bench_real, find_entries, format_line, format_summary, name_matches, parse_aria_line
 from real_corpus import corpus_installed  # noqa: F401
 
 
@@ -63,7 +63,7 @@ def test_cli_bench_real_refuses_unknown_widget_ids():
 
 @pytest.mark.parametrize("ok", [True, False])
 def test_format_line_says_why_a_task_failed(ok):
-    from engine.bench_real import StepOutcome, WidgetReport
+    from engine.bench.real import StepOutcome, WidgetReport
 
     w = {"id": "demo", "page": "x.html", "control": {"selector": "#a", "role": "button", "name": "Go"},
          "steps": [{"do": "click", "role": "button", "name": "Go"}]}

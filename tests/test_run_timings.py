@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.loop.cli_run import step_phases, timing_line
+from engine.loop.timings import step_phases, timing_line
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = [{"action": "type", "target": {"name": "Full name"}, "text": "Ada Lovelace"},

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from engine.bench_real import playwright_view
+from engine.bench.real import playwright_view
 from real_corpus import WIDGETS, corpus_installed, one, open_widget, payload  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("corpus_installed")

@@ -15,7 +15,7 @@ from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolButton, QVBoxLayout,
                                QWidget)
 
-from engine.loop.cli_run import ms_text, step_duration, step_phases
+from engine.loop.timings import ms_text, step_duration, step_phases
 from engine.models.loop import ChatMessage, StepRecord
 
 # task status (engine TaskStatus or the header words) → (header word, background, foreground)

@@ -23,7 +23,7 @@ from typing import Any
 from engine.errors import ErrorCode, VigilError
 from engine.names import norm
 
-CORPUS_DIR = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "real"
+CORPUS_DIR = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "real"
 FIND_TIMEOUT_S = 3.0   # a popup that opens with an animation gets this long to show up in the payload
 CHECK_TIMEOUT_S = 3.0  # some libraries render a frame after the event; the page state gets this long
 ROW_TOLERANCE_PX = 12  # `near`: centres this close vertically are on one row

@@ -1,4 +1,6 @@
-"""The `vigil` command."""
+"""The `vigil` command (`python -m engine.cli`): `snapshot`, `run` (engine.cli.run), `sessions`, `export`
+and `replay` (engine.cli.sessions), `bench …` (engine.bench) and `run-demo`. The window (`vigil gui`)
+is gui.launcher's; it hands every other command to `main` here."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 from engine.errors import ErrorCode, VigilError
 from engine.models import FORMATS
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,20 +33,12 @@ def _parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="benchmarks")
     bsub = b.add_subparsers(dest="bench", metavar="WHAT")
-    bs = bsub.add_parser("snapshot", help="snapshot speed and size vs Playwright's aria snapshot")
-    bs.add_argument("--sizes", default="1000,5000,25000", help="element counts (default 1000,5000,25000)")
-    bs.add_argument("--reps", type=int, default=5)
-    bs.add_argument("--json", action="store_true")
-    from engine.bench_miniwob import add_bench_parser
-    add_bench_parser(bsub)
-    from engine.bench_store import add_bench_parser as add_store_bench
-    add_store_bench(bsub)
-    from engine.bench_real import add_bench_parser as add_real_bench
-    add_real_bench(bsub)
+    from engine.bench import add_parsers as add_bench_parsers
+    add_bench_parsers(bsub)
 
-    from engine.loop.cli_run import add_run_parser
+    from engine.cli.run import add_run_parser
     add_run_parser(sub)
-    from engine.store.cli_sessions import add_session_parsers
+    from engine.cli.sessions import add_session_parsers
     add_session_parsers(sub)
 
     d = sub.add_parser("run-demo", help="serve the bundled demo shop and snapshot it")
@@ -113,30 +107,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "snapshot":
             return asyncio.run(_snapshot(args))
-        if args.cmd == "bench" and args.bench == "snapshot":
-            from engine.bench import run
-            sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
-            return run(sizes, args.reps, args.json)
-        if args.cmd == "bench" and args.bench == "miniwob":
-            from engine.bench_miniwob import bench_command
-            return bench_command(args)
-        if args.cmd == "bench" and args.bench == "real":
-            from engine.bench_real import bench_command as real_bench
-            return real_bench(args)
-        if args.cmd == "bench" and args.bench == "store":
-            from engine.bench_store import bench_command as store_bench
-            return store_bench(args)
+        if args.cmd == "bench" and args.bench:
+            from engine.bench import run as run_bench
+            return run_bench(args)
         if args.cmd == "run":
-            from engine.loop.cli_run import run_command
+            from engine.cli.run import run_command
             return asyncio.run(run_command(args))
         if args.cmd == "sessions":
-            from engine.store.cli_sessions import sessions_command
+            from engine.cli.sessions import sessions_command
             return sessions_command(args)
         if args.cmd == "export":
-            from engine.store.cli_sessions import export_command
+            from engine.cli.sessions import export_command
             return export_command(args)
         if args.cmd == "replay":
-            from engine.store.cli_sessions import replay_command
+            from engine.cli.sessions import replay_command
             return asyncio.run(replay_command(args))
         if args.cmd == "run-demo":
             return asyncio.run(_run_demo(args))
@@ -148,7 +132,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("vigil: interrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

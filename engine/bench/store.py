@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.bench import generate_page
+from engine.bench.snapshot import generate_page
 from engine.local_server import serve_directory
 
 

@@ -26,7 +26,7 @@ def add_session_parsers(sub) -> None:
     e.add_argument("--html", metavar="PATH", help="the HTML report (images inline, opens without network)")
     e.add_argument("--json", metavar="PATH", help="the JSON trace")
 
-    from engine.loop.cli_run import add_loop_options
+    from engine.cli.run import add_loop_options
     r = sub.add_parser("replay", help="run a recorded session's actions again, with approval",
                        description="Replay a recorded session: its completed actions run again through the "
                                    "scripted planner, each target found by its recorded ID or, when IDs changed, "
@@ -92,7 +92,7 @@ def export_command(args: argparse.Namespace) -> int:
 
 async def replay_command(args: argparse.Namespace, *, stdin=None) -> int:
     from engine.browser.target import normalize_url
-    from engine.loop.cli_run import execute
+    from engine.cli.run import execute
     from engine.store import Store
     from engine.store.replay import replay_planner
     try:

@@ -131,6 +131,18 @@ def format_report(rep: dict) -> str:
     return "\n".join(lines)
 
 
+def add_bench_parser(bsub) -> None:
+    bs = bsub.add_parser("snapshot", help="snapshot speed and size vs Playwright's aria snapshot")
+    bs.add_argument("--sizes", default="1000,5000,25000", help="element counts (default 1000,5000,25000)")
+    bs.add_argument("--reps", type=int, default=5)
+    bs.add_argument("--json", action="store_true")
+
+
+def bench_command(args) -> int:
+    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    return run(sizes, args.reps, args.json)
+
+
 def run(sizes: list[int], reps: int, as_json: bool) -> int:
     rep = asyncio.run(bench_snapshot(sizes, reps))
     print(json.dumps(rep, indent=2) if as_json else format_report(rep))
