@@ -70,9 +70,6 @@ def test_a_typed_password_never_reaches_the_store(recorded):
         assert SECRET.encode() not in f.read_bytes(), f
 
 
-@pytest.mark.xfail(strict=True, reason="engine defect (reported): the loop records page events with the text a "
-                                       "page echoed while the secret was typed key by key, so its prefixes reach "
-                                       "the store; the MCP results scrub them, the records do not")
 def test_no_prefix_of_a_typed_password_reaches_the_store(recorded):
     home, _ = recorded
     data = b"".join(f.read_bytes() for f in home.glob("sessions.db*"))

@@ -7,6 +7,7 @@ before grounding), its name decides."""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -51,23 +52,37 @@ def mask_proposal(p: ProposedStep, node: "VirtualNode | None" = None) -> Propose
                                 "plan": [scrub(x) for x in p.plan] if p.plan else p.plan})
 
 
+@functools.lru_cache(maxsize=32)
+def _prefix_rx(secrets: tuple[str, ...]) -> "tuple[re.Pattern[str], re.Pattern[bytes]] | None":
+    """Prefixes (4+ characters) of the secrets that end where a word ends: what a page shows when it
+    echoes a field key by key ("Hunt", "Hunte", "Hunter2"), but not an ordinary word that merely
+    starts the same way ("Summ" of "Summer24" in "Summary")."""
+    parts = sorted({re.escape(s[:k]) for s in secrets for k in range(MIN_SECRET_LEN, len(s))}, key=len, reverse=True)
+    if not parts:
+        return None
+    body = "(?:" + "|".join(parts) + r")(?![A-Za-z0-9])"
+    return re.compile(body), re.compile(body.encode("utf-8"))
+
+
 def scrub_known(value, secrets: "set[str] | frozenset[str]"):
-    """`value` (str, bytes or a pydantic model) with every form of every known secret replaced by the
-    mask; returned unchanged when there are no secrets."""
+    """`value` (str, bytes or a pydantic model) with every form of every known secret — and every
+    echoed prefix of one — replaced by the mask; returned unchanged when there are no secrets."""
     if not secrets:
         return value
-    forms = [f for s in secrets if len(s) >= MIN_SECRET_LEN for f in secret_forms(s)]
+    known = tuple(sorted(s for s in secrets if len(s) >= MIN_SECRET_LEN))
+    forms = [f for s in known for f in secret_forms(s)]
     if not forms:
         return value
+    rx = _prefix_rx(known)
     if isinstance(value, bytes):
         out = value
         for f in forms:
             out = out.replace(f.encode("utf-8"), MASK.encode("utf-8"))
-        return out
+        return rx[1].sub(MASK.encode("utf-8"), out) if rx else out
     if isinstance(value, str):
         for f in forms:
             value = value.replace(f, MASK)
-        return value
+        return rx[0].sub(MASK, value) if rx else value
     if hasattr(value, "model_dump_json"):
         text = value.model_dump_json()
         clean = scrub_known(text, secrets)
