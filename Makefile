@@ -6,12 +6,13 @@ PY    := $(VENV)/bin/python
 VIGIL := $(VENV)/bin/vigil
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run test bench clean
+.PHONY: help setup run check test bench clean
 
 help:
 	@echo "make setup   install Chromium/fonts if missing, create .venv, pip install -e .[test]"
 	@echo "make run     open the Vigil window on the bundled demo shop (needs a display; see README)"
-	@echo "make test    run the test suite (headless, QT_QPA_PLATFORM=offscreen)"
+	@echo "make check   ruff, mypy and the import-layer contracts (import-linter); run first by make test"
+	@echo "make test    the checks, then the test suite (headless, QT_QPA_PLATFORM=offscreen)"
 	@echo "make bench   run the snapshot benchmark"
 	@echo "make clean   remove .venv and caches"
 
@@ -21,8 +22,15 @@ setup:
 run: setup
 	$(VIGIL) gui --demo
 
+# fast (seconds): style and bugs (ruff), types (mypy, engine/), and that every import goes down the
+# layers with no circle (import-linter: the contracts in pyproject.toml)
+check: setup
+	$(VENV)/bin/ruff check
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
 test: export QT_QPA_PLATFORM = offscreen
-test: setup
+test: check
 	$(PY) -m pytest -q tests
 
 bench: setup

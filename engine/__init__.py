@@ -1,8 +1,17 @@
 """Vigil's engine: browser sessions, snapshots, actions and the observe–act loop (no Qt here)."""
 
 from engine.browser.browser import Browser
-from engine.errors import (BrowserClosedError, BrowserLaunchError, BrowserNotFoundError, ErrorCode, NavigationError,
-                           SnapshotError, TabCrashedError, UnknownNodeError, VigilError)
+from engine.errors import (
+                           BrowserClosedError,
+                           BrowserLaunchError,
+                           BrowserNotFoundError,
+                           ErrorCode,
+                           NavigationError,
+                           SnapshotError,
+                           TabCrashedError,
+                           UnknownNodeError,
+                           VigilError,
+)
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
 from engine.tab import Tab, launch

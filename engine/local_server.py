@@ -6,8 +6,8 @@ import contextlib
 import functools
 import http.server
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -148,7 +148,8 @@ class Tab:
         """A secret typed into this browser: painted over in every picture from now on."""
         self.target.secrets.add(value)
 
-    async def wait_stable(self, config: StabilityConfig | None = None, *, since: float | None = None) -> StabilityResult:
+    async def wait_stable(self, config: StabilityConfig | None = None, *,
+                          since: float | None = None) -> StabilityResult:
         """Wait until no DOM mutation for 300 ms and no network for 500 ms (capped at 3 s)."""
         return await self.actions.wait_stable(config, since=since)
 

@@ -29,8 +29,8 @@ def run_gui(url: str | None = None, *, screenshot: str | None = None, quit_after
     if problem:
         print(f"vigil gui: NO_DISPLAY: {problem}", file=sys.stderr)
         return 2
-    from PySide6.QtWidgets import QApplication
     import qasync
+    from PySide6.QtWidgets import QApplication
 
     from gui.controller import Supervisor
     from gui.main_window import MainWindow

@@ -22,8 +22,16 @@ from PySide6.QtCore import QObject, Signal
 from engine.errors import ErrorCode, VigilError
 from engine.loop import AgentLoop, QueueGate
 from engine.loop.planner import Observation, close_planner
-from engine.models import (AwaitingApproval, Decision, MessageAdded, PlanUpdated, RunResult, SnapshotTaken,
-                           StatusChanged, StepRecorded)
+from engine.models import (
+    AwaitingApproval,
+    Decision,
+    MessageAdded,
+    PlanUpdated,
+    RunResult,
+    SnapshotTaken,
+    StatusChanged,
+    StepRecorded,
+)
 from engine.models.loop import LoopEvent
 from engine.store import Store
 from engine.store.recorder import SessionRecorder

@@ -44,9 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\n  gui       open the supervisor window (the default): vigil gui [URL] [--demo]")
         return code
     args = _gui_parser().parse_args(argv[1:] if argv and argv[0] == "gui" else argv)
-    from gui.app import run_gui
     from engine.browser.target import normalize_url
     from engine.errors import VigilError
+    from gui.app import run_gui
     url = None
     if args.url:
         try:

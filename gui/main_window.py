@@ -11,11 +11,22 @@ import logging
 
 from PySide6.QtCore import QRect, QSettings, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QMainWindow, QPushButton, QSizePolicy,
-                               QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QTabWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.models import ChatMessage
-
 from gui.aio import spawn
 from gui.controller import Supervisor
 from gui.widgets.approval_bar import ApprovalBar
@@ -73,7 +84,8 @@ class MainWindow(QMainWindow):
         self.viewport.setToolTip("Page size: follow the panel (the page re-lays out as you resize it), or a "
                                  "device size scaled to fit")
         bar.addWidget(self.viewport)
-        self.act_overlay = QAction("Set-of-Mark", self, checkable=True, toolTip="Draw every interactive node's box and ID")
+        self.act_overlay = QAction("Set-of-Mark", self, checkable=True,
+                                   toolTip="Draw every interactive node's box and ID")
         self.act_snapshot = QAction("Snapshot", self, toolTip="Take a fresh snapshot")
         self.act_settings = QAction("Settings", self)
         self.act_new_session = QAction("New session", self, toolTip="The next task starts a new recorded session "

@@ -152,9 +152,11 @@ FORM_TEXT_JS = """(sel) => {
       if (n.nodeType !== 3 || !n.data.trim()) continue;
       const r = document.createRange();
       r.selectNodeContents(n);
-      for (const b of r.getClientRects()) if (b.width > 0 && b.height > 0) rects.push([b.left, b.top, b.right, b.bottom]);
+      for (const b of r.getClientRects())
+        if (b.width > 0 && b.height > 0) rects.push([b.left, b.top, b.right, b.bottom]);
     }
-    if (rects.length) out.push({text: Array.from(el.childNodes).filter(n => n.nodeType === 3).map(n => n.data).join(' ').trim(), rects});
+    const own = Array.from(el.childNodes).filter(n => n.nodeType === 3).map(n => n.data).join(' ').trim();
+    if (rects.length) out.push({text: own, rects});
   }
   return out;
 }"""

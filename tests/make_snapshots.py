@@ -16,10 +16,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
-from conftest import FixtureServer  # noqa: E402
-
 from engine import launch  # noqa: E402
 from engine.snapshot.stored import snapshot_bytes  # noqa: E402
+
+from conftest import FixtureServer  # noqa: E402
 
 OUT = HERE / "fixtures" / "snapshots"
 

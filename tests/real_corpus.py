@@ -8,8 +8,16 @@ from __future__ import annotations
 
 import pytest
 
-from engine.bench.real import (CORPUS_DIR, describe_entry, find_entries, load_corpus, missing_parts,
-                               open_page, payload_entries, run_steps)
+from engine.bench.real import (
+    CORPUS_DIR,
+    describe_entry,
+    find_entries,
+    load_corpus,
+    missing_parts,
+    open_page,
+    payload_entries,
+    run_steps,
+)
 
 CORPUS = load_corpus()
 WIDGETS = {w["id"]: w for w in CORPUS["widgets"]}

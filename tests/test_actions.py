@@ -173,7 +173,7 @@ def test_shadow_roots_and_frames(server, harness):
         fields = snap.find("textbox", "Frame field")
         assert len(buttons) == 2 and len(fields) == 2
         assert buttons[0].frame_id != buttons[1].frame_id
-        for i, (b, f) in enumerate(zip(buttons, fields)):
+        for i, (b, f) in enumerate(zip(buttons, fields, strict=True)):
             r = await tab.type(f.node_id, f"hello {i}")
             assert r.success, r.message
             r = await tab.click(b.node_id)

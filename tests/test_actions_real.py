@@ -145,7 +145,8 @@ def test_component_host_is_not_a_cover(server, harness):
 # -- 5: custom selects ------------------------------------------------------------------------------
 _WATCH_NATIVE = """() => { window.__native = [];
   for (const t of ['pointerdown', 'mousedown', 'click'])
-    document.addEventListener(t, (e) => { if (e.composedPath().some((n) => n.localName === 'select' || n.localName === 'option'))
+    document.addEventListener(t, (e) => {
+      if (e.composedPath().some((n) => n.localName === 'select' || n.localName === 'option'))
       window.__native.push(t); }, true); }"""
 
 
@@ -169,7 +170,8 @@ def test_custom_selects_pick_in_their_own_list(server, harness):
         extras = _pid(await tab.snapshot(), "combobox", "Gift extras")
         _ok(await tab.select(extras, "Ribbon"))
         _ok(await tab.select(extras, "Gift wrap"))
-        assert sorted(await _js(tab, "() => [...document.querySelector('#extras').selectedOptions].map((o) => o.value)")) \
+        assert sorted(await _js(tab,
+                                "() => [...document.querySelector('#extras').selectedOptions].map((o) => o.value)")) \
             == ["ribbon", "wrap"]
         assert await _js(tab, "() => window.__native") == []  # the mirrors were never clicked
     harness.page(server.url("real/tom-select.html"), tom)
@@ -186,7 +188,8 @@ def test_custom_selects_pick_in_their_own_list(server, harness):
         assert await _js(tab, "() => document.querySelector('.choices.is-open')") is None  # closed again
         assert await _js(tab, "() => document.querySelector('#fruit').value") == "mango"
         _ok(await tab.select(_pid(await tab.snapshot(), "combobox", "Delivery days"), "Tuesday"))
-        assert await _js(tab, "() => [...document.querySelector('#tags').selectedOptions].map((o) => o.value)") == ["tue"]
+        assert await _js(tab,
+                         "() => [...document.querySelector('#tags').selectedOptions].map((o) => o.value)") == ["tue"]
         snap = await tab.snapshot()
         native = next(n for n in snap.nodes() if n.tag == "select" and n.attrs.get("id") == "fruit")
         _ok(await tab.select(native.node_id, "Pear"))

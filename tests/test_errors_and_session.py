@@ -139,6 +139,7 @@ def test_browser_discovery_env(monkeypatch, tmp_path):
 def test_attach_by_cdp_url(harness, server):
     async def go():
         import urllib.parse
+
         from engine import launch
 
         ws = harness.browser.cdp.url  # ws://127.0.0.1:PORT/devtools/browser/...

@@ -33,7 +33,8 @@ def _survivors(mark: str) -> list[int]:
 def test_window_smoke_screenshot_and_clean_exit(server, tmp_path):
     shot = tmp_path / "window.png"
     mark = f"VIGIL_TEST_MARK={uuid.uuid4().hex}"
-    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={SCREENS_FILE}", mark.split("=")[0]: mark.split("=")[1]}
+    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={SCREENS_FILE}",
+           mark.split("=")[0]: mark.split("=")[1]}
     p = subprocess.run([sys.executable, "-m", "gui.launcher", "gui", server.url("offline_shop.html"),
                         "--screenshot", str(shot), "--quit-after-load"], capture_output=True, text=True,
                        timeout=120, cwd=ROOT, env=env)

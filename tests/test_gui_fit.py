@@ -20,8 +20,8 @@ from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QGuiApplication
 
 from engine.local_server import serve_directory
-from gui_helpers import (FORM_TEXT_JS, aio, label_texts, open_window, overlaps, run, screen_named,  # noqa: F401
-                         wait_fitted)
+
+from gui_helpers import FORM_TEXT_JS, aio, label_texts, open_window, overlaps, run, screen_named, wait_fitted  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = os.environ.get("VIGIL_GUI_SHOTS")
@@ -158,7 +158,8 @@ def test_first_size_comes_from_the_screen():
     assert first_geometry(QRect(0, 0, 1024, 640)) == QRect(0, 0, 1024, 640)      # small: all of it
     assert first_geometry(QRect(1366, 0, 1366, 768)) == QRect(1366, 0, 1366, 768)
     big = first_geometry(QRect(0, 24, 1920, 1056))                                # larger: 90 %, centred
-    assert big.size().width() == 1728 and big.size().height() == 950 and big.center() == QRect(0, 24, 1920, 1056).center()
+    assert big.size().width() == 1728 and big.size().height() == 950
+    assert big.center() == QRect(0, 24, 1920, 1056).center()
     assert clamp_to(QRect(5000, 900, 1500, 1200), QRect(0, 0, 1366, 768)) == QRect(0, 0, 1366, 768)
     assert clamp_to(QRect(-50, 10, 800, 600), QRect(0, 0, 1366, 768)) == QRect(0, 10, 800, 600)
 

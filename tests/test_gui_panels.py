@@ -9,15 +9,14 @@ import re
 import time
 
 import pytest
-
-import gui_helpers  # noqa: F401  (Qt's offscreen platform for the suite)
-from fake_page import stored
-
 from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 
 from gui.widgets.inspector import PayloadInspector  # noqa: E402
 from gui.widgets.node_models import NEW_TOOLTIP, NODE_ID_ROLE, FlatModel, NodeTreeModel  # noqa: E402
 from gui.widgets.node_tree import NodeTreePanel  # noqa: E402
+
+import gui_helpers  # noqa: F401  (Qt's offscreen platform for the suite)
+from fake_page import stored
 
 TIMINGS: dict[str, float] = {}
 
@@ -366,7 +365,9 @@ def test_inspector_shows_exchanges(qapp, qtbot, make):
     ex = Exchange(mode="tools", model="m1", base_url="http://127.0.0.1:1/v1", tokens=1234, requests=2,
                   messages=[{"role": "system", "content": "You are <b>an agent</b>"},
                             {"role": "user", "content": [{"type": "text", "text": "page"},
-                                                         {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64," + "A" * 9000}}]}],
+                                                         {"type": "image_url",
+                                                          "image_url": {
+                                                              "url": "data:image/jpeg;base64," + "A" * 9000}}]}],
                   reply={"choices": [{"message": {"content": "click(3)"}}]},
                   negotiation=[{"kind": "screenshot", "reason": "the icons have no labels", "tokens": 765}])
     insp.show_exchange(ex)

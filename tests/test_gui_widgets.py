@@ -14,8 +14,7 @@ pytest.importorskip("PySide6.QtWidgets")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QLabel  # noqa: E402
 
-from engine.models.actions import (Action, ActionResult, ExpectedOutcome, PageEvent, PageState,  # noqa: E402
-                                   VerificationResult)
+from engine.models.actions import Action, ActionResult, ExpectedOutcome, PageEvent, PageState, VerificationResult  # noqa: E402
 from engine.models.loop import ApprovalRequest, ChatMessage, Plan, PlanStep, ProposedStep, StepRecord  # noqa: E402
 from gui.widgets.approval_bar import ApprovalBar  # noqa: E402
 from gui.widgets.chat_view import ChatView, ok_mark  # noqa: E402

@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from fake_page import FakePage, node_id, renamed, stored
 
 from engine.loop import AgentLoop, AutoApprove, CallbackGate, EventBus, QueueGate, ScriptedPlanner
 from engine.models import Action, ActionResult, Decision, ExpectedOutcome, ProposedStep, StepRecorded
+
+from fake_page import FakePage, node_id, renamed, stored
 
 FORM = stored("loop_form")
 LATE = stored("loop_form_late")
@@ -118,11 +119,12 @@ def test_reject_hands_the_reason_to_the_planner():
     gate = CallbackGate(lambda req: next(answers))
     res = run(page, planner, gate)
     assert [r.proposal.action.name for r in gate.requests] == ["type", "type", "click", "fail"]
-    assert planner.seen[1] == ("rejected", "The person rejected this step (nothing ran). Their reason: please try again")
+    assert planner.seen[1] == ("rejected",
+                               "The person rejected this step (nothing ran). Their reason: please try again")
     assert planner.seen[3][0] == "rejected" and "wrong button" in planner.seen[3][1]
     assert res.status == "error" and "wrong button, use the other one" in res.reason and "Step 2" in res.reason
     assert [s.status for s in res.steps] == ["rejected", "completed", "rejected", "completed"]
-    assert ran(page) == ['type(%s, "a@b.c")' % EMAIL]
+    assert ran(page) == [f'type({EMAIL}, "a@b.c")']
 
 
 def test_take_over_with_an_action_runs_the_persons_action():
@@ -157,7 +159,8 @@ def test_take_over_without_an_action_records_the_person_acting_in_the_page():
 # -- stopping ----------------------------------------------------------------------------------------
 def test_a_stop_decision_ends_the_run_before_the_step():
     page = FakePage(FORM)
-    res = run(page, [{"action": "check", "target": {"role": "checkbox"}}], CallbackGate(lambda r: Decision(kind="stop")))
+    res = run(page, [{"action": "check", "target": {"role": "checkbox"}}],
+              CallbackGate(lambda r: Decision(kind="stop")))
     assert res.status == "interrupted" and res.steps[0].status == "stopped" and res.steps[0].decision.kind == "stop"
     assert ran(page) == []
 

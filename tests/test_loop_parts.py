@@ -9,14 +9,22 @@ import io
 import json
 
 import pytest
-from fake_page import node_id, stored
 
 from engine.errors import ActionStringError, ScriptError, UnknownNodeError
-from engine.loop import EventBus, TerminalGate, describe_node, load_script, needs_approval, parse_action_string, \
-    resolve_target, sensitive_reasons
+from engine.loop import (
+    EventBus,
+    TerminalGate,
+    describe_node,
+    load_script,
+    needs_approval,
+    parse_action_string,
+    resolve_target,
+    sensitive_reasons,
+)
 from engine.loop.policy import site_of
-from engine.models import (Action, ApprovalRequest, MessageAdded, ChatMessage, ProposedStep, StatusChanged,
-                           TargetQuery)
+from engine.models import Action, ApprovalRequest, ChatMessage, MessageAdded, ProposedStep, StatusChanged, TargetQuery
+
+from fake_page import node_id, stored
 
 FORM = stored("loop_form")
 ID = {k: node_id(FORM, k) for k in ("email", "name", "pw", "code", "terms", "cv", "helpbtn", "create", "home",
@@ -47,7 +55,8 @@ def test_names_match_exactly_first_then_by_substring():
 
 def test_equal_names_are_told_apart_by_position():
     dels = [n.node_id for n in FORM.find(role="button", name="Delete", exact=True)]
-    assert grounded(role="button", name="Delete") == dels[0] and grounded(role="button", name="Delete", nth=1) == dels[1]
+    assert grounded(role="button", name="Delete") == dels[0]
+    assert grounded(role="button", name="Delete", nth=1) == dels[1]
     assert grounded(role="button", name="delete all") not in dels           # exact before substring
 
 

@@ -5,11 +5,8 @@ secret, the JSON-mode fallback, and one supervised run end to end."""
 
 from __future__ import annotations
 
-import collections
-import http.server
 import json
 import logging
-import threading
 import time
 
 import pytest
@@ -20,6 +17,7 @@ from engine.models import Action, PageEvent
 from engine.observe.stability import StabilityConfig
 from engine.planners.openai_planner import OpenAIPlanner
 from engine.planners.payload import DeltaTracker, rag_filter
+
 from fake_llm import FakeLLM, call, hang, say, status  # noqa: F401 - the fake server and its reply helpers
 
 KEY = "sk-test-DO-NOT-LEAK-4f9a"
@@ -68,7 +66,8 @@ def test_tool_call_request_contents_and_delta(harness, server, llm):
         step = await p.propose(obs)
         assert step.action == Action(name="click", target=ids["subscribe"])
         assert step.expected_outcome.type == "element_appears" and step.expected_outcome.or_.type == "any_change"
-        assert step.plan == ["Type the email", "Subscribe"] and step.plan_index == 1 and step.thought == "submit the form"
+        assert step.plan == ["Type the email",
+                             "Subscribe"] and step.plan_index == 1 and step.thought == "submit the form"
         req = llm.requests[0]
         assert {t["function"]["name"] for t in req["tools"]} == TOOL_NAMES and req["tool_choice"] == "required"
         assert req["model"] == "fake-model" and req["messages"][0]["role"] == "system"
@@ -207,7 +206,8 @@ def test_malformed_replies_get_one_corrective_retry(harness, server, llm):
         cases = [
             ((call("click", raw='{"node_id": '), call("click", {"node_id": ids["subscribe"]})), "not valid JSON"),
             ((call("click", {"node_id": "9999"}), call("click", {"node_id": ids["subscribe"]})), "'9999' is not in"),
-            ((call("type", {"node_id": ids["email"]}), call("click", {"node_id": ids["subscribe"]})), "type needs text"),
+            ((call("type", {"node_id": ids["email"]}), call("click", {"node_id": ids["subscribe"]})),
+             "type needs text"),
             ((say("I would click Subscribe."), call("click", {"node_id": ids["subscribe"]})), "has no tool call"),
         ]
         for replies, said in cases:
@@ -221,7 +221,8 @@ def test_malformed_replies_get_one_corrective_retry(harness, server, llm):
             llm.reset()
             llm.add(*replies)
             step = await p.propose(obs)
-            assert step.action.name == "fail" and said in step.action.reason and "corrective retry" in step.action.reason
+            assert step.action.name == "fail" and said in step.action.reason
+            assert "corrective retry" in step.action.reason
             assert "fake-model" in step.action.reason and llm.base_url in step.action.reason
         await p.aclose()
 
@@ -277,7 +278,8 @@ def test_json_mode_fallbacks(harness, server, llm):
         step = await p.propose(obs)
         assert step.action == Action(name="type", target=ids["email"], text="ada@example.com", submit=True)
         assert step.expected_outcome.type == "value_changes" and step.thought == "fill it" and p.mode == "json"
-        assert "tools" not in llm.requests[1] and "Reply with one JSON object" in llm.requests[1]["messages"][0]["content"]
+        assert "tools" not in llm.requests[1]
+        assert "Reply with one JSON object" in llm.requests[1]["messages"][0]["content"]
         await p.aclose()
 
         llm.reset()

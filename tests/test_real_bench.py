@@ -10,11 +10,13 @@ import sys
 import pytest
 
 from engine.bench.real import bench_real, find_entries, format_line, format_summary, name_matches, parse_aria_line
+
 from real_corpus import corpus_installed  # noqa: F401
 
 
 def test_parse_aria_line_skips_unnamed_wrappers():
-    assert parse_aria_line('- generic [ref=e3] [cursor=pointer]:\n  - checkbox "Email me" [checked]\n') == ("checkbox", "Email me")
+    got = parse_aria_line('- generic [ref=e3] [cursor=pointer]:\n  - checkbox "Email me" [checked]\n')
+    assert got == ("checkbox", "Email me")
     assert parse_aria_line('- generic "Message" [ref=e1]:\n  - paragraph [ref=e2]') == ("generic", "Message")
     assert parse_aria_line("- 'button \"list: ordered\" [ref=e28] [cursor=pointer]'") == ("button", "list: ordered")
     assert parse_aria_line('- textbox "Date" [ref=e1]:\n  - /placeholder: Pick one') == ("textbox", "Date")
@@ -33,7 +35,8 @@ def test_payload_search_by_role_name_and_row():
     assert [e["i"] for e in find_entries(entries, "checkbox", "select row")] == ["1", "2"]
     assert [e["i"] for e in find_entries(entries, "checkbox", "Select Row", near="Rider 742")] == ["2"]
     assert find_entries(entries, "button", "Select Row") == []
-    assert [e["i"] for e in find_entries(entries, ["option", "clickable"], "A very long name that the payload cut at fifty characters")] == ["4"]
+    assert [e["i"] for e in find_entries(entries, ["option", "clickable"],
+                                         "A very long name that the payload cut at fifty characters")] == ["4"]
     assert [e["i"] for e in find_entries(entries, "slider", "Volume", value="40")] == ["5"]
     assert not find_entries(entries, "slider", "Volume", value="41")
     assert not name_matches("Select", "Select Row")

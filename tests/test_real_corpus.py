@@ -6,8 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from real_corpus import (CORPUS, PAGES, WIDGETS, corpus_installed, entries_text, one, open_widget, payload,  # noqa: F401
-                         run_steps, steps_report)
+from real_corpus import (  # noqa: F401
+    CORPUS,
+    PAGES,
+    WIDGETS,
+    corpus_installed,
+    entries_text,
+    one,
+    open_widget,
+    payload,
+    run_steps,
+    steps_report,
+)
 
 pytestmark = pytest.mark.usefixtures("corpus_installed")
 
@@ -61,11 +71,13 @@ def test_no_control_covered_by_its_own_host_or_container(harness, server, page):
         own = []
         for n in snap.interactive():
             if n.occluded and n.occluded_by and n.occluded_by in {a.node_id for a in _ancestors(n)}:
-                own.append(f"[{n.node_id}] {n.label()} covered by its ancestor [{n.occluded_by}] {n.occluded_by_desc or ''}")
+                own.append(f"[{n.node_id}] {n.label()} covered by its ancestor [{n.occluded_by}] "
+                           f"{n.occluded_by_desc or ''}")
         assert not own, f"{page}: controls marked covered by their own host/container:\n  " + "\n  ".join(own)
         entries = await payload(tab)
         covered = [e for e in entries if e.get("occ")]
-        detail = [f"[{e['i']}] {snap.get(e['i']).label()} — by {snap.get(e['i']).occluded_by_desc or snap.get(e['i']).occluded_by}"
+        detail = [f"[{e['i']}] {snap.get(e['i']).label()} — by "
+                  f"{snap.get(e['i']).occluded_by_desc or snap.get(e['i']).occluded_by}"
                   for e in covered[:20]]
         assert not covered, f"{page}: {len(covered)} payload entries marked occluded at load:\n  " + "\n  ".join(detail)
 

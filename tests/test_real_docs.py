@@ -8,6 +8,7 @@ import json
 import pytest
 
 from engine.names import norm
+
 from real_corpus import corpus_installed, entries_text, find_entries, one, open_widget, payload  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("corpus_installed")
@@ -55,7 +56,8 @@ def test_paragraph_keeps_its_inline_links_words_in_reading_order(harness, server
         snap = await tab.snapshot()
         p = _paragraph(snap, words)
         dom_text = await tab.page.evaluate(JS_PARAGRAPH, words)
-        assert norm(p.text) == norm(dom_text), f"paragraph text differs from what the page shows:\n vigil: {p.text!r}\n page:  {dom_text!r}"
+        assert norm(p.text) == norm(dom_text), \
+            f"paragraph text differs from what the page shows:\n vigil: {p.text!r}\n page:  {dom_text!r}"
         entry = _tree_entries(snap.serialize("tree").text).get(p.node_id)
         assert entry is not None, f"the paragraph [{p.node_id}] is missing from the tree serialization"
         tree_text = entry.get("text") or entry.get("name") or ""
@@ -67,7 +69,8 @@ def test_paragraph_keeps_its_inline_links_words_in_reading_order(harness, server
         for name in links:
             hits = [n for n in snap.find(role="link", name=name) if n.node_id in inside]
             assert hits, f"inline link {name!r} is not its own link node inside the paragraph"
-            assert find_entries(entries, "link", name), f"link {name!r} is not in the semantic payload: {entries_text(entries)}"
+            assert find_entries(entries, "link",
+                                name), f"link {name!r} is not in the semantic payload: {entries_text(entries)}"
 
     open_widget(harness, server, page, body)
 
@@ -81,7 +84,8 @@ def test_code_block_is_one_atomic_leaf_with_its_text(harness, server):
         assert pres, "no <pre> with the first example was found"
         pre = pres[0]
         dom = await tab.page.evaluate("() => document.querySelector('div.highlight pre').textContent")
-        assert norm(pre.text).startswith(norm(dom)[:200]), f"the code block's text differs:\n {pre.text[:200]!r}\n {dom[:200]!r}"
+        assert norm(pre.text).startswith(norm(dom)[:200]), \
+            f"the code block's text differs:\n {pre.text[:200]!r}\n {dom[:200]!r}"
         tree = snap.serialize("tree").text
         entry = _tree_entries(tree).get(pre.node_id)
         assert entry is not None, "the code block is missing from the tree serialization"

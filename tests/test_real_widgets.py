@@ -96,7 +96,8 @@ def test_flatpickr_day_cells_are_not_covered(harness, server):
         _verified(await tab.click(one(await payload(tab), "textbox", "Departure date")["i"]), "open the calendar")
         entries = await payload(tab)
         days = [e for e in entries if re.fullmatch(r"March \d{1,2}, 2025", e.get("n") or "")]
-        assert len(days) == 31, f"expected the 31 days of March 2025 in the payload, got {len(days)}: {entries_text(entries)}"
+        assert len(days) == 31, \
+            f"expected the 31 days of March 2025 in the payload, got {len(days)}: {entries_text(entries)}"
         covered = [e for e in days if e.get("occ")]
         assert not covered, f"{len(covered)} day cells marked occluded, e.g. {covered[:3]}"
         _verified(await tab.click(one(entries, None, "March 15, 2025")["i"]), "pick 15 March")
@@ -167,7 +168,8 @@ def test_make_sure_both_switches_are_on(harness, server):
         for e in (wifi, bt):
             if "checked" not in (e.get("s") or ""):
                 _verified(await tab.click(e["i"]), f"turn on {e.get('n')}")
-        assert await _js(tab, "[document.querySelector('#wifi').checked, document.querySelector('#bluetooth').checked]") \
+        assert await _js(tab,
+                         "[document.querySelector('#wifi').checked, document.querySelector('#bluetooth').checked]") \
             == [True, True]
         entries = await payload(tab)
         for name in ("Wi-Fi", "Bluetooth"):
@@ -204,7 +206,8 @@ def test_bootstrap_modal_fields_visible_under_body_overflow_hidden(harness, serv
     dialog's fields are visible (the body's clip propagates to the viewport) and typed into."""
     async def body(tab):
         _verified(await tab.click(one(await payload(tab), "button", "Sign in")["i"]), "open Sign in")
-        state = await _js(tab, "[getComputedStyle(document.body).overflow, document.body.getBoundingClientRect().bottom,"
+        state = await _js(tab,
+                          "[getComputedStyle(document.body).overflow, document.body.getBoundingClientRect().bottom,"
                                " document.querySelector('#email').getBoundingClientRect().top]")
         assert state[0] == "hidden" and state[2] > state[1], f"the page no longer exercises the clip rule: {state}"
         entries = await payload(tab)
@@ -239,7 +242,9 @@ def test_todomvc_add_toggle_filter_delete(harness, server, wid):
         assert not run_on, f"a container is sent as one clickable with a run-on name: {run_on}"
         assert "checked" not in (milk.get("s") or "")
         _verified(await tab.check(milk["i"]), "complete Buy milk")
-        assert await _js(tab, "[...document.querySelectorAll('.todo-list li')].map((li) => li.classList.contains('completed'))") \
+        assert await _js(tab,
+                         "[...document.querySelectorAll('.todo-list li')]"
+                         ".map((li) => li.classList.contains('completed'))") \
             == [True, False]
         assert "checked" in (one(await payload(tab), "checkbox", "Buy milk").get("s") or "")
 

@@ -29,7 +29,7 @@ def test_stored_snapshot_is_the_same_tree(server, harness):
         live = await tab.snapshot()
         back = load_snapshot(snapshot_bytes(live))
         assert len(back) == len(live) and back.url == live.url and back.context == live.context
-        for a, b in zip(live.nodes(), back.nodes()):
+        for a, b in zip(live.nodes(), back.nodes(), strict=True):
             assert (a.node_id, a.role, a.name, a.value, a.bounds, a.flags, a.tier, a.frame_id, a.depth,
                     a.parent.node_id if a.parent else None) == \
                    (b.node_id, b.role, b.name, b.value, b.bounds, b.flags, b.tier, b.frame_id, b.depth,
@@ -57,7 +57,8 @@ def test_one_session_per_tab_across_runs_and_navigation(server, harness, tmp_pat
 
     async def go(tab):
         rec = SessionRecorder(store)
-        for task, steps in (("fill the email", [{"action": "type", "target": {"name": "Work email"}, "text": "a@b.co"}]),
+        for task, steps in (("fill the email", [{"action": "type", "target": {"name": "Work email"},
+                                                 "text": "a@b.co"}]),
                             ("preview it", [{"action": "click", "target": {"role": "button", "name": "Preview"}}])):
             policy = "auto" if task == "fill the email" else "auto-safe"
             loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy=policy)

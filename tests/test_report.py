@@ -103,7 +103,7 @@ def test_json_trace(recorded, tmp_path):
     assert [m["content"] for m in trace["messages"]][0] == TASK
     assert trace["plans"] and trace["plan"]["steps"][1]["description"].startswith("Click button")
     assert len(trace["steps"]) == 3
-    for step, rec in zip(trace["steps"], data.steps):
+    for step, rec in zip(trace["steps"], data.steps, strict=True):
         assert StepRecord.model_validate(step) == rec
         assert step["blobs"] == data.blobs.get(rec.index, {})
         for sha in step["blobs"].values():  # references to stored bytes, not the bytes

@@ -25,7 +25,8 @@ JOIN = """
 - {action: type, target: {name: Work email}, text: ada@example.com}
 - {action: select, target: {name: Topic}, option: Deals}
 - {action: check, target: {name: Weekly digest}}
-- {action: click, target: {role: button, name: Preview}, expect: {type: element_appears, text: "Preview: ada@example.com"}}
+- {action: click, target: {role: button, name: Preview},
+   expect: {type: element_appears, text: "Preview: ada@example.com"}}
 - {action: click, target: {role: button, name: Join}, expect: navigation}
 """
 DONE_QUERY = "loop_done.html?email=ada%40example.com&topic=deals&weekly=on"
@@ -75,7 +76,7 @@ def test_run_is_recorded_and_replay_regrounds_changed_ids(server, home, tmp_path
     assert [s["status"] for s in done] == ["completed"] * 5
     old_ids = [s["result"]["node_id"] for s in original["steps"][:5]]
     new_ids = [s["result"]["node_id"] for s in done]
-    assert all(a != b for a, b in zip(old_ids, new_ids)), (old_ids, new_ids)
+    assert all(a != b for a, b in zip(old_ids, new_ids, strict=True)), (old_ids, new_ids)
     assert all("no longer names" in s["proposal"]["thought"] for s in done)
     assert [s["action"]["name"] for s in done] == ["type", "select", "check", "click", "click"]
 

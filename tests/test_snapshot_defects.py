@@ -93,7 +93,8 @@ def test_clickable_items_get_roles_from_their_list(harness, server):
         assert [n.name for n in snap.find(role="option")] == ["Paris", "Berlin"]
         assert [n.name for n in snap.find(role="menuitem")] == ["Rename", "Delete"]
         lis = [n for n in _by_attr_id(snap, "plain-ac").children]
-        assert [(n.role, n.name, n.interactive) for n in lis] == [("clickable", "Lisbon", True), ("clickable", "Porto", True)]
+        assert [(n.role, n.name, n.interactive) for n in lis] == [("clickable", "Lisbon", True),
+                                                                  ("clickable", "Porto", True)]
         static = _by_attr_id(snap, "static-list").children
         assert all(n.role == "listitem" and not n.interactive for n in static), "plain list items stay text"
         row = _by_attr_id(snap, "clickrow")

@@ -15,6 +15,7 @@ import re
 import pytest
 
 from engine.bench.real import playwright_view
+
 from real_corpus import WIDGETS, corpus_installed, one, open_widget, payload  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("corpus_installed")
@@ -57,7 +58,8 @@ def test_pretty_checkbox_transparent_inputs_are_visible_with_their_state(harness
             assert n.node_id in sem and ("checked" in sem[n.node_id].get("s", "")) == checked
             assert n.name, f"#{i} is unnamed (its text is in the .state label beside it)"
         assert _by_attr_id(snap, "wifi").name == "Wi-Fi"
-        assert 'checked' in snap.serialize("skeleton").text.split(f'id="{_by_attr_id(snap, "wifi").node_id}"')[1].split(">")[0]
+        wifi = _by_attr_id(snap, "wifi").node_id
+        assert 'checked' in snap.serialize("skeleton").text.split(f'id="{wifi}"')[1].split(">")[0]
 
     open_widget(harness, server, WIDGETS["pretty-switches"], body)
 
@@ -88,7 +90,8 @@ def test_shoelace_names_come_through_slots_and_hosts_do_not_cover(harness, serve
           return document.elementFromPoint(r.right - 4, r.top + r.height / 2).localName; }""")
         assert host_hit == "sl-checkbox", f"the page no longer hits the host on its label text: {host_hit}"
         snap = await tab.snapshot()
-        for sel, role, name in (("#newsletter", "checkbox", "Email me the newsletter"), ("#dark-mode", "switch", "Dark mode"),
+        for sel, role, name in (("#newsletter", "checkbox", "Email me the newsletter"),
+                                ("#dark-mode", "switch", "Dark mode"),
                                 ("#size", "combobox", "T-shirt size"), ("#open-dialog", "button", "Edit profile")):
             pw = await playwright_view(tab.page, sel)
             assert (pw["role"], pw["name"]) == (role, name), f"Playwright now says {pw} for {sel}"
@@ -116,7 +119,8 @@ def test_bootstrap_modal_under_a_body_scroll_lock_is_in_view(harness, server):
         snap = await tab.snapshot()
         _ok(await tab.click(snap.find(role="button", name="Sign in")[0].node_id), "open the modal")
         lock = await tab.page.evaluate("""() => [getComputedStyle(document.body).overflow,
-            document.body.getBoundingClientRect().bottom, document.querySelector('#email').getBoundingClientRect().top]""")
+            document.body.getBoundingClientRect().bottom,
+            document.querySelector('#email').getBoundingClientRect().top]""")
         assert lock[0] == "hidden" and lock[2] > lock[1], f"the page no longer locks scrolling on a short body: {lock}"
         snap = await tab.snapshot()
         for n in (_by_attr_id(snap, "email"), snap.find(role="checkbox", name="Remember me")[0]):
@@ -148,11 +152,13 @@ def test_jquery_ui_result_items_become_clickables_named_by_text(harness, server)
         field = one(await payload(tab), "textbox", "Destination city")
         _ok(await tab.type(field["i"], "ber"), "type ber")
         await tab.page.wait_for_selector(".ui-menu-item")
-        roles = await tab.page.evaluate("[...document.querySelectorAll('.ui-menu-item')].map((li) => li.getAttribute('role'))")
+        roles = await tab.page.evaluate(
+            "[...document.querySelectorAll('.ui-menu-item')].map((li) => li.getAttribute('role'))")
         assert roles == [None, None, None], f"jQuery UI now gives its items a role: {roles}"
         snap = await tab.snapshot()
         items = [n for n in snap.nodes() if n.tag == "li" and n.rendered]
-        assert [(n.role, n.name) for n in items] == [("clickable", "Bergen"), ("clickable", "Berlin"), ("clickable", "Bern")]
+        assert [(n.role, n.name) for n in items] == [("clickable", "Bergen"), ("clickable", "Berlin"),
+                                                     ("clickable", "Bern")]
         assert all(n.visible and not n.occluded for n in items)
 
     open_widget(harness, server, WIDGETS["jquery-ui-autocomplete"], body)
@@ -162,7 +168,8 @@ def test_jquery_ui_result_items_become_clickables_named_by_text(harness, server)
 def test_nouislider_handle_carries_its_value_and_range(harness, server):
     async def body(tab):
         attrs = await tab.page.evaluate("""() => { const h = document.querySelector('.noUi-handle');
-            return ['aria-valuenow', 'aria-valuemin', 'aria-valuemax', 'aria-valuetext'].map((a) => h.getAttribute(a)); }""")
+            return ['aria-valuenow', 'aria-valuemin', 'aria-valuemax', 'aria-valuetext']
+              .map((a) => h.getAttribute(a)); }""")
         snap = await tab.snapshot()
         s = snap.find(role="slider", name="Volume")[0]
         assert (await playwright_view(tab.page, ".noUi-handle"))["role"] == "slider"
@@ -179,7 +186,8 @@ def test_flatpickr_round_days_are_judged_inside_their_shape(harness, server):
     async def body(tab):
         snap = await tab.snapshot()
         _ok(await tab.click(snap.find(role="textbox", name="Departure date")[0].node_id), "open the calendar")
-        radius = await tab.page.evaluate("getComputedStyle(document.querySelector('.flatpickr-day')).borderTopLeftRadius")
+        radius = await tab.page.evaluate(
+            "getComputedStyle(document.querySelector('.flatpickr-day')).borderTopLeftRadius")
         assert radius not in ("0px", ""), "the day cells are no longer round"
         snap = await tab.snapshot()
         days = [n for n in snap.nodes() if re.fullmatch(r"\w+ \d{1,2}, 20\d\d", n.name or "") and n.interactive]
@@ -225,10 +233,12 @@ def test_python_docs_paragraph_reads_in_order_in_every_format(harness, server):
         snap = await tab.snapshot()
         p = [n for n in snap.find(text="lightweight data interchange format") if n.tag == "p"][0]
         dom = await tab.page.evaluate("""() => [...document.querySelectorAll('p')]
-            .find((p) => p.textContent.includes('lightweight data interchange')).innerText.replace(/\\s+/g, ' ').trim()""")
+            .find((p) => p.textContent.includes('lightweight data interchange'))
+            .innerText.replace(/\\s+/g, ' ').trim()""")
         assert p.text_block and p.text == dom
         links = [c for c in p.iter() if c.role == "link"]
-        assert [ln.name for ln in links][:4] == ["JSON (JavaScript Object Notation)", "RFC 7159", "RFC 4627", "ECMA-404"]
+        assert [ln.name for ln in links][:4] == ["JSON (JavaScript Object Notation)", "RFC 7159", "RFC 4627",
+                                                 "ECMA-404"]
         assert all(ln.folded and ln.interactive for ln in links)
         entry = _tree_entries(snap)[p.node_id]
         assert entry["text"] == dom and [c["id"] for c in entry["children"]] == [ln.node_id for ln in links]
@@ -250,7 +260,8 @@ def test_python_docs_code_blocks_are_single_leaves(harness, server):
         assert len(pres) >= 10 and spans > 500, "the page no longer has highlighted code blocks"
         dom = await tab.page.evaluate("[...document.querySelectorAll('div.highlight pre')].map((p) => p.textContent)")
         tree = _tree_entries(snap)
-        for pre, text in zip([p for p in pres if p.parent and "highlight" not in p.attrs.get("id", "")], dom):
+        for pre, text in zip([p for p in pres if p.parent and "highlight" not in p.attrs.get("id", "")], dom,
+                             strict=False):
             assert pre.text_block and pre.text == text.strip("\n").rstrip(), pre.node_id
             assert all(c.folded for c in pre.iter() if c is not pre)
             assert "children" not in tree[pre.node_id] and tree[pre.node_id]["text"] == pre.text

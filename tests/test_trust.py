@@ -19,10 +19,11 @@ import pytest
 
 from engine.loop import AgentLoop, CallbackGate
 from engine.loop.risk import destructive_phrase
+from engine.loop.scripted import ScriptedPlanner
 from engine.loop.untrusted import CLOSE, OPEN, fence, instruction_in
 from engine.models import Decision
 from engine.planners.openai_planner import OpenAIPlanner
-from engine.loop.scripted import ScriptedPlanner
+
 from fake_llm import FakeLLM, call
 from ocr import leaks, read_text
 
@@ -63,7 +64,8 @@ def test_no_secret_in_stored_or_exported_pictures(server, tmp_path):
                env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     db = sqlite3.connect(tmp_path / "home" / "sessions.db")
-    jpegs = [(sha[:8], bytes(data)) for sha, data in db.execute("SELECT sha256, data FROM blobs WHERE kind != 'snapshot'")]
+    jpegs = [(sha[:8], bytes(data)) for sha,
+             data in db.execute("SELECT sha256, data FROM blobs WHERE kind != 'snapshot'")]
     db.close()
     # the echo page (it prints the query string the GET form built, secrets included) is among them
     assert len(jpegs) >= 6

@@ -15,8 +15,7 @@ from PIL import Image
 
 from engine.errors import BrowserClosedError, ScreenshotError, TabCrashedError, VigilError
 from engine.local_server import serve_directory
-from engine.vision import (UNCHANGED_THRESHOLD, ScreenshotTracker, capture_screenshot, draw_som, hash_distance,
-                           som_image)
+from engine.vision import UNCHANGED_THRESHOLD, ScreenshotTracker, capture_screenshot, draw_som, hash_distance, som_image
 from engine.vision.screenshot import grab_viewport
 from engine.vision.som import OCCLUDED_COLOUR, ROLE_GROUPS
 
@@ -167,7 +166,7 @@ def test_som_iframe_marks_sit_on_the_framed_elements(harness, server):
             for r in (res, small):
                 box = r.mark(n.node_id).box
                 want = (x * r.scale, y * r.scale, (x + w) * r.scale, (y + h) * r.scale)
-                assert all(abs(got - exp) <= 1 for got, exp in zip(box, want)), (box, want)
+                assert all(abs(got - exp) <= 1 for got, exp in zip(box, want, strict=True)), (box, want)
             m = res.mark(n.node_id)
             # on the page itself the box holds the grey button face, the frame's spacer above is white
             assert raw.getpixel((m.box[0] + 4, (m.box[1] + m.box[3]) // 2)) != (255, 255, 255)

@@ -12,6 +12,7 @@ never clicked; given its ID, select() acts through the widget that replaced it.
 from __future__ import annotations
 
 from pathlib import Path
+
 from engine.actions import input as inp
 from engine.actions.context import ActionContext
 from engine.actions.locate import ActionFailure, Target, call_on, describe, probe, resolve, scroll_into_view
@@ -117,9 +118,9 @@ async def _select_widget(c: ActionContext, cb: Target, option: str, native: Targ
         await wait_stable(c.page, SHORT)
     typed = ""
     scrolls = 0
-    opts: list["VirtualNode"] = []
-    first: list["VirtualNode"] = []  # the options seen before any filtering, for the message
-    popup: "VirtualNode | None" = None
+    opts: list[VirtualNode] = []
+    first: list[VirtualNode] = []  # the options seen before any filtering, for the message
+    popup: VirtualNode | None = None
     while True:
         snap = await c.snapshots.snapshot(force=True)
         if cb.node.node_id not in snap:
@@ -159,7 +160,7 @@ async def _select_widget(c: ActionContext, cb: Target, option: str, native: Targ
     c.data["selected"] = {"label": name, "option": hit.node_id}
     if popup is not None:
         c.data["list"] = popup.node_id
-    how = " after typing to filter the list" if typed else (f" after scrolling through its list" if scrolls else "")
+    how = " after typing to filter the list" if typed else (" after scrolling through its list" if scrolls else "")
     c.message = f'Selected "{_q(name)}" in {said}{how}.'
     if alike > 1:
         c.message += f' ({alike} options match "{option}"; took the first.)'
@@ -241,7 +242,7 @@ async def _scan_list(c: ActionContext, snap: DomSnapshot, popup: VirtualNode, op
     """Page through a long or virtual list (from its top) until the option is rendered; the
     number of pages turned (0: the list does not scroll)."""
     box = next((n for n in popup.iter() if n.scroll), None)
-    p = popup
+    p: VirtualNode | None = popup
     for _ in range(3):
         if box is not None or p is None:
             break
@@ -265,7 +266,7 @@ _OPTION_STATE = ("function() { const e = this; if (!e.isConnected) return { pick
                  " !!(e.localName === 'input' && e.checked) }; }")
 
 
-def _options(popup: "VirtualNode") -> list["VirtualNode"]:
+def _options(popup: VirtualNode) -> list[VirtualNode]:
     """The options inside a list: nodes with an option-like role, else its named interactive leaves."""
     found = [n for n in popup.iter() if n is not popup and n.role in OPTION_ROLES and n.rendered]
     if found:
@@ -280,8 +281,8 @@ def _options(popup: "VirtualNode") -> list["VirtualNode"]:
     return leaves
 
 
-def _inside(n: "VirtualNode", anc: "VirtualNode") -> bool:
-    p = n
+def _inside(n: VirtualNode, anc: VirtualNode) -> bool:
+    p: VirtualNode | None = n
     while p is not None:
         if p is anc or p.node_id == anc.node_id:
             return True
@@ -289,7 +290,7 @@ def _inside(n: "VirtualNode", anc: "VirtualNode") -> bool:
     return False
 
 
-def _gap(a: "VirtualNode", b: "VirtualNode") -> float:
+def _gap(a: VirtualNode, b: VirtualNode) -> float:
     ax, ay, aw, ah = a.bounds
     bx, by, bw, bh = b.bounds
     dx = max(0.0, max(ax, bx) - min(ax + aw, bx + bw))
@@ -297,8 +298,8 @@ def _gap(a: "VirtualNode", b: "VirtualNode") -> float:
     return dx + dy
 
 
-def _find_list(snap: "DomSnapshot", before: "DomSnapshot | None", cb: "VirtualNode",
-               info: dict) -> tuple["VirtualNode | None", list["VirtualNode"]]:
+def _find_list(snap: DomSnapshot, before: DomSnapshot | None, cb: VirtualNode,
+               info: dict) -> tuple[VirtualNode | None, list[VirtualNode]]:
     """The list this widget opened: the one it names (aria-controls/aria-owns), else the list that
     appeared since `before` nearest to it, else the options that appeared."""
     for ctl in info.get("controls", []):
@@ -310,7 +311,7 @@ def _find_list(snap: "DomSnapshot", before: "DomSnapshot | None", cb: "VirtualNo
                 return n, _options(n) or [o for o in slotted if o.rendered]
     old = before.node_map if before is not None else {}
 
-    def new(n: "VirtualNode") -> bool:
+    def new(n: VirtualNode) -> bool:
         o = old.get(n.node_id)
         return o is None or not o.rendered or (o.visible_ratio <= 0 < n.visible_ratio)
 
@@ -330,7 +331,7 @@ def _find_list(snap: "DomSnapshot", before: "DomSnapshot | None", cb: "VirtualNo
     return None, appeared
 
 
-def _match(opts: list["VirtualNode"], option: str) -> tuple["VirtualNode | None", int]:
+def _match(opts: list[VirtualNode], option: str) -> tuple[VirtualNode | None, int]:
     """The option named `option`: exact (case- and space-insensitive), else the one that starts
     with it, else the one that contains it; with how many options matched at that level."""
     want = norm(option)
@@ -344,8 +345,8 @@ def _match(opts: list["VirtualNode"], option: str) -> tuple["VirtualNode | None"
     return None, 0
 
 
-def _not_found(what: str, option: str, opts: list["VirtualNode"], *, opened: bool, typed: bool, scrolled: int,
-               popup: "VirtualNode | None") -> str:
+def _not_found(what: str, option: str, opts: list[VirtualNode], *, opened: bool, typed: bool, scrolled: int,
+               popup: VirtualNode | None) -> str:
     steps = [s for s, on in (("opening it", opened), (f'typing "{_q(option)}" to filter it', typed),
                              ("scrolling through its list", scrolled)) if on]
     after = f" after {' and '.join(steps)}" if steps else ""

@@ -34,10 +34,11 @@ class Ghost:
     frame_id: str
 
     @classmethod
-    def of(cls, node: "VirtualNode", snap: "DomSnapshot") -> "Ghost":
+    def of(cls, node: VirtualNode, snap: DomSnapshot) -> Ghost:
         x, y, w, h = node.bounds
         return cls(node.node_id, node.role or node.tag, node.name or "",
-                   (x + w / 2 + snap.context.scroll_x, y + h / 2 + snap.context.scroll_y), node.interactive, node.frame_id)
+                   (x + w / 2 + snap.context.scroll_x,
+                    y + h / 2 + snap.context.scroll_y), node.interactive, node.frame_id)
 
     def describe(self) -> str:
         n = f' "{self.name}"' if self.name else ""
@@ -46,7 +47,7 @@ class Ghost:
 
 @dataclass(frozen=True)
 class Match:
-    node: "VirtualNode"
+    node: VirtualNode
     score: float
     distance: float
 
@@ -61,7 +62,7 @@ def name_score(old: str, new: str) -> float:
     return round(0.4 * ratio, 3) if ratio >= 0.6 else 0.0
 
 
-def ghost_match(ghost: Ghost, snap: "DomSnapshot", *, threshold: float = THRESHOLD) -> Match | None:
+def ghost_match(ghost: Ghost, snap: DomSnapshot, *, threshold: float = THRESHOLD) -> Match | None:
     best: Match | None = None
     sx, sy = snap.context.scroll_x, snap.context.scroll_y
     for n in snap.nodes():

@@ -25,7 +25,7 @@ class ActionFailure(VigilError):
 
 @dataclass
 class Target:
-    node: "VirtualNode"
+    node: VirtualNode
     session_id: str
     object_id: str
     facts: dict = field(default_factory=dict)
@@ -51,7 +51,7 @@ async def release(page: PageTarget, sid: str) -> None:
         pass
 
 
-async def resolve(page: PageTarget, snap: "DomSnapshot", node_id: str) -> Target:
+async def resolve(page: PageTarget, snap: DomSnapshot, node_id: str) -> Target:
     """The live element behind `node_id` in `snap`; UnknownNodeError (NOT_FOUND / STALE) otherwise."""
     node = snap.get(node_id)
     sid, oid = await element_object(page, snap.ref(node_id), group=GROUP)
@@ -61,7 +61,8 @@ async def resolve(page: PageTarget, snap: "DomSnapshot", node_id: str) -> Target
 async def probe(page: PageTarget, t: Target, mode: str) -> dict:
     facts = await call_on(page, t.session_id, t.object_id, PROBE, page.key, mode)
     if not facts or not facts.get("connected"):
-        raise UnknownNodeError(f"Element {t.node.node_id} left the page while Vigil was acting on it.", code=ErrorCode.STALE)
+        raise UnknownNodeError(f"Element {t.node.node_id} left the page while Vigil was acting on it.",
+                               code=ErrorCode.STALE)
     t.facts = facts
     return facts
 
@@ -69,14 +70,17 @@ async def probe(page: PageTarget, t: Target, mode: str) -> dict:
 async def scroll_into_view(page: PageTarget, t: Target) -> None:
     """Scroll the element (and every enclosing scroller and frame) until it is in view."""
     try:
-        await page.cdp.send("DOM.scrollIntoViewIfNeeded", {"objectId": t.object_id}, session_id=t.session_id, timeout=10)
+        await page.cdp.send("DOM.scrollIntoViewIfNeeded", {"objectId": t.object_id}, session_id=t.session_id,
+                            timeout=10)
     except CDPError as exc:
         if exc.context_gone:
-            raise UnknownNodeError(f"Element {t.node.node_id} went away (the page navigated).", code=ErrorCode.STALE) from None
+            raise UnknownNodeError(f"Element {t.node.node_id} went away (the page navigated).",
+                                   code=ErrorCode.STALE) from None
         # not rendered: the probe reports it as such
 
 
-async def to_top_level(page: PageTarget, snap: "DomSnapshot", t: Target, local: tuple[float, float]) -> tuple[tuple[float, float], dict | None]:
+async def to_top_level(page: PageTarget, snap: DomSnapshot, t: Target,
+                       local: tuple[float, float]) -> tuple[tuple[float, float], dict | None]:
     """Translate a point in the element's frame to top-level CSS px, hit-testing each frame owner
     on the way up; returns (point, cover) where cover names what hides the frame, if anything."""
     frames = {f.frame_id: f for f in snap.frames}
@@ -101,8 +105,9 @@ async def to_top_level(page: PageTarget, snap: "DomSnapshot", t: Target, local: 
     return (x, y), cover
 
 
-def cover_message(node: "VirtualNode", cover: dict, snap: "DomSnapshot") -> str:
-    """'Element 45 (button "Create account") is covered by div#cookie-banner "…" — close it first (its buttons: 12 "Accept")'."""
+def cover_message(node: VirtualNode, cover: dict, snap: DomSnapshot) -> str:
+    """'Element 45 (button "Create account") is covered by div#cookie-banner "…" — close it first (its
+    buttons: 12 "Accept")'."""
     what = f'{node.role or node.tag} "{node.name}"' if node.name else (node.role or node.tag)
     box = cover.get("boxDesc") or cover.get("desc") or "another element"
     inner = cover.get("desc")
@@ -119,5 +124,6 @@ def cover_message(node: "VirtualNode", cover: dict, snap: "DomSnapshot") -> str:
     return msg
 
 
-def describe(node: "VirtualNode") -> str:
-    return f'{node.role or node.tag} "{node.name}" [{node.node_id}]' if node.name else f"{node.role or node.tag} [{node.node_id}]"
+def describe(node: VirtualNode) -> str:
+    what = node.role or node.tag
+    return f'{what} "{node.name}" [{node.node_id}]' if node.name else f"{what} [{node.node_id}]"

@@ -41,7 +41,8 @@ class PageActions:
         self.stability = stability or StabilityConfig()
 
     # -- observing ---------------------------------------------------------------------------
-    async def wait_stable(self, config: StabilityConfig | None = None, *, since: float | None = None) -> StabilityResult:
+    async def wait_stable(self, config: StabilityConfig | None = None, *,
+                          since: float | None = None) -> StabilityResult:
         """Wait until no DOM mutation for 300 ms and no network for 500 ms (capped at 3 s)."""
         return await wait_stable(self.page, config or self.stability, since=since)
 

@@ -7,8 +7,16 @@ from pathlib import Path
 
 from engine.actions import input as inp
 from engine.actions.context import ActionContext
-from engine.actions.locate import (ActionFailure, Target, call_on, cover_message, describe, probe, scroll_into_view,
-                                   to_top_level)
+from engine.actions.locate import (
+    ActionFailure,
+    Target,
+    call_on,
+    cover_message,
+    describe,
+    probe,
+    scroll_into_view,
+    to_top_level,
+)
 from engine.errors import ErrorCode
 
 FOCUS = (Path(__file__).resolve().parent / "js" / "focus.js").read_text()
@@ -32,6 +40,8 @@ async def pointer(c: ActionContext, *, force: bool, clicks: int, target: Target 
     if f.get("offscreen"):
         raise ActionFailure(f"{what} could not be scrolled into view.", code=ErrorCode.NOT_ACTIONABLE)
     local = f.get("point") or f.get("center")
+    if not local:
+        raise ActionFailure(f"{what} has no point on the screen to act at.", code=ErrorCode.NOT_ACTIONABLE)
     snap = c.located_snapshot() if target is None else await c.snapshots.snapshot()
     (x, y), frame_cover = await to_top_level(page, snap, t, local)
     cover = None if f.get("point") else f.get("cover")

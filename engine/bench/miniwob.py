@@ -50,9 +50,10 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from engine.errors import ErrorCode, VigilError
 from engine.loop import AgentLoop, AutoApprove, Observation, Planner, close_planner
@@ -138,7 +139,8 @@ def make_planner(name: str) -> Planner:
     """A new planner by name (one per episode: planners keep per-task state)."""
     if name == "script":
         raise VigilError("The scripted planner replays a fixed script and cannot read a MiniWoB task; "
-                         f"benchmark a planner that reads the task: {', '.join(PLANNERS)}.", code=ErrorCode.BAD_ARGUMENT)
+                         f"benchmark a planner that reads the task: {', '.join(PLANNERS)}.",
+                         code=ErrorCode.BAD_ARGUMENT)
     if name not in PLANNERS:
         raise VigilError(f"Unknown planner {name!r} for the benchmark; use one of: {', '.join(PLANNERS)}.",
                          code=ErrorCode.BAD_ARGUMENT)
@@ -168,12 +170,12 @@ class EpisodeResult:
         return d
 
 
-async def episode_state(tab: "Tab") -> dict | None:
+async def episode_state(tab: Tab) -> dict | None:
     """`{done, reward, reason}` from the page's WOB_* globals; None when the task page is gone."""
     return await tab.page.evaluate(_STATE_JS)
 
 
-async def start_episode(tab: "Tab", seed: int, time_limit_s: float = 30.0) -> str:
+async def start_episode(tab: Tab, seed: int, time_limit_s: float = 30.0) -> str:
     """Start a seeded episode on a loaded task page, hide MiniWoB's chrome, return the utterance."""
     page = tab.page
     await page.wait_for_function("() => window.core && core.cover_div", timeout=10_000)
@@ -187,7 +189,7 @@ class _EpisodeGuard:
     """Wraps the planner so that nothing is proposed once the page has ended the episode: the loop
     is stopped instead (a `finish` is returned in case the stop does not win; it acts on nothing)."""
 
-    def __init__(self, planner: Planner, tab: "Tab", stop: Callable[[], None]):
+    def __init__(self, planner: Planner, tab: Tab, stop: Callable[[], None]):
         self.planner, self.tab, self.stop = planner, tab, stop
 
     async def propose(self, obs: Observation) -> ProposedStep:
@@ -198,7 +200,7 @@ class _EpisodeGuard:
         return await self.planner.propose(obs)
 
 
-async def run_episode(browser: "Browser", task: str, seed: int, planner_factory: Callable[[], Planner], *,
+async def run_episode(browser: Browser, task: str, seed: int, planner_factory: Callable[[], Planner], *,
                       max_steps: int = 12, time_limit_s: float = 30.0) -> EpisodeResult:
     """Run one seeded episode of `task` with a fresh planner and automatic approval.
 
@@ -261,13 +263,14 @@ async def run_episode(browser: "Browser", task: str, seed: int, planner_factory:
 def _verdict(task: str, seed: int, utterance: str, steps: int, seconds: float, state: dict | None,
              why: str | None) -> EpisodeResult:
     """The result from the page's final WOB_* state and `why` the run ended when not by the page."""
-    done = bool(state and state["done"])
-    reward = float(state["reward"] or 0) if done else 0.0
+    done = state is not None and bool(state["done"])
+    reward = float(state["reward"] or 0) if state is not None and done else 0.0
     success = done and reward > 0
     if success:
         error = None
     elif done:
-        error = f"MiniWoB scored the episode {reward:g}" + (f" ({state['reason']})" if state["reason"] else "")
+        reason = state["reason"] if state is not None else None
+        error = f"MiniWoB scored the episode {reward:g}" + (f" ({reason})" if reason else "")
         if why:
             error += f"; the run ended: {why}"
     elif state is None and not why:
@@ -338,7 +341,7 @@ def add_bench_parser(bench_sub) -> None:
     m.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def bench_command(args: "argparse.Namespace") -> int:
+def bench_command(args: argparse.Namespace) -> int:
     """Run `vigil bench miniwob` from parsed arguments."""
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     try:

@@ -85,7 +85,7 @@ def name_matches(got: str | None, want: str) -> bool:
     g, w = norm(got), norm(want)
     if g == w:
         return True
-    return bool(got) and got.endswith("…") and len(g) > 1 and w.startswith(g[:-1].rstrip())
+    return got is not None and got.endswith("…") and len(g) > 1 and w.startswith(g[:-1].rstrip())
 
 
 def value_matches(got: str | None, want: str) -> bool:

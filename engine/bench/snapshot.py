@@ -35,27 +35,32 @@ def generate_page(n_elements: int, seed: int = 7) -> str:
     while count < n_elements - 40:
         name = f"{rnd.choice(words).title()} {rnd.choice(words)} item {i}"
         if i % 25 == 24:
-            rows = "".join(f"<tr><td>SKU-{i}-{r}</td><td>{rnd.randint(1, 99)}</td><td><a href='/sku/{i}/{r}'>view</a></td></tr>"
+            rows = "".join(f"<tr><td>SKU-{i}-{r}</td><td>{rnd.randint(1, 99)}</td>"
+                           f"<td><a href='/sku/{i}/{r}'>view</a></td></tr>"
                            for r in range(5))
             parts.append(f'<section class="table-block"><h3>Stock {i}</h3><table><thead><tr><th>SKU</th><th>Qty</th>'
                          f'<th></th></tr></thead><tbody>{rows}</tbody></table></section>')
             count += 8 + 5 * 5
         else:
             parts.append(
-                f'<div class="card-wrap"><article class="card"><div class="media"><img alt="{name}" width="120" height="80"></div>'
+                f'<div class="card-wrap"><article class="card"><div class="media">'
+                f'<img alt="{name}" width="120" height="80"></div>'
                 f'<div class="body"><h3><a href="/p/{i}">{name}</a></h3><p class="desc">A {rnd.choice(words)} product '
                 f'for everyday use.</p><div class="meta"><span class="price">${rnd.randint(5, 500)}.99</span>'
                 f'<span class="stars">{rnd.randint(1, 5)} stars</span></div><div class="actions">'
-                f'<button class="add">Add to cart</button><span class="fav" onclick="void 0">♡</span></div></div></article></div>')
+                f'<button class="add">Add to cart</button><span class="fav" onclick="void 0">♡</span></div></div>'
+                f'</article></div>')
             count += 14
         i += 1
     parts.append('</div></main></div><footer><form><label for="nl">Newsletter</label><input id="nl" type="email">'
                  '<button>Subscribe</button></form><p>© Shop</p></footer>')
     css = ("<style>body{font:14px sans-serif;margin:0}.top{background:#234;color:#fff;padding:8px}.top a{color:#fff}"
-           "nav ul{display:flex;gap:8px;list-style:none;margin:0;padding:0}.layout{display:flex}.filters{width:200px;padding:8px}"
+           "nav ul{display:flex;gap:8px;list-style:none;margin:0;padding:0}.layout{display:flex}"
+           ".filters{width:200px;padding:8px}"
            ".filters label{display:block}.grid{display:grid;grid-template-columns:repeat(4,1fr);gap:8px}"
            ".card{border:1px solid #ccc;padding:6px}.fav{cursor:pointer}main{flex:1;padding:8px}</style>")
-    return f"<!doctype html><html><head><meta charset='utf-8'><title>Bench {n_elements}</title>{css}</head><body>{''.join(parts)}</body></html>"
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Bench {n_elements}</title>{css}</head>"
+            f"<body>{''.join(parts)}</body></html>")
 
 
 def _p50(xs: list[float]) -> float:
@@ -80,7 +85,10 @@ async def bench_snapshot(sizes: list[int], reps: int = 5, out=print) -> dict:
                     cold = (time.perf_counter() - t) * 1000
                     await tab.page.aria_snapshot(mode="ai", boxes=True)  # warm Playwright's side too
                     # Interleaved, so both see the same machine noise (these hosts are shared).
-                    totals, phases, pw_times, pw_text = [], {}, [], ""
+                    totals: list[float] = []
+                    phases: dict[str, list[float]] = {}
+                    pw_times: list[float] = []
+                    pw_text = ""
                     for _ in range(reps):
                         t = time.perf_counter()
                         snap = await tab.snapshot(force=True)
@@ -119,11 +127,15 @@ def format_report(rep: dict) -> str:
     for r in rep["pages"]:
         ph = r["phases_p50_ms"]
         lines.append(
-            f"{r['elements']:>8} {r['vigil_p50_ms']:>9.1f} {r['vigil_cold_ms']:>8.1f} {r['playwright_aria_p50_ms']:>8.1f} "
+            f"{r['elements']:>8} {r['vigil_p50_ms']:>9.1f} {r['vigil_cold_ms']:>8.1f} "
+            f"{r['playwright_aria_p50_ms']:>8.1f} "
             f"{r['ratio_vs_playwright']:>6.2f}  {ph.get('walk', 0):>6.1f} {ph.get('page_walk', 0):>6.1f} "
             f"{ph.get('page_occlusion', 0):>5.1f} {ph.get('build', 0):>6.1f} {ph.get('serialize_semantic', 0):>5.1f}  "
-            f"{r['tokens']['semantic']:>7} {r['tokens']['tree']:>8} {r['tokens']['skeleton']:>8} {r['tokens']['playwright_aria']:>8}")
-    lines += ["", "vigil ms: snapshot(force=True) + serialize('semantic'); cold: first snapshot of the page (IDs assigned);",
+            f"{r['tokens']['semantic']:>7} {r['tokens']['tree']:>8} {r['tokens']['skeleton']:>8} "
+            f"{r['tokens']['playwright_aria']:>8}")
+    lines += ["",
+              "vigil ms: snapshot(force=True) + serialize('semantic'); "
+              "cold: first snapshot of the page (IDs assigned);",
               "aria ms: Playwright page.aria_snapshot(mode='ai', boxes=True), runs interleaved with Vigil's;",
               "ratio = vigil p50 / aria p50 (lower is better);",
               "walk: CDP round trip incl. in-page walk; page: in-page walk alone; tokens: 4 ASCII chars ≈ 1 token.",

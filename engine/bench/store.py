@@ -60,7 +60,7 @@ async def _run(tab, url: str, steps: int, store=None) -> tuple[list[float], list
     if bad:
         raise RuntimeError(f"bench step failed: {bad[0].result.message if bad[0].result else bad[0].note}")
     marks = [t0, *stamps[:steps]]
-    return [(b - a) * 1000 for a, b in zip(marks, marks[1:])], (rec.commit_ms if rec else [])
+    return [(b - a) * 1000 for a, b in zip(marks, marks[1:], strict=False)], (rec.commit_ms if rec else [])
 
 
 async def bench_store(sizes: list[int], steps: int = 6, reps: int = 3) -> dict:
@@ -96,7 +96,8 @@ async def bench_store(sizes: list[int], steps: int = 6, reps: int = 3) -> dict:
 
 
 def format_report(rep: dict) -> str:
-    lines = [f"vigil bench store — {rep['reps']} interleaved pairs of runs × {rep['steps_per_run']} scroll steps per page", "",
+    lines = [f"vigil bench store — {rep['reps']} interleaved pairs of runs × {rep['steps_per_run']} scroll steps "
+             "per page", "",
              f"{'elements':>8} {'plain ms':>9} {'recorded ms':>12} {'ratio':>6} {'commit ms':>10} {'KB/step':>8}"]
     for r in rep["pages"]:
         lines.append(f"{r['elements']:>8} {r['plain_step_ms']:>9.1f} {r['recorded_step_ms']:>12.1f} {r['ratio']:>6.2f} "

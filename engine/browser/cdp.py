@@ -12,7 +12,8 @@ import itertools
 import json
 import logging
 from collections import defaultdict
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import websockets
 
@@ -37,7 +38,7 @@ class CDPConnection:
         self.close_reason = ""
 
     @classmethod
-    async def connect(cls, ws_url: str) -> "CDPConnection":
+    async def connect(cls, ws_url: str) -> CDPConnection:
         ws = await websockets.connect(ws_url, max_size=None, ping_interval=None, open_timeout=10)
         return cls(ws, ws_url)
 
@@ -63,7 +64,7 @@ class CDPConnection:
             if timeout is None:
                 return await fut
             return await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise CDPTimeoutError(method, f"no answer within {timeout:.0f} s (the page may be busy or hung)") from None
         except websockets.ConnectionClosed as exc:
             self._fail_all(f"connection closed: {exc}")

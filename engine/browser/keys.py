@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from engine.errors import ErrorCode, VigilError
 
 MODIFIER_BITS = {"Alt": 1, "Control": 2, "Meta": 4, "Shift": 8}
-_MOD_CODES = {"Alt": ("AltLeft", 18), "Control": ("ControlLeft", 17), "Meta": ("MetaLeft", 91), "Shift": ("ShiftLeft", 16)}
+_MOD_CODES = {"Alt": ("AltLeft", 18), "Control": ("ControlLeft", 17), "Meta": ("MetaLeft", 91),
+              "Shift": ("ShiftLeft", 16)}
 
 # key → (code, windowsVirtualKeyCode, text produced)
 _SPECIAL: dict[str, tuple[str, int, str]] = {
@@ -28,7 +29,8 @@ _ALIASES = {
     "home": "Home", "end": "End", "pageup": "PageUp", "pagedown": "PageDown", "pgup": "PageUp", "pgdn": "PageDown",
 }
 _SHIFTED = {'!': '1', '@': '2', '#': '3', '$': '4', '%': '5', '^': '6', '&': '7', '*': '8', '(': '9', ')': '0',
-            '_': '-', '+': '=', '{': '[', '}': ']', '|': '\\', ':': ';', '"': "'", '<': ',', '>': '.', '?': '/', '~': '`'}
+            '_': '-', '+': '=', '{': '[', '}': ']', '|': '\\', ':': ';', '"': "'", '<': ',', '>': '.', '?': '/',
+            '~': '`'}
 _PUNCT_CODES = {'-': ("Minus", 189), '=': ("Equal", 187), '[': ("BracketLeft", 219), ']': ("BracketRight", 221),
                 '\\': ("Backslash", 220), ';': ("Semicolon", 186), "'": ("Quote", 222), ',': ("Comma", 188),
                 '.': ("Period", 190), '/': ("Slash", 191), '`': ("Backquote", 192)}

@@ -23,8 +23,7 @@ from typing import Any, Protocol
 
 from engine.browser.cdp import CDPConnection
 from engine.browser.network import NetworkMonitor
-from engine.errors import (BrowserClosedError, ErrorCode, NavigationError, NoContextError, TabCrashedError,
-                           VigilError)
+from engine.errors import BrowserClosedError, ErrorCode, NavigationError, NoContextError, TabCrashedError, VigilError
 from engine.secret_values import SecretValues
 
 log = logging.getLogger("vigil.browser")

@@ -80,7 +80,8 @@ async def _snapshot(args: argparse.Namespace) -> int:
                 res = await som_png(tab, args.som, snap)
             except OSError as exc:
                 raise VigilError(f"Cannot write the Set-of-Mark image to {args.som}: {exc.strerror or exc}. "
-                                 "Pick a path in a writable, existing directory.", code=ErrorCode.BAD_ARGUMENT) from None
+                                 "Pick a path in a writable, existing directory.",
+                                 code=ErrorCode.BAD_ARGUMENT) from None
             occluded = sum(1 for m in res.marks if m.occluded)
             print(f"-- set-of-mark: {len(res.marks)} marks ({occluded} covered) written to {Path(args.som).resolve()}",
                   file=sys.stderr)

@@ -71,7 +71,8 @@ def parse_action_string(s: str) -> Action:
                                 f"{', '.join(sorted(set(_ALIASES.values())))} (also setValue, goto, sleep).")
     pos = m.end()
     if pos == len(text):
-        positional, keywords = [], {}  # `back`, `finish` without parentheses
+        positional: list[Any] = []  # `back`, `finish` without parentheses
+        keywords: dict[str, Any] = {}
     elif text[pos] != "(":
         raise ActionStringError(f"Expected '(' after {m.group(1)!r} in {s!r}.")
     else:
@@ -178,7 +179,7 @@ def _build(name: str, positional: list[_Value], keywords: dict[str, _Value], ori
         raise ActionStringError(f"{name} takes {len(params)} positional argument(s) ({want}); "
                                 f"{len(positional)} given in {original!r}.")
     fields: dict[str, Any] = {"name": name}
-    for field, v in zip(params, positional):
+    for field, v in zip(params, positional, strict=False):
         fields[field] = _convert(field, v, name, original)
     allowed = set(_POSITIONAL[name]) | _KEYWORDS[name]
     for key, v in keywords.items():

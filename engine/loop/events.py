@@ -64,7 +64,7 @@ class EventBus:
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
-    def stream(self) -> "EventStream":
+    def stream(self) -> EventStream:
         """`async for event in bus.stream():` — every event published from this call on, until
         `close()` (or the stream's own `close()`). The queue is registered at once, so nothing
         published between creating the stream and first iterating it is lost."""
@@ -87,7 +87,7 @@ class EventStream:
         if not self._done:
             bus._queues.add(self._queue)
 
-    def __aiter__(self) -> "EventStream":
+    def __aiter__(self) -> EventStream:
         return self
 
     async def __anext__(self) -> LoopEvent:

@@ -12,13 +12,14 @@ import inspect
 import json
 import sys
 import threading
-from typing import Any, Awaitable, Callable, Protocol, TextIO, runtime_checkable
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TextIO, runtime_checkable
 
 from pydantic import ValidationError
 
 from engine.errors import ActionStringError
 from engine.loop.action_string import parse_action_string
-from engine.models import ApprovalRequest, Decision, ExpectedOutcome
+from engine.models import Action, ApprovalRequest, Decision, ExpectedOutcome
 
 
 @runtime_checkable
@@ -41,7 +42,7 @@ class AutoApprove:
 class CallbackGate:
     """Asks `fn(request)` — sync or async — for each decision."""
 
-    def __init__(self, fn: Callable[[ApprovalRequest], "Decision | Awaitable[Decision]"]):
+    def __init__(self, fn: Callable[[ApprovalRequest], Decision | Awaitable[Decision]]):
         self.fn = fn
         self.requests: list[ApprovalRequest] = []
 
@@ -104,7 +105,8 @@ class _LineReader:
         loop = asyncio.get_running_loop()
         if self._thread is None:
             self._queue = asyncio.Queue()
-            self._thread = threading.Thread(target=self._run, args=(loop,), daemon=True, name="vigil-stdin")
+            self._thread = threading.Thread(target=self._run, args=(loop, self._queue), daemon=True,
+                                            name="vigil-stdin")
             self._thread.start()
         assert self._queue is not None
         if self._queue.empty():
@@ -113,7 +115,7 @@ class _LineReader:
         self._eof = line is None
         return line
 
-    def _run(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _run(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
         while True:
             self._wanted.acquire()
             try:
@@ -122,7 +124,7 @@ class _LineReader:
                 line = ""
             value = line.rstrip("\r\n") if line else None
             try:
-                loop.call_soon_threadsafe(self._queue.put_nowait, value)
+                loop.call_soon_threadsafe(queue.put_nowait, value)
             except RuntimeError:
                 return  # the loop is gone
             if value is None:
@@ -211,14 +213,14 @@ class TerminalGate:
                 self._say(f"  Answer with one letter: {self.CHOICES}.")
 
     async def _edit(self, request: ApprovalRequest) -> Decision | None:
-        action = request.proposal.action
-        if request.target and action.target is not None:
-            action = action.model_copy(update={"target": request.target["id"]})
-        current = action.to_string()
+        proposed = request.proposal.action
+        if request.target and proposed.target is not None:
+            proposed = proposed.model_copy(update={"target": request.target["id"]})
+        current = proposed.to_string()
         line = await self._ask(f"New action (empty keeps {current}): ")
         if line is None:
             return Decision(kind="stop", reason="end of input")
-        action = None
+        action: Action | None = None
         if line.strip():
             try:
                 action = parse_action_string(line)
@@ -256,4 +258,5 @@ def parse_expected_outcome(text: str) -> ExpectedOutcome:
     except (json.JSONDecodeError, ValidationError) as exc:
         first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         raise ValueError(f"Not an expected outcome ({first}). Use navigation, element_appears TEXT, "
-                         "element_disappears TEXT, value_changes, state_changes, any_change, no_change, submitted or JSON.") from None
+                         "element_disappears TEXT, value_changes, state_changes, any_change, no_change, submitted "
+                         "or JSON.") from None

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 MAX_CANDIDATES = 5
 
 
-def describe_node(node: "VirtualNode") -> str:
+def describe_node(node: VirtualNode) -> str:
     """`button "Create account" [42]` — role (or tag), name when there is one, ID."""
     name = node.name or ""
     if len(name) > 60:
@@ -35,7 +35,7 @@ def describe_node(node: "VirtualNode") -> str:
     return f'{node.role or node.tag}{f" {_quote(name)}" if name else ""} [{node.node_id}]'
 
 
-def node_summary(node: "VirtualNode") -> dict:
+def node_summary(node: VirtualNode) -> dict:
     """The facts a person needs about a target: what it is and where it is."""
     x, y, w, h = node.bounds
     return {"id": node.node_id, "role": node.role, "name": node.name, "tag": node.tag,
@@ -43,7 +43,7 @@ def node_summary(node: "VirtualNode") -> dict:
             "visible": node.visible, "occluded": node.occluded, "redacted": node.redacted}
 
 
-def target_record(node: "VirtualNode", snapshot: "DomSnapshot") -> dict:
+def target_record(node: VirtualNode, snapshot: DomSnapshot) -> dict:
     """What a step record keeps about the node acted on: `node_summary` plus `query`, the
     {role, name, exact, nth} query that finds it again by what it is (replay re-grounds with it
     when IDs changed)."""
@@ -54,16 +54,15 @@ def target_record(node: "VirtualNode", snapshot: "DomSnapshot") -> dict:
     return {**node_summary(node), "query": {**q.model_dump(exclude_none=True, exclude={"nth"}), "nth": nth}}
 
 
-def resolve_target(snapshot: "DomSnapshot", target: "str | int | TargetQuery") -> "VirtualNode":
+def resolve_target(snapshot: DomSnapshot, target: str | int | TargetQuery) -> VirtualNode:
     """The node `target` refers to in `snapshot`, or UnknownNodeError naming what was looked for
     and up to five closest candidates."""
-    if isinstance(target, int) and not isinstance(target, bool):
-        target = str(target)
-    if isinstance(target, str):
-        node = snapshot.node_map.get(target.strip())
+    if isinstance(target, (str, int)):  # a node ID (a bare number in a script is one too)
+        node_id = str(target).strip()
+        node = snapshot.node_map.get(node_id)
         if node is not None:
             return node
-        raise UnknownNodeError(f"No node with ID {target!r} on {snapshot.url}. Use an ID from the latest "
+        raise UnknownNodeError(f"No node with ID {node_id!r} on {snapshot.url}. Use an ID from the latest "
                                "snapshot, or describe the target by role and name.")
     matches = find_matches(snapshot, target)
     if len(matches) > target.nth:
@@ -76,7 +75,7 @@ def resolve_target(snapshot: "DomSnapshot", target: "str | int | TargetQuery") -
     raise UnknownNodeError(f"Nothing on {snapshot.url} matches {target.describe()}.{hint}")
 
 
-def find_matches(snapshot: "DomSnapshot", q: TargetQuery) -> list["VirtualNode"]:
+def find_matches(snapshot: DomSnapshot, q: TargetQuery) -> list[VirtualNode]:
     """Every node matching `q`, best first (see the module docstring)."""
     want_name = norm(q.name) if q.name is not None else None
     want_text = norm(q.text) if q.text is not None else None
@@ -101,7 +100,7 @@ def find_matches(snapshot: "DomSnapshot", q: TargetQuery) -> list["VirtualNode"]
     return [t[-1] for t in hits]
 
 
-def closest_candidates(snapshot: "DomSnapshot", q: TargetQuery, limit: int = MAX_CANDIDATES) -> list["VirtualNode"]:
+def closest_candidates(snapshot: DomSnapshot, q: TargetQuery, limit: int = MAX_CANDIDATES) -> list[VirtualNode]:
     """Nodes that look most like what `q` asked for (name similarity, same role, interactive)."""
     want = norm(q.name or q.text)
     scored = []
@@ -122,7 +121,7 @@ def closest_candidates(snapshot: "DomSnapshot", q: TargetQuery, limit: int = MAX
     return [t[2] for t in scored[:limit]]
 
 
-def node_changed(node: "VirtualNode", fresh: "DomSnapshot") -> str | None:
+def node_changed(node: VirtualNode, fresh: DomSnapshot) -> str | None:
     """Why `node` no longer stands for the same element in the `fresh` snapshot (gone, or another
     role or name under its ID); None when it still does."""
     cur = fresh.node_map.get(node.node_id)
@@ -133,7 +132,7 @@ def node_changed(node: "VirtualNode", fresh: "DomSnapshot") -> str | None:
     return None
 
 
-def target_label(target: "str | TargetQuery | None", node: "VirtualNode | None" = None) -> str:
+def target_label(target: str | TargetQuery | None, node: VirtualNode | None = None) -> str:
     if node is not None:
         return describe_node(node)
     if isinstance(target, TargetQuery):
@@ -141,7 +140,7 @@ def target_label(target: "str | TargetQuery | None", node: "VirtualNode | None" 
     return f"[{target}]" if target else ""
 
 
-def describe_action(action: Action, node: "VirtualNode | None" = None,
+def describe_action(action: Action, node: VirtualNode | None = None,
                     expect: ExpectedOutcome | None = None) -> str:
     """The action in plain words, e.g. `Click button "Create account" [42] — expect navigation`.
     Text typed into a password or one-time-code field is never shown."""

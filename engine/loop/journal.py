@@ -4,11 +4,21 @@ change published on the event bus as it happens."""
 from __future__ import annotations
 
 import time
+from typing import Any, Literal
 
 from engine.loop.events import EventBus
-from engine.models import (ChatMessage, MessageAdded, Plan, PlanUpdated, ProposedStep, StatusChanged, StepArtifacts,
-                           StepRecord, StepRecorded)
 from engine.loop.redact import scrub_known
+from engine.models import (
+    ChatMessage,
+    MessageAdded,
+    Plan,
+    PlanUpdated,
+    ProposedStep,
+    StatusChanged,
+    StepArtifacts,
+    StepRecord,
+    StepRecorded,
+)
 from engine.models.loop import LoopState, StepStatus, TaskStatus
 
 
@@ -36,7 +46,7 @@ class RunJournal:
         self.bus.publish(StatusChanged(status=status, state=state, detail=detail))
 
     # -- chat --------------------------------------------------------------------------------
-    def message(self, role: str, content: str, **fields) -> ChatMessage:
+    def message(self, role: Literal["user", "assistant", "system"], content: str, **fields: Any) -> ChatMessage:
         """Append a chat message with the next sequence number and publish it."""
         msg = scrub_known(ChatMessage(role=role, content=content, sequenceNumber=len(self.messages), **fields),
                           self.secrets)
@@ -44,7 +54,7 @@ class RunJournal:
         self.bus.publish(MessageAdded(message=msg))
         return msg
 
-    def update_message(self, msg: ChatMessage, **changes) -> ChatMessage:
+    def update_message(self, msg: ChatMessage, **changes: Any) -> ChatMessage:
         """Replace a message in place (same messageId and sequence number) and publish it again;
         a UI updates the turn it already shows."""
         new = scrub_known(msg.model_copy(update=changes), self.secrets)
@@ -69,7 +79,8 @@ class RunJournal:
             self.plan = new
             changed = True
         terminal = p.action.name in ("finish", "fail")
-        if self.plan is not None and p.plan_index is not None and 0 <= p.plan_index < len(self.plan.steps) and not terminal:
+        working_on = self.plan is not None and p.plan_index is not None and 0 <= p.plan_index < len(self.plan.steps)
+        if self.plan is not None and p.plan_index is not None and working_on and not terminal:
             st = self.plan.steps[p.plan_index]
             self.plan.currentStepIndex = p.plan_index
             st.status = "active"

@@ -32,7 +32,7 @@ class Observation:
 
     task: str
     step_index: int
-    snapshot: "DomSnapshot"
+    snapshot: DomSnapshot
     url: str
     recent_events: list[PageEvent] = field(default_factory=list)
     last_result: ActionResult | None = None

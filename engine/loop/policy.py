@@ -69,14 +69,14 @@ def leaves_site(url: str, start_domain: str, base_url: str = "") -> bool:
     return site_of(parts.hostname or "") != site_of(start_domain)
 
 
-def _ancestors(node: "VirtualNode"):
+def _ancestors(node: VirtualNode):
     p = node.parent
     while p is not None:
         yield p
         p = p.parent
 
 
-def _in_form(node: "VirtualNode") -> bool:
+def _in_form(node: VirtualNode) -> bool:
     """Inside a form that submits somewhere (a `method="dialog"` form only closes its dialog)."""
     for a in _ancestors(node):
         if a.tag == "form" or a.role == "form":
@@ -84,15 +84,15 @@ def _in_form(node: "VirtualNode") -> bool:
     return False
 
 
-def _attr(node: "VirtualNode", name: str) -> str:
+def _attr(node: VirtualNode, name: str) -> str:
     return str((node.attrs or {}).get(name, "")).lower()
 
 
-def is_file_input(node: "VirtualNode") -> bool:
+def is_file_input(node: VirtualNode) -> bool:
     return node.tag == "input" and _attr(node, "type") == "file"
 
 
-def is_submit_button(node: "VirtualNode") -> bool:
+def is_submit_button(node: VirtualNode) -> bool:
     """A button that submits: type=submit (or an image input), or a button in a <form> whose type
     is not button/reset (the HTML default for <button> is submit)."""
     typ = _attr(node, "type")
@@ -105,7 +105,7 @@ def is_submit_button(node: "VirtualNode") -> bool:
     return False
 
 
-def _enter_submits(node: "VirtualNode") -> bool:
+def _enter_submits(node: VirtualNode) -> bool:
     """Enter in a text-like input of a form submits it (implicit submission), as does Enter on a
     submit button; not in a textarea, a select or a checkbox."""
     if node.tag == "input" and _attr(node, "type") not in _NO_IMPLICIT_SUBMIT:
@@ -113,7 +113,7 @@ def _enter_submits(node: "VirtualNode") -> bool:
     return is_submit_button(node)
 
 
-def _focused(snapshot: "DomSnapshot | None") -> "VirtualNode | None":
+def _focused(snapshot: DomSnapshot | None) -> VirtualNode | None:
     if snapshot is None:
         return None
     for n in snapshot.nodes():
@@ -122,7 +122,7 @@ def _focused(snapshot: "DomSnapshot | None") -> "VirtualNode | None":
     return None
 
 
-def _base_url(snapshot: "DomSnapshot | None", node: "VirtualNode | None") -> str:
+def _base_url(snapshot: DomSnapshot | None, node: VirtualNode | None) -> str:
     if snapshot is None:
         return ""
     if node is not None and node.frame_id:
@@ -132,7 +132,7 @@ def _base_url(snapshot: "DomSnapshot | None", node: "VirtualNode | None") -> str
     return snapshot.url
 
 
-def sensitive_reasons(action: Action, node: "VirtualNode | None", snapshot: "DomSnapshot | None",
+def sensitive_reasons(action: Action, node: VirtualNode | None, snapshot: DomSnapshot | None,
                       start_domain: str, proposal: ProposedStep | None = None) -> list[str]:
     """Why this step needs a person's approval under `auto-safe` (empty when it does not)."""
     reasons: list[str] = []

@@ -18,17 +18,18 @@ if TYPE_CHECKING:
     from engine.snapshot.vnode import VirtualNode
 
 MASK = "••••••••"
-_SECRET_NAME = re.compile(r"pass(word|code|phrase)|one.?time|\b(otp|2fa|mfa|totp|pin|cvv2?|cvc|csc|secret|token|api ?key)\b|"
+_SECRET_NAME = re.compile(r"pass(word|code|phrase)|one.?time|"
+                          r"\b(otp|2fa|mfa|totp|pin|cvv2?|cvc|csc|secret|token|api ?key)\b|"
                           r"security code|verification code|card ?number", re.IGNORECASE)
 
 
-def is_secret_field(node: "VirtualNode") -> bool:
+def is_secret_field(node: VirtualNode) -> bool:
     attrs = node.attrs or {}
     return bool(node.redacted) or str(attrs.get("type", "")).lower() == "password" \
         or "one-time-code" in str(attrs.get("autocomplete", "")).lower()
 
 
-def types_secret(action: Action, node: "VirtualNode | None" = None) -> bool:
+def types_secret(action: Action, node: VirtualNode | None = None) -> bool:
     """Does this action type into a password / one-time-code field (known, or by its name)?"""
     if action.name != "type" or not action.text:
         return False
@@ -38,11 +39,11 @@ def types_secret(action: Action, node: "VirtualNode | None" = None) -> bool:
     return isinstance(t, TargetQuery) and bool(_SECRET_NAME.search(f"{t.name or ''} {t.text or ''}"))
 
 
-def mask_action(action: Action, node: "VirtualNode | None" = None) -> Action:
+def mask_action(action: Action, node: VirtualNode | None = None) -> Action:
     return action.model_copy(update={"text": MASK}) if types_secret(action, node) else action
 
 
-def mask_proposal(p: ProposedStep, node: "VirtualNode | None" = None) -> ProposedStep:
+def mask_proposal(p: ProposedStep, node: VirtualNode | None = None) -> ProposedStep:
     if not types_secret(p.action, node):
         return p
     secret = p.action.text or ""
@@ -53,7 +54,7 @@ def mask_proposal(p: ProposedStep, node: "VirtualNode | None" = None) -> Propose
 
 
 @functools.lru_cache(maxsize=32)
-def _prefix_rx(secrets: tuple[str, ...]) -> "tuple[re.Pattern[str], re.Pattern[bytes]] | None":
+def _prefix_rx(secrets: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[bytes]] | None:
     """Prefixes (4+ characters) of the secrets that end where a word ends: what a page shows when it
     echoes a field key by key ("Hunt", "Hunte", "Hunter2"), but not an ordinary word that merely
     starts the same way ("Summ" of "Summer24" in "Summary")."""
@@ -64,7 +65,7 @@ def _prefix_rx(secrets: tuple[str, ...]) -> "tuple[re.Pattern[str], re.Pattern[b
     return re.compile(body), re.compile(body.encode("utf-8"))
 
 
-def scrub_known(value, secrets: "set[str] | frozenset[str]"):
+def scrub_known(value, secrets: set[str] | frozenset[str]):
     """`value` (str, bytes or a pydantic model) with every form of every known secret — and every
     echoed prefix of one — replaced by the mask; returned unchanged when there are no secrets."""
     if not secrets:

@@ -25,8 +25,10 @@ if TYPE_CHECKING:
 _DESTRUCTIVE = [
     # English
     r"delete", r"remove", r"erase", r"destroy", r"wipe", r"purge", r"discard", r"revoke", r"terminate",
-    r"deactivate", r"close (?:my |your |the )?account", r"cancel (?:my |your |the )?(?:subscription|membership|plan|order|"
-    r"booking|reservation|account|payment|transfer)", r"unsubscribe", r"factory reset", r"reset (?:all|everything|account)",
+    r"deactivate", r"close (?:my |your |the )?account",
+    r"cancel (?:my |your |the )?(?:subscription|membership|plan|order|"
+    r"booking|reservation|account|payment|transfer)", r"unsubscribe", r"factory reset",
+    r"reset (?:all|everything|account)",
     r"empty (?:the )?(?:trash|bin|cart)", r"pay", r"pay now", r"purchase", r"buy", r"buy now", r"place (?:the )?order",
     r"confirm (?:the )?(?:order|purchase|payment|transfer)", r"complete (?:the )?(?:order|purchase|payment)",
     r"checkout", r"check out", r"transfer", r"wire", r"send", r"send money", r"publish", r"post publicly",
@@ -64,12 +66,12 @@ def destructive_phrase(text: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def _context(node: "VirtualNode") -> "VirtualNode | None":
+def _context(node: VirtualNode) -> VirtualNode | None:
     """The dialog the node is in (its question is what a "Yes" confirms), else its form."""
     return node.container(("dialog", "alertdialog"), ("dialog",)) or node.container(_CONTEXT_ROLES, _CONTEXT_TAGS)
 
 
-def _context_text(box: "VirtualNode", limit: int = 600) -> str:
+def _context_text(box: VirtualNode, limit: int = 600) -> str:
     """The visible words of a dialog or form (its name, headings and text), bounded."""
     out: list[str] = [box.name or ""]
     size = len(out[0])
@@ -85,7 +87,7 @@ def _context_text(box: "VirtualNode", limit: int = 600) -> str:
     return " ".join(out)
 
 
-def _delete_semantics(node: "VirtualNode") -> str | None:
+def _delete_semantics(node: VirtualNode) -> str | None:
     attrs = node.attrs or {}
     for a in DELETE_ATTRS:
         v = str(attrs.get(a, "")).strip().lower()
@@ -94,7 +96,7 @@ def _delete_semantics(node: "VirtualNode") -> str | None:
     return None
 
 
-def destructive_reason(action_name: str, node: "VirtualNode | None", *, submits: bool = False) -> str | None:
+def destructive_reason(action_name: str, node: VirtualNode | None, *, submits: bool = False) -> str | None:
     """Why this click / Enter / submit is destructive or irreversible, in plain words, or None.
 
     `submits` says the step submits the node's form (Enter in a field, a submit button): then the

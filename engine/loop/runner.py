@@ -16,24 +16,48 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from engine.errors import ErrorCode, BrowserClosedError, TabCrashedError, UnknownNodeError, VigilError
+from engine.errors import BrowserClosedError, ErrorCode, TabCrashedError, UnknownNodeError, VigilError
 from engine.loop.driver import PageDriver
 from engine.loop.events import EventBus
 from engine.loop.gates import ApprovalGate
-from engine.loop.grounding import (describe_action, node_changed, node_summary, resolve_target, target_label,
-                                   target_record)
+from engine.loop.grounding import (
+    describe_action,
+    node_changed,
+    node_summary,
+    resolve_target,
+    target_label,
+    target_record,
+)
 from engine.loop.journal import RunJournal
 from engine.loop.planner import Observation, Planner
 from engine.loop.policy import needs_approval, sensitive_reasons
-from engine.loop.redact import MASK, mask_action, mask_proposal, scrub_known, types_secret
+from engine.loop.redact import mask_action, mask_proposal, scrub_known, types_secret
 from engine.loop.steps import StepDraft, Turn, chosen, exchange_of
 from engine.loop.untrusted import find_instructions
-from engine.models import (POLICIES, TERMINAL_ACTIONS, Action, ActionDone, ActionResult, ApprovalRequest,
-                           AwaitingApproval, ChatMessage, Decision, ExpectedOutcome, PageEvent, ProposedStep, RunResult,
-                           SnapshotTaken, StepArtifacts, StepProposed, StepRecord, TargetQuery, VerificationDone)
-from engine.models.loop import Actor
+from engine.models import (
+    POLICIES,
+    TERMINAL_ACTIONS,
+    Action,
+    ActionDone,
+    ActionResult,
+    ApprovalRequest,
+    AwaitingApproval,
+    ChatMessage,
+    Decision,
+    ExpectedOutcome,
+    PageEvent,
+    ProposedStep,
+    RunResult,
+    SnapshotTaken,
+    StepArtifacts,
+    StepProposed,
+    StepRecord,
+    TargetQuery,
+    VerificationDone,
+)
+from engine.models.loop import Actor, Policy, TaskStatus
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
 from engine.vision.screenshot import Screenshot, hash_distance
@@ -49,7 +73,7 @@ class _Stopped(Exception):
 
 
 class _End(Exception):
-    def __init__(self, status: str, answer: str | None = None, reason: str | None = None):
+    def __init__(self, status: TaskStatus, answer: str | None = None, reason: str | None = None):
         super().__init__(reason or answer or status)
         self.status, self.answer, self.reason = status, answer, reason
 
@@ -65,14 +89,16 @@ class AgentLoop:
     """`await AgentLoop(tab, planner, gate=QueueGate()).run("task")` → RunResult. The page is anything
     with the `PageDriver` members (a `Tab`)."""
 
-    def __init__(self, page: PageDriver, planner: Planner, *, gate: ApprovalGate, policy: str = "ask", max_steps: int = 30,
+    def __init__(self, page: PageDriver, planner: Planner, *, gate: ApprovalGate, policy: str = "ask",
+                 max_steps: int = 30,
                  bus: EventBus | None = None, screenshots: bool = True,
                  target_timeout_ms: int = DEFAULT_TARGET_TIMEOUT_MS, artifacts: bool = False):
         if policy not in POLICIES:
             raise ValueError(f"Unknown approval policy {policy!r}; use one of {', '.join(POLICIES)}.")
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
-        self.page, self.planner, self.gate, self.policy = page, planner, gate, policy
+        self.page, self.planner, self.gate = page, planner, gate
+        self.policy: Policy = cast(Policy, policy)  # checked against POLICIES above
         self.max_steps, self.screenshots, self.target_timeout_ms = max_steps, screenshots, target_timeout_ms
         # with `artifacts`, each executed step's StepRecorded event carries the before/after JPEGs and
         # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
@@ -187,7 +213,8 @@ class AgentLoop:
             return
         new = sorted(snap.new_ids_since(self._prev_snap), key=lambda s: (len(s), s))
         self._prev_snap = snap
-        self.bus.publish(SnapshotTaken(step_index=index, url=snap.url, nodes=len(snap), interactive=snap.stats.interactive,
+        self.bus.publish(SnapshotTaken(step_index=index, url=snap.url, nodes=len(snap),
+                                       interactive=snap.stats.interactive,
                                        capture_ms=snap.stats.timings_ms.get("capture", ms),
                                        tokens=snap.stats.tokens.get("semantic"), new_ids=new))
 
@@ -200,9 +227,11 @@ class AgentLoop:
             raise
         except Exception as exc:
             log.exception("planner failed")
-            raise VigilError(f"The planner failed: {type(exc).__name__}: {exc}", code=ErrorCode.PLANNER_FAILED) from None
+            raise VigilError(f"The planner failed: {type(exc).__name__}: {exc}",
+                             code=ErrorCode.PLANNER_FAILED) from None
         if not isinstance(p, ProposedStep):
-            raise VigilError(f"The planner returned {type(p).__name__}, not a ProposedStep.", code=ErrorCode.PLANNER_FAILED)
+            raise VigilError(f"The planner returned {type(p).__name__}, not a ProposedStep.",
+                             code=ErrorCode.PLANNER_FAILED)
         timings["model"] = _ms(t)  # the planner's time (a model's or backend's round trips included)
         self._exchange = exchange_of(self.planner)
         try:  # what leaves the loop never carries typed secrets
@@ -272,26 +301,26 @@ class AgentLoop:
         if self._stop_requested:
             j.record(draft.record("stopped", note="Stop requested before this step ran."))
             raise _Stopped
-        actor = "human" if decision.kind == "take_over" else "agent"
+        actor: Actor = "human" if decision.kind == "take_over" else "agent"
         said = mask_action(action, run_node).to_string()
         if action.name in TERMINAL_ACTIONS:
             self._terminal(action, actor, p, msg, draft)
-        rec = await self._execute(action, run_node, expect, actor, draft, fresh)
+        rec, result = await self._execute(action, run_node, expect, actor, draft, fresh)
         ok = rec.status == "completed"
         if actor == "human":
             j.update_message(msg, status="error", error="The person took over this step.")
             j.message("user", f"Took over: {said}", actionString=said,
-                      status="success" if ok else "error", error=None if ok else rec.result.message)
+                      status="success" if ok else "error", error=None if ok else result.message)
             j.mark_plan(p.plan_index, "completed" if ok else None, "done by the person")
-            self._check_fatal(rec.result)
+            self._check_fatal(result)
             return Turn("taken_over", f"The person took over and ran {said} instead of your step: "
-                                       f"{rec.result.message}", rec.result)
+                                       f"{result.message}", result)
         j.update_message(msg, status="success" if ok else "error", actionString=said,
-                         error=None if ok else rec.result.message,
+                         error=None if ok else result.message,
                          metadata={**msg.metadata, "edited": decision.kind == "edit"})
         j.mark_plan(p.plan_index, "completed" if ok else "failed")
-        self._check_fatal(rec.result)
-        return Turn("completed" if ok else "failed", None if ok else rec.result.message, rec.result)
+        self._check_fatal(result)
+        return Turn("completed" if ok else "failed", None if ok else result.message, result)
 
     # -- pieces of a step ------------------------------------------------------------------------
     async def _ground(self, target: str | TargetQuery, snap: DomSnapshot, index: int,
@@ -316,7 +345,8 @@ class AgentLoop:
         shown = mask_proposal(p)
         result = ActionResult(success=False, action=shown.action.to_string(), error_code=exc.code, message=text)
         self.bus.publish(ActionDone(step_index=index, actor="agent", result=result))
-        self.journal.record(StepRecord(index=index, proposal=shown, action=shown.action, result=result, url_before=snap.url,
+        self.journal.record(StepRecord(index=index, proposal=shown, action=shown.action, result=result,
+                                       url_before=snap.url,
                                        url_after=snap.url, snapshot_nodes=len(snap), timings_ms=timings,
                                        exchange=self._exchange, status="failed",
                                        note="The target never appeared; nothing ran."))
@@ -327,7 +357,8 @@ class AgentLoop:
     def _refused(self, p: ProposedStep, snap: DomSnapshot, msg: ChatMessage, why: str, draft: StepDraft) -> Turn:
         text = f"Not run: {why}."
         shown = mask_proposal(p)
-        result = ActionResult(success=False, action=shown.action.to_string(), error_code=ErrorCode.REFUSED, message=text)
+        result = ActionResult(success=False, action=shown.action.to_string(), error_code=ErrorCode.REFUSED,
+                              message=text)
         self.bus.publish(ActionDone(step_index=draft.index, actor="agent", result=result))
         self.journal.record(draft.record("failed", note=text, action=shown.action, result=result, url_before=snap.url,
                                          url_after=snap.url))
@@ -344,9 +375,11 @@ class AgentLoop:
             return Decision(kind="stop", reason="Stop requested while waiting for approval.")
         except Exception as exc:
             log.exception("approval gate failed")
-            raise VigilError(f"The approval gate failed: {type(exc).__name__}: {exc}", code=ErrorCode.GATE_FAILED) from None
+            raise VigilError(f"The approval gate failed: {type(exc).__name__}: {exc}",
+                             code=ErrorCode.GATE_FAILED) from None
         if not isinstance(d, Decision):
-            raise VigilError(f"The approval gate returned {type(d).__name__}, not a Decision.", code=ErrorCode.GATE_FAILED)
+            raise VigilError(f"The approval gate returned {type(d).__name__}, not a Decision.",
+                             code=ErrorCode.GATE_FAILED)
         return d
 
     def _declined(self, d: Decision, p: ProposedStep, msg: ChatMessage, draft: StepDraft) -> Turn:
@@ -393,7 +426,8 @@ class AgentLoop:
                                    f"The page is now {fresh.url}." + (f" Recent page events: {seen}." if seen else ""))
 
     async def _execute(self, action: Action, node: VirtualNode | None, expect: ExpectedOutcome | None, actor: Actor,
-                       draft: StepDraft, fresh: DomSnapshot) -> StepRecord:
+                       draft: StepDraft, fresh: DomSnapshot) -> tuple[StepRecord, ActionResult]:
+        """Run the action (its own result, or a failed one); the step's record and that result."""
         timings = draft.timings_ms
         run = action.model_copy(update={"target": node.node_id}) if node is not None else action
         if types_secret(action, node) and action.text:
@@ -440,7 +474,7 @@ class AgentLoop:
             "failed" if failed else "completed", note=note, actor=actor, action=mask_action(run, node), result=result,
             verification=v, events=await self._events(int(timings["act"]) + 1000), url_before=fresh.url,
             url_after=self._url(), snapshot_nodes=len(fresh), screenshots=(before, after, distance),
-            target=target_record(node, fresh) if node is not None else None), artifacts)
+            target=target_record(node, fresh) if node is not None else None), artifacts), result
 
     def _check_fatal(self, result: ActionResult | None) -> None:
         """End the run when the tab crashed or the browser closed."""

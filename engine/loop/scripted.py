@@ -34,8 +34,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from engine.errors import ScriptError, UnknownNodeError
 from engine.loop.action_string import NODE_ID
 from engine.loop.grounding import describe_action, resolve_target
-from engine.loop.redact import MASK, types_secret
 from engine.loop.planner import Observation
+from engine.loop.redact import MASK, types_secret
 from engine.models import ACTION_NAMES, Action, ExpectedOutcome, ProposedStep, TargetQuery
 
 _STEP_KEYS = frozenset({"expect", "thought", "description", "sensitive", "optional", "timeout_ms"})
@@ -57,7 +57,7 @@ class ScriptStep(BaseModel):
     timeout_ms: int | None = None
 
 
-def load_script(source: "str | Path | list") -> list[ScriptStep]:
+def load_script(source: str | Path | list) -> list[ScriptStep]:
     """Steps from a JSON/YAML file path, JSON/YAML text, or an already parsed list.
     Raises ScriptError (code BAD_SCRIPT) naming the step and the problem."""
     data = source if isinstance(source, list) else _parse(source)
@@ -69,13 +69,14 @@ def load_script(source: "str | Path | list") -> list[ScriptStep]:
     return [_step(i + 1, raw) for i, raw in enumerate(data)]
 
 
-def _parse(source: "str | Path") -> Any:
+def _parse(source: str | Path) -> Any:
     text, where, is_json = _read(source)
     if is_json:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ScriptError(f"{where} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from None
+            raise ScriptError(f"{where} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                              f"column {exc.colno}.") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -85,7 +86,7 @@ def _parse(source: "str | Path") -> Any:
         raise ScriptError(f"{where} is not valid YAML: {problem}{at}.") from None
 
 
-def _read(source: "str | Path") -> tuple[str, str, bool]:
+def _read(source: str | Path) -> tuple[str, str, bool]:
     """(text, where it came from, whether to read it as JSON)."""
     if isinstance(source, str) and ("\n" in source or source.lstrip()[:1] in ("[", "{", "-")):
         return source, "The script", source.lstrip()[:1] in ("[", "{")
@@ -123,7 +124,7 @@ def _step(n: int, raw: Any) -> ScriptStep:
         if isinstance(fields.get(k), (int, float)) and not isinstance(fields.get(k), bool):
             fields[k] = str(fields[k])  # YAML reads `text: 12345` as a number
     try:
-        action = Action(name=name, **fields)
+        action = Action.model_validate({"name": name, **fields})
     except ValidationError as exc:
         raise bad(f"{name}: {_pydantic_msg(exc)}.") from None
     expect = raw.get("expect")
@@ -147,7 +148,7 @@ def _step(n: int, raw: Any) -> ScriptStep:
                       timeout_ms=int(timeout) if timeout is not None else None)
 
 
-def _target(t: Any, bad) -> "str | TargetQuery":
+def _target(t: Any, bad) -> str | TargetQuery:
     if isinstance(t, bool) or t is None:
         raise bad(f"bad target {t!r}: give a node ID such as 12 or f1_12, or {{role, name}}.")
     if isinstance(t, int):
@@ -185,8 +186,9 @@ def _reason(obs: Observation) -> str:
 class ScriptedPlanner:
     """Proposes the script's steps in order (see the module docstring for how it reacts)."""
 
-    def __init__(self, steps: "list[ScriptStep] | str | Path | list[dict]"):
-        self.steps: list[ScriptStep] = (steps if isinstance(steps, list) and all(isinstance(s, ScriptStep) for s in steps)
+    def __init__(self, steps: list[ScriptStep] | str | Path | list[dict]):
+        given = [s for s in steps if isinstance(s, ScriptStep)] if isinstance(steps, list) else []
+        self.steps: list[ScriptStep] = (given if isinstance(steps, list) and len(given) == len(steps)
                                         else load_script(steps))
         self.cursor = 0
         self._last: str | None = None   # what the previous proposal was: "step", "fail", "finish"
@@ -253,7 +255,8 @@ class ScriptedPlanner:
             if step.optional:
                 self.cursor += 1
                 return None
-            why = (obs.last_result.message if obs.last_result and obs.last_result.message else obs.feedback) or "it failed"
+            result = obs.last_result
+            why = (result.message if result and result.message else obs.feedback) or "it failed"
             return self._fail(f"Step {n} ({step.description}) failed: {why}")
         if outcome == "rejected" and not RETRY.search(_reason(obs)):
             return self._fail(f"Step {n} ({step.description}) was rejected: {_reason(obs)}. "

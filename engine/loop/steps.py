@@ -9,11 +9,19 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from engine.loop.planner import Outcome
 from engine.loop.grounding import resolve_target
+from engine.loop.planner import Outcome
 from engine.loop.redact import MASK
-from engine.models import (Action, ActionResult, Decision, ExpectedOutcome, PageEvent, ProposedStep, StepRecord,
-                           VerificationResult)
+from engine.models import (
+    Action,
+    ActionResult,
+    Decision,
+    ExpectedOutcome,
+    PageEvent,
+    ProposedStep,
+    StepRecord,
+    VerificationResult,
+)
 from engine.models.loop import Actor, RecordStatus
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode

@@ -11,8 +11,9 @@ request and makes the step ask under `auto-safe`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine.models import PageEvent
@@ -31,15 +32,18 @@ _PATTERNS = [
     r"\bignore (?:all |any |the |your |my )*(?:previous|prior|above|earlier|preceding|other|user'?s?|system)"
     r"(?: \w+)?(?: instructions?| prompts?| messages?| rules?| tasks?| user)?",
     r"\bignore the user\b",
-    r"\bdisregard (?:all |any |the |your )*(?:previous |prior |above |earlier )?(?:instructions?|prompts?|rules?|task|user)",
+    r"\bdisregard (?:all |any |the |your )*(?:previous |prior |above |earlier )?"
+    r"(?:instructions?|prompts?|rules?|task|user)",
     r"\bforget (?:all |any |the |your )*(?:previous |prior |above )?(?:instructions?|prompts?|rules?|task)",
     r"(?:^|[\s.;:!\[(<])(?:system|assistant|developer)\s*(?:prompt|message|override)?\s*:",
     r"\[/?(?:inst|system)\]|<\|?(?:im_start|im_end|system)\|?>|###\s*(?:instruction|system)",
     r"\bnew (?:instructions?|task|orders|rules)\s*[:!]",
     r"\byour (?:new |real |actual |true )?(?:instructions?|task|goal|objective|orders) (?:is|are|now)\b",
-    r"\b(?:you are|you're|act as|pretend to be) (?:now )?(?:an? |the )?(?:ai|assistant|agent|model|language model|llm)\b",
+    r"\b(?:you are|you're|act as|pretend to be) (?:now )?(?:an? |the )?"
+    r"(?:ai|assistant|agent|model|language model|llm)\b",
     r"\b(?:attention|note to|dear|hey|hello)[,:]? (?:the )?(?:ai|assistant|agent|model|llm|bot|gpt|claude)\b",
-    r"\b(?:ai|assistant|agent|model|llm)s?,? (?:must|should|shall|need to|have to|please) (?:now )?(?:click|type|go|navigate|"
+    r"\b(?:ai|assistant|agent|model|llm)s?,? (?:must|should|shall|need to|have to|please) (?:now )?"
+    r"(?:click|type|go|navigate|"
     r"ignore|delete|send|transfer|open|enter|reveal)",
     r"\bdo not (?:tell|inform|ask|warn) (?:the )?(?:user|person|human|operator)\b",
     r"\bwithout (?:asking|telling|confirming with) (?:the )?(?:user|person|human)\b",
@@ -75,7 +79,7 @@ def _snippet(text: str) -> str:
     return t if len(t) <= MAX_SNIPPET else t[:MAX_SNIPPET - 1] + "…"
 
 
-def find_instructions(snapshot: "DomSnapshot | None", events: "Iterable[PageEvent]" = (), *,
+def find_instructions(snapshot: DomSnapshot | None, events: Iterable[PageEvent] = (), *,
                       full_page: bool = False, limit: int = 5) -> list[InstructionHit]:
     """Instruction-like text in what a planner is sent about this page: the names and values of the
     elements in the semantic payload (whole, not cut), the title, and recent page events."""

@@ -3,7 +3,7 @@ verification results and page events."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -16,6 +16,7 @@ ACTION_NAMES: tuple[str, ...] = ("click", "double_click", "hover", "type", "pres
 NODE_ACTIONS = frozenset({"click", "double_click", "hover", "type", "select", "check", "uncheck"})
 TERMINAL_ACTIONS = frozenset({"finish", "fail"})
 
+ScrollDirection = Literal["up", "down", "left", "right", "top", "bottom"]
 OutcomeType = Literal["navigation", "element_appears", "element_disappears", "value_changes", "state_changes",
                       "any_change", "no_change", "submitted"]
 # submitted: pressing Enter in a field had an effect — the page navigated, the DOM changed, or the
@@ -35,7 +36,7 @@ class TargetQuery(BaseModel):
     nth: int = Field(default=0, ge=0, description="0-based index among the matches")
 
     @model_validator(mode="after")
-    def _something(self) -> "TargetQuery":
+    def _something(self) -> TargetQuery:
         if not (self.role or self.name or self.text):
             raise ValueError("a target query needs at least one of role, name or text")
         return self
@@ -67,7 +68,7 @@ class ExpectedOutcome(BaseModel):
     state: str | None = None         # state_changes: e.g. "checked", "expanded", "selected"
     url_contains: str | None = None  # navigation: the new URL should contain this
     timeout_ms: int = Field(default=3000, ge=0, le=60000)
-    or_: "ExpectedOutcome | None" = Field(default=None, alias="or")
+    or_: ExpectedOutcome | None = Field(default=None, alias="or")
 
     @model_validator(mode="before")
     @classmethod
@@ -107,7 +108,7 @@ class Action(BaseModel):
     key: str | None = None         # press
     repeat: int = Field(default=1, ge=1, le=500)  # press: how many times
     option: str | None = None      # select
-    direction: Literal["up", "down", "left", "right", "top", "bottom"] = "down"  # scroll
+    direction: ScrollDirection = "down"  # scroll
     amount: int | None = None      # scroll, px
     url: str | None = None         # navigate
     ms: int | None = None          # wait
@@ -123,7 +124,7 @@ class Action(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _complete(self) -> "Action":
+    def _complete(self) -> Action:
         n = self.name
         if n in NODE_ACTIONS and self.target is None:
             raise ValueError(f"{n} needs a target (a node ID or {{role, name}})")
@@ -147,7 +148,8 @@ class Action(BaseModel):
         """The action as a call string in the seed's style: click(12), type(13, "x"), finish()."""
         import json as _j
         t = self.target
-        tgt = t if isinstance(t, str) else (_j.dumps(t.model_dump(exclude_defaults=True), ensure_ascii=False) if t else None)
+        tgt = t if isinstance(t, str) else (_j.dumps(t.model_dump(exclude_defaults=True),
+                                                     ensure_ascii=False) if t else None)
         q = lambda s: _j.dumps(s, ensure_ascii=False)  # noqa: E731
         n = self.name
         if n in ("click", "double_click", "hover", "check", "uncheck"):
@@ -156,7 +158,8 @@ class Action(BaseModel):
             extra = (", clear=false" if not self.clear else "") + (", submit=true" if self.submit else "")
             return f"type({tgt}, {q(self.text)}{extra})"
         if n == "press":
-            return f"press({q(self.key)}{', ' + tgt if tgt else ''}{f', repeat={self.repeat}' if self.repeat > 1 else ''})"
+            repeat = f", repeat={self.repeat}" if self.repeat > 1 else ""
+            return f"press({q(self.key)}{', ' + tgt if tgt else ''}{repeat})"
         if n == "select":
             return f"select({tgt}, {q(self.option)})"
         if n == "scroll":
@@ -229,4 +232,4 @@ class ActionResult(BaseModel):
         return self.success and (self.verification is None or self.verification.success)
 
 
-OutcomeLike = Union[ExpectedOutcome, dict, None]
+OutcomeLike = ExpectedOutcome | dict | None

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, Union
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,7 +23,7 @@ Actor = Literal["agent", "human"]
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class PlanStep(BaseModel):
@@ -44,7 +44,7 @@ class Plan(BaseModel):
     createdAt: str = Field(default_factory=_now_iso)
 
     @classmethod
-    def from_descriptions(cls, descriptions: list[str], current: int = 0) -> "Plan":
+    def from_descriptions(cls, descriptions: list[str], current: int = 0) -> Plan:
         steps = [PlanStep(id=f"step_{i}", index=i, description=d,
                           status="completed" if i < current else "active" if i == current else "pending")
                  for i, d in enumerate(descriptions)]
@@ -87,7 +87,7 @@ class Decision(BaseModel):
     reason: str | None = None                        # reject: handed back to the planner
 
     @classmethod
-    def approve(cls) -> "Decision":
+    def approve(cls) -> Decision:
         return cls(kind="approve")
 
 
@@ -222,5 +222,5 @@ class StepRecorded(_Event):
     artifacts: StepArtifacts | None = Field(default=None, exclude=True, repr=False)
 
 
-LoopEvent = Annotated[Union[SnapshotTaken, StepProposed, AwaitingApproval, ActionDone, VerificationDone,
-                            PlanUpdated, MessageAdded, StatusChanged, StepRecorded], Field(discriminator="type")]
+LoopEvent = Annotated[SnapshotTaken | StepProposed | AwaitingApproval | ActionDone | VerificationDone | PlanUpdated
+                      | MessageAdded | StatusChanged | StepRecorded, Field(discriminator="type")]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from engine.browser.target import PageTarget
@@ -16,7 +16,6 @@ from engine.observe.stream import read_stream, summarize
 from engine.snapshot.cache import SnapshotCache
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
-
 
 ERROR_ROLES = ("alert", "alertdialog")
 
@@ -27,7 +26,7 @@ class PreState:
     nav_count: int
     mutations: int
     t_ms: float                    # epoch ms when the action began
-    snapshot: "DomSnapshot | None"
+    snapshot: DomSnapshot | None
     node_id: str | None = None
     facts: dict = field(default_factory=dict)  # probe facts of the target before the action
     scroll: tuple[float, float] = (0.0, 0.0)
@@ -41,7 +40,7 @@ class PostState:
     url: str
     nav_count: int
     mutations: int
-    snapshot: "DomSnapshot | None"
+    snapshot: DomSnapshot | None
     events: list[PageEvent]
     facts: dict = field(default_factory=dict)
     scroll: tuple[float, float] = (0.0, 0.0)
@@ -65,7 +64,7 @@ def default_expectation(action: str, node_id: str | None, *, submit: bool = Fals
     return ExpectedOutcome(type="no_change")  # hover, press, wait: only look for errors
 
 
-def _visible_matches(snap: "DomSnapshot | None", text: str | None, role: str | None) -> dict[str, "VirtualNode"]:
+def _visible_matches(snap: DomSnapshot | None, text: str | None, role: str | None) -> dict[str, VirtualNode]:
     if snap is None:
         return {}
     needle = " ".join(text.casefold().split()) if text else None
@@ -85,7 +84,7 @@ def _visible_matches(snap: "DomSnapshot | None", text: str | None, role: str | N
     return out
 
 
-def _error_nodes(snap: "DomSnapshot | None") -> dict[str, str]:
+def _error_nodes(snap: DomSnapshot | None) -> dict[str, str]:
     """Visible alerts and fields marked invalid: key → message."""
     if snap is None:
         return {}
@@ -102,7 +101,7 @@ def _error_nodes(snap: "DomSnapshot | None") -> dict[str, str]:
     return out
 
 
-def _subtree_text(n: "VirtualNode", limit: int = 160) -> str:
+def _subtree_text(n: VirtualNode, limit: int = 160) -> str:
     parts: list[str] = []
     for d in n.iter():
         if d.text:
@@ -112,7 +111,7 @@ def _subtree_text(n: "VirtualNode", limit: int = 160) -> str:
     return " ".join(parts)[:limit]
 
 
-def _node_facts(snap: "DomSnapshot | None", node_id: str | None) -> "VirtualNode | None":
+def _node_facts(snap: DomSnapshot | None, node_id: str | None) -> VirtualNode | None:
     if snap is None or node_id is None or node_id not in snap:
         return None
     return snap.get(node_id)
@@ -208,7 +207,8 @@ def _submitted(pre: PreState, post: PostState, navigated: bool) -> tuple[bool, s
         bits.append("the DOM changed")
     if bits:
         return True, ", ".join(bits), 0.8
-    return False, "nothing happened after Enter: no navigation, no change on the page, and the field still holds the text", 0.85
+    return False, ("nothing happened after Enter: no navigation, no change on the page, and the field still holds "
+                   "the text"), 0.85
 
 
 def _state(s: PreState | PostState, node_id: str | None, key: str):

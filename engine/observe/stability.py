@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+
 from pydantic import BaseModel
 
 from engine.browser.target import PageTarget
 from engine.observe.stream import read_stream
-
 
 
 class StabilityConfig(BaseModel):
@@ -46,7 +46,8 @@ class StabilityResult(BaseModel):
         return f"not settled after {self.waited_ms:.0f} ms ({', '.join(why) or 'still busy'})"
 
 
-async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *, since: float | None = None) -> StabilityResult:
+async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *,
+                      since: float | None = None) -> StabilityResult:
     """Wait until the page settles or the cap passes; `since` is a time.monotonic() reference."""
     cfg = config or StabilityConfig()
     start = time.monotonic()
@@ -58,12 +59,14 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
         after = time.monotonic()
         since_action = (after - since) * 1000
         dom_quiet = min(reading.quiet_ms(), since_action) if reading.frames else 0.0
-        net_quiet = page.network.quiet_for() * 1000  # idle before the action counts: the DOM window gives the page time to react
+        # idle before the action counts: the DOM window gives the page time to react
+        net_quiet = page.network.quiet_for() * 1000
         loading = page.loading
         ok = (bool(reading.frames) and not loading and dom_quiet >= cfg.dom_quiet_ms
               and net_quiet >= cfg.network_quiet_ms)
         if ok or after >= deadline:
-            return StabilityResult(stable=ok, waited_ms=round((after - start) * 1000, 1), dom_quiet_ms=round(dom_quiet, 1),
+            return StabilityResult(stable=ok, waited_ms=round((after - start) * 1000, 1),
+                                   dom_quiet_ms=round(dom_quiet, 1),
                                    network_quiet_ms=round(net_quiet, 1), inflight=len(page.network.inflight),
                                    loading=loading)
         # sleep just long enough for the quieter of the two windows to close, within the poll step

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
+
 from engine.browser.target import PageTarget
 from engine.errors import VigilError
 from engine.models import PageEvent
-
 
 _READ = ("function(KEY, since) { const S = window[KEY]; if (!S || S.muts === undefined) return null;"
          " return [Date.now(), S.muts, S.lastMut, S.events.filter((e) => e[0] > since), location.href]; }")

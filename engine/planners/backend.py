@@ -184,17 +184,19 @@ class BackendPlanner:
             out["lastActionStatus"] = "failure"
             if outcome == "failed" and r is not None:
                 verify_failed = r.success and v is not None and not v.success
-                error = {"message": v.feedback if verify_failed else (r.message or obs.feedback or "failed"),
+                error: dict[str, Any] = {"message": v.feedback if v is not None and verify_failed
+                         else (r.message or obs.feedback or "failed"),
                          "code": ErrorCode.VERIFICATION_FAILED if verify_failed
                          else (r.error_code or ErrorCode.ACTION_FAILED),
                          "action": r.action}
                 if r.node_id:
                     error["elementId"] = int(r.node_id) if r.node_id.isdigit() else r.node_id
             else:
-                error = {"message": obs.feedback or outcome.replace("_", " "), "code": _DECLINED.get(outcome, ErrorCode.FAILED),
+                error = {"message": obs.feedback or outcome.replace("_", " "),
+                         "code": _DECLINED.get(outcome, ErrorCode.FAILED),
                          "action": self._last_action or ""}
             out["lastActionError"] = error
-        actual = v.actual_outcome if v is not None else (r.message if ran else obs.feedback)
+        actual = v.actual_outcome if v is not None else (r.message if ran and r is not None else obs.feedback)
         out["lastActionResult"] = {"success": outcome == "completed", **({"actualState": actual} if actual else {})}
         if v is not None:
             out["clientObservations"] = {"didUrlChange": v.page_state.url_changed,
@@ -227,7 +229,7 @@ class BackendPlanner:
     async def _artifacts(self, obs: Observation, wanted: set[str], exchange: dict, *, resend: bool) -> dict[str, Any]:
         """The requested artifacts as request fields. A screenshot unchanged since the one sent in
         an earlier step goes as null plus its hash, unless the backend asks for it again (`resend`)."""
-        snap, out = obs.snapshot, {}
+        snap, out = obs.snapshot, dict[str, Any]()
         if "skeleton" in wanted:
             out["skeletonDom"] = snap.serialize("skeleton").text[:SKELETON_LIMIT]
         if "full" in wanted:
@@ -290,7 +292,7 @@ class BackendPlanner:
             if isinstance(exc.reason, ConnectionRefusedError):
                 raise BackendError("connection refused — is the backend running at that address?") from None
             raise BackendError(f"could not be reached: {exc.reason}.") from None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise BackendError(f"did not answer within {self.timeout:g} s (timeout).") from None
         except (OSError, ValueError, http.client.HTTPException) as exc:  # dropped, or not HTTP
             raise BackendError(f"the connection failed: {type(exc).__name__}: {exc}.") from None
@@ -396,7 +398,7 @@ def plan_of(data: dict) -> tuple[list[str] | None, int | None]:
     """Plan descriptions and the current step's index from `plan` (and `currentStep`)."""
     plan = data.get("plan")
     steps = plan.get("steps") if isinstance(plan, dict) else None
-    if not isinstance(steps, list) or not steps:
+    if not isinstance(plan, dict) or not isinstance(steps, list) or not steps:
         return None, None
     descs = [str(s.get("description") or f"Step {i + 1}") if isinstance(s, dict) else str(s)
              for i, s in enumerate(steps)]

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from engine.loop.planner import Observation
 from engine.models import Action, ProposedStep
+from engine.models.actions import ScrollDirection
 from engine.planners import matching as m
 from engine.planners.task_parse import Intent, TargetSpec, TaskParseError, parse_task
 
@@ -56,6 +57,13 @@ class HeuristicPlanner:
         self._task = ""
         self._may_browse = False
 
+    @property
+    def _st(self) -> _State:
+        """The state of the task being worked on (read by `propose` before anything else runs)."""
+        if self._state is None:
+            raise RuntimeError("HeuristicPlanner: no task read yet")
+        return self._state
+
     # -- protocol ------------------------------------------------------------------------------
     async def propose(self, obs: Observation) -> ProposedStep:
         if self._state is None or obs.task != self._task:
@@ -66,7 +74,7 @@ class HeuristicPlanner:
                 return _fail(str(exc))
             self._may_browse = bool(re.search(r"\b(find|look for|search|switch|expand|tabs|sections|browse|navigate)\b",
                                               obs.task, re.I))
-        st = self._state
+        st = self._st
         if obs.last_outcome is not None:
             verdict = self._absorb(obs)
             if verdict is not None:
@@ -95,14 +103,14 @@ class HeuristicPlanner:
         return [i.describe() for i in self._state.intents] if self._state else []
 
     def _advance(self) -> None:
-        st = self._state
+        st = self._st
         st.pos += 1
         st.done_nodes, st.tried, st.explored, st.retries, st.pending, st.pending_node = [], set(), 0, 0, "", None
         st.offset = st.page_size = 0
 
     def _absorb(self, obs: Observation) -> ProposedStep | None:
         """Learn from what became of the last proposal; a fail step when retries are used up."""
-        st = self._state
+        st = self._st
         out = obs.last_outcome
         if st.pos >= len(st.intents):
             return None
@@ -129,13 +137,13 @@ class HeuristicPlanner:
         st.pending, st.pending_node = "", None
         return None
 
-    def _propose(self, kind: str, node: "VirtualNode | None", action: Action, thought: str) -> ProposedStep:
-        st = self._state
+    def _propose(self, kind: str, node: VirtualNode | None, action: Action, thought: str) -> ProposedStep:
+        st = self._st
         st.pending, st.pending_node = kind, node.node_id if node is not None else None
         return ProposedStep(thought=thought, action=action, description=thought)
 
     # -- one intent → one step ------------------------------------------------------------------
-    def _step(self, it: Intent, snap: "DomSnapshot") -> ProposedStep | None:
+    def _step(self, it: Intent, snap: DomSnapshot) -> ProposedStep | None:
         k = it.kind
         if k == "navigate":
             return self._propose("main", None, Action(name="navigate", url=_url(it.value)), f"Go to {it.value}.")
@@ -174,14 +182,15 @@ class HeuristicPlanner:
                                                       submit=k == "search" or it.submit),
                                  f"Type {shown} into {m.describe(node)}" + (" and submit." if k == "search" else "."))
         if k in ("check", "uncheck"):
-            return self._propose("main", node, Action(name=k, target=node.node_id), f"{k.capitalize()} {m.describe(node)}.")
+            return self._propose("main", node, Action(name="check" if k == "check" else "uncheck",
+                                                      target=node.node_id), f"{k.capitalize()} {m.describe(node)}.")
         verb = "Focus" if k == "focus" else "Open" if k == "open" else "Click"
         return self._propose("main", node, Action(name="click", target=node.node_id), f"{verb} {m.describe(node)}.")
 
-    def _find(self, it: Intent, spec: TargetSpec, snap: "DomSnapshot", roles) -> "list[VirtualNode] | ProposedStep | None":
+    def _find(self, it: Intent, spec: TargetSpec, snap: DomSnapshot, roles) -> list[VirtualNode] | ProposedStep | None:
         """The node(s) to act on, an exploring step, None when a "both"/"all" intent is complete,
         or _NoTarget."""
-        st = self._state
+        st = self._st
         exclude = set(st.done_nodes) | (st.tried if st.retries else set())
         found = m.ground(snap, spec, roles=roles, exclude=exclude)
         if spec.every:
@@ -191,7 +200,8 @@ class HeuristicPlanner:
                 return None
         elif found:
             if spec.quoted and found[0].score < 97 and st.explored < MAX_EXPLORE and \
-                    any(c.score >= 97 for c in m.ground(snap, spec, roles=roles, rendered=False, interactive_only=False)):
+                    any(c.score >= 97 for c in m.ground(snap, spec, roles=roles, rendered=False,
+                                                        interactive_only=False)):
                 step = self._explore(it, spec, snap, roles)  # the exact one is hidden: reveal it, not a look-alike
                 if step is not None:
                     return step
@@ -208,8 +218,8 @@ class HeuristicPlanner:
         hint = (" Closest: " + ", ".join(m.describe(n) for n in near) + ".") if near else ""
         raise _NoTarget(f'Could not find {spec.describe()} on {snap.url}.{hint}')
 
-    def _explore(self, it: Intent, spec: TargetSpec, snap: "DomSnapshot", roles) -> ProposedStep | None:
-        st = self._state
+    def _explore(self, it: Intent, spec: TargetSpec, snap: DomSnapshot, roles) -> ProposedStep | None:
+        st = self._st
         if st.explored >= MAX_EXPLORE or not (spec.name or spec.ordinal):
             return None
         st.explored += 1
@@ -227,10 +237,12 @@ class HeuristicPlanner:
                                  f"{spec.describe()} is not in view; scroll down.")
         return None
 
-    def _nth_result(self, it: Intent, snap: "DomSnapshot") -> ProposedStep:
+    def _nth_result(self, it: Intent, snap: DomSnapshot) -> ProposedStep:
         """The n-th result, counting across pages: follow "next" until the page holds it."""
-        st = self._state
+        st = self._st
         n = it.target.ordinal
+        if n is None:
+            raise _NoTarget(f"{it.describe()} names no result number.")
         results, nxt = m.results_and_next(snap)
         if n == -1 and results:
             node = results[-1]
@@ -247,15 +259,16 @@ class HeuristicPlanner:
         return self._propose("main", node, Action(name="click", target=node.node_id),
                              f"Click result {n}: {m.describe(node)}.")
 
-    def _value(self, it: Intent, snap: "DomSnapshot") -> str:
+    def _value(self, it: Intent, snap: DomSnapshot) -> str:
         text = it.value or ""
         if it.value_from:
-            text = _read_value(snap, it.value_from)
-            if text is None:
+            shown = _read_value(snap, it.value_from)
+            if shown is None:
                 raise _NoTarget(f'Could not find a value shown for "{it.value_from}" on {snap.url}.')
+            text = shown
         return text.lower() if it.transform == "lower" else text.upper() if it.transform == "upper" else text
 
-    def _select(self, it: Intent, snap: "DomSnapshot") -> ProposedStep | None:
+    def _select(self, it: Intent, snap: DomSnapshot) -> ProposedStep | None:
         want = it.value or ""
         if it.target.name or it.target.roles:  # select X in <a list>
             lists = m.ground(snap, it.target, roles=("combobox", "listbox", "radiogroup", "menu", "tablist"))
@@ -270,7 +283,8 @@ class HeuristicPlanner:
             while owner is not None and owner.role not in ("combobox", "listbox"):
                 owner = owner.parent
             if owner is not None and owner.rendered:
-                return self._propose("main", owner, Action(name="select", target=owner.node_id, option=c.node.name or want),
+                return self._propose("main", owner, Action(name="select", target=owner.node_id,
+                                                           option=c.node.name or want),
                                      f'Choose "{c.node.name or want}" in {m.describe(owner)}.')
         toggles = m.ground(snap, spec, roles=m.TOGGLES)
         if toggles:
@@ -284,8 +298,8 @@ class HeuristicPlanner:
         return self._propose("main", nodes[0], Action(name="click", target=nodes[0].node_id),
                              f"Select {m.describe(nodes[0])}.")
 
-    def _expand(self, it: Intent, snap: "DomSnapshot") -> ProposedStep | None:
-        st = self._state
+    def _expand(self, it: Intent, snap: DomSnapshot) -> ProposedStep | None:
+        st = self._st
         if it.target.name:
             nodes = self._find(it, it.target, snap, None)
             if nodes is None or isinstance(nodes, ProposedStep):
@@ -299,8 +313,8 @@ class HeuristicPlanner:
                 return self._propose("main", ex, Action(name="click", target=ex.node_id), f"Expand {m.describe(ex)}.")
         return None
 
-    def _scroll(self, it: Intent, snap: "DomSnapshot") -> ProposedStep | None:
-        spec, d = it.target, it.direction or "down"
+    def _scroll(self, it: Intent, snap: DomSnapshot) -> ProposedStep | None:
+        spec, d = it.target, cast(ScrollDirection, it.direction or "down")  # the task parser's words
         if not (spec.name or spec.roles):
             return self._propose("main", None, Action(name="scroll", direction=d), f"Scroll the page {d}.")
         found = m.ground(snap, spec, interactive_only=False)
@@ -319,9 +333,9 @@ class HeuristicPlanner:
             return hidden
         raise _NoTarget(f"Could not find {spec.describe()} to scroll to on {snap.url}.")
 
-    def _slider(self, it: Intent, snap: "DomSnapshot") -> ProposedStep | None:
+    def _slider(self, it: Intent, snap: DomSnapshot) -> ProposedStep | None:
         """Set a slider with its keyboard: Home (the minimum), then arrows; reads the shown value."""
-        st = self._state
+        st = self._st
         spin = [c.node for c in m.ground(snap, TargetSpec(), roles=("spinbutton",)) if c.node.tag == "input"]
         if spin and "slider" not in it.target.describe():
             return self._propose("main", spin[0], Action(name="type", target=spin[0].node_id, text=it.value or ""),
@@ -348,7 +362,7 @@ class HeuristicPlanner:
         return self._propose("explore", handle, Action(name="press", key=key, target=handle.node_id, repeat=abs(diff)),
                              f"The slider shows {now:g}; press {key} {abs(diff)} times to reach {want:g}.")
 
-    def _submit(self, it: Intent, snap: "DomSnapshot") -> ProposedStep | None:
+    def _submit(self, it: Intent, snap: DomSnapshot) -> ProposedStep | None:
         for name in ([it.target.name] if it.target.name else []) + ["submit", "send", "save", "continue", "ok"]:
             found = m.ground(snap, TargetSpec(name=name), roles=("button",))
             if found:
@@ -370,7 +384,7 @@ def _url(v: str | None) -> str:
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 
 
-def _slider_handle(snap: "DomSnapshot") -> "VirtualNode | None":
+def _slider_handle(snap: DomSnapshot) -> VirtualNode | None:
     """A role=slider control, else a focusable unnamed handle inside an unnamed clickable track."""
     for n in snap.nodes():
         if n.rendered and n.role == "slider":
@@ -383,7 +397,7 @@ def _slider_handle(snap: "DomSnapshot") -> "VirtualNode | None":
     return None
 
 
-def _slider_value(snap: "DomSnapshot", handle: "VirtualNode") -> float | None:
+def _slider_value(snap: DomSnapshot, handle: VirtualNode) -> float | None:
     """The slider's value: aria-valuenow / the input's value, else a number shown next to it."""
     a = handle.attrs or {}
     for v in (a.get("aria-valuenow"), handle.value if handle.tag == "input" else None):
@@ -398,7 +412,7 @@ def _slider_value(snap: "DomSnapshot", handle: "VirtualNode") -> float | None:
     return None
 
 
-def _read_value(snap: "DomSnapshot", label: str) -> str | None:
+def _read_value(snap: DomSnapshot, label: str) -> str | None:
     """The value shown next to a label: a field's value, or the text that follows the label."""
     want = label.casefold().strip()
     nodes = snap.nodes()

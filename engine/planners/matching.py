@@ -9,8 +9,9 @@ says what it could not find instead of guessing.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
@@ -32,12 +33,12 @@ SYNONYMS = {"x": ("close", "×", "✕", "✖", "dismiss"), "close": ("x", "×", 
 
 @dataclass
 class Candidate:
-    node: "VirtualNode"
+    node: VirtualNode
     score: float
     order: int
 
 
-def labels(node: "VirtualNode") -> list[str]:
+def labels(node: VirtualNode) -> list[str]:
     """What a person could call this node: name, placeholder, title, aria-label, own text, value."""
     a = node.attrs or {}
     out = [node.name, a.get("placeholder"), a.get("title"), a.get("aria-label"), a.get("value"), node.text]
@@ -49,7 +50,7 @@ def labels(node: "VirtualNode") -> list[str]:
     return [norm(x) for x in out if x and norm(x)]
 
 
-def name_score(want: str, node: "VirtualNode", quoted: bool = False) -> float:
+def name_score(want: str, node: VirtualNode, quoted: bool = False) -> float:
     w = norm(want)
     if not w:
         return 0.0
@@ -71,11 +72,11 @@ def name_score(want: str, node: "VirtualNode", quoted: bool = False) -> float:
     return best
 
 
-def _row(node: "VirtualNode") -> "VirtualNode | None":
+def _row(node: VirtualNode) -> VirtualNode | None:
     return node.container(ROW_ROLES, ROW_TAGS)
 
 
-def _anchor_bonus(node: "VirtualNode", anchors: list["VirtualNode"]) -> float:
+def _anchor_bonus(node: VirtualNode, anchors: list[VirtualNode]) -> float:
     if not anchors:
         return 0.0
     row = _row(node)
@@ -90,12 +91,12 @@ def _anchor_bonus(node: "VirtualNode", anchors: list["VirtualNode"]) -> float:
     return best
 
 
-def find_anchor_nodes(snap: "DomSnapshot", text: str) -> list["VirtualNode"]:
+def find_anchor_nodes(snap: DomSnapshot, text: str) -> list[VirtualNode]:
     want = norm(text)
     return [n for n in snap.nodes() if n.rendered and want and (want in norm(n.text) or want == norm(n.name))]
 
 
-def ground(snap: "DomSnapshot", spec: TargetSpec, *, roles: Iterable[str] | None = None, rendered: bool = True,
+def ground(snap: DomSnapshot, spec: TargetSpec, *, roles: Iterable[str] | None = None, rendered: bool = True,
            exclude: set[str] | frozenset = frozenset(), interactive_only: bool = True) -> list[Candidate]:
     """Nodes that match `spec`, best first (or in document order for ordinals and "both")."""
     want_roles = tuple(roles) if roles else ()
@@ -145,7 +146,7 @@ def ground(snap: "DomSnapshot", spec: TargetSpec, *, roles: Iterable[str] | None
     return out
 
 
-def closest(snap: "DomSnapshot", spec: TargetSpec, limit: int = 4) -> list["VirtualNode"]:
+def closest(snap: DomSnapshot, spec: TargetSpec, limit: int = 4) -> list[VirtualNode]:
     """The nodes most like what was asked for, for an honest "could not find" message."""
     want = norm(spec.name)
     scored = []
@@ -160,14 +161,14 @@ def closest(snap: "DomSnapshot", spec: TargetSpec, limit: int = 4) -> list["Virt
     return [n for s, n in scored[:limit] if s >= 60]
 
 
-def openers(snap: "DomSnapshot", hidden: "VirtualNode", tried: set[str]) -> list["VirtualNode"]:
+def openers(snap: DomSnapshot, hidden: VirtualNode, tried: set[str]) -> list[VirtualNode]:
     """Rendered controls that may reveal a hidden node. From its outermost hidden ancestor H: the
     tab that labels H when H is a tab panel, then controls just before H among its siblings (an
     accordion header, a tree folder's toggle and label) — never content elsewhere on the page."""
     h = hidden
     while h.parent is not None and not h.parent.rendered:
         h = h.parent
-    out: list["VirtualNode"] = []
+    out: list[VirtualNode] = []
     if h.role == "tabpanel" and h.name:
         out += [n for n in snap.nodes() if n.role == "tab" and n.rendered and norm(n.name) == norm(h.name)]
     if h.parent is not None:
@@ -178,10 +179,15 @@ def openers(snap: "DomSnapshot", hidden: "VirtualNode", tried: set[str]) -> list
             if found:
                 break
     seen: set[str] = set()
-    return [n for n in out if n.node_id not in tried and not (n.node_id in seen or seen.add(n.node_id))]
+    unique = []
+    for n in out:
+        if n.node_id not in tried and n.node_id not in seen:
+            seen.add(n.node_id)
+            unique.append(n)
+    return unique
 
 
-def expanders(snap: "DomSnapshot", tried: set[str]) -> list["VirtualNode"]:
+def expanders(snap: DomSnapshot, tried: set[str]) -> list[VirtualNode]:
     """Collapsed sections and unselected tabs, in document order."""
     out = []
     for n in snap.nodes():
@@ -197,19 +203,20 @@ def expanders(snap: "DomSnapshot", tried: set[str]) -> list["VirtualNode"]:
 PAGER = re.compile(r"^(\d+|[<>«»‹›]+|next|next page|previous|prev|previous page|first|last|more|older|newer)$", re.I)
 
 
-def results_and_next(snap: "DomSnapshot") -> tuple[list["VirtualNode"], "VirtualNode | None"]:
+def results_and_next(snap: DomSnapshot) -> tuple[list[VirtualNode], VirtualNode | None]:
     """Result links on this page (pagination excluded), and the control that shows the next page."""
     links = [n for n in snap.nodes() if n.rendered and n.role == "link" and n.name]
     results = [n for n in links if not PAGER.match(n.name.strip())]
     pager = [n for n in links if PAGER.match(n.name.strip())]
     nxt = next((n for n in pager if n.name.strip().casefold() in (">", "›", "»", "next", "next page", "more")), None)
     if nxt is None:
-        current = next((n for n in pager if (n.states or {}).get("selected") or (n.attrs or {}).get("aria-current")), None)
+        current = next((n for n in pager if (n.states or {}).get("selected") or (n.attrs or {}).get("aria-current")),
+                       None)
         nums = [n for n in pager if n.name.strip().isdigit()]
         if current is not None and current.name.strip().isdigit():
             nxt = next((n for n in nums if int(n.name) == int(current.name) + 1), None)
     return results, nxt
 
 
-def describe(n: "VirtualNode") -> str:
+def describe(n: VirtualNode) -> str:
     return f'{n.role} "{n.name}" [{n.node_id}]' if n.name else f"{n.role} [{n.node_id}]"

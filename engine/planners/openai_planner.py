@@ -24,18 +24,26 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import openai
 from pydantic import BaseModel, Field, ValidationError
 
-from engine.errors import ErrorCode, ActionStringError, VigilError
+from engine.errors import ActionStringError, ErrorCode, VigilError
 from engine.loop.action_string import NODE_ID, parse_action_string
 from engine.loop.planner import Observation
 from engine.loop.redact import types_secret
-from engine.models import Action, ExpectedOutcome, ProposedStep
 from engine.loop.untrusted import UNTRUSTED_RULE, fence
-from engine.planners.payload import CONTEXT_KINDS, IMAGE_TOKENS, DeltaTracker, build_observation, context_artifact, scrub
+from engine.models import Action, ExpectedOutcome, ProposedStep
+from engine.planners.payload import (
+    CONTEXT_KINDS,
+    IMAGE_TOKENS,
+    ContextKind,
+    DeltaTracker,
+    build_observation,
+    context_artifact,
+    scrub,
+)
 from engine.snapshot.serialize.semantic import LEGEND
 from engine.snapshot.serialize.tokens import cut, estimate_tokens
 from engine.vision.screenshot import ScreenshotTracker
@@ -129,7 +137,7 @@ class _ModeSwitched(Exception):
 
 
 class _Ctx:
-    def __init__(self, kind: str, reason: str):
+    def __init__(self, kind: ContextKind, reason: str):
         self.kind, self.reason = kind, reason
 
 
@@ -150,10 +158,12 @@ def _elide(messages: list[dict]) -> tuple[list[dict], int]:
     for m in messages:
         content = m.get("content")
         if isinstance(content, list):
-            content = [{"type": "image_url", "image_url": {"url": f"<image, {len(p['image_url']['url']) * 3 // 4096} KB "
+            content = [{"type": "image_url",
+                        "image_url": {"url": f"<image, {len(p['image_url']['url']) * 3 // 4096} KB "
                                                                    "elided>"}} if p.get("type") == "image_url" else p
                        for p in content]
-            tokens += sum(IMAGE_TOKENS if p["type"] == "image_url" else estimate_tokens(p.get("text", "")) for p in content)
+            tokens += sum(IMAGE_TOKENS if p["type"] == "image_url" else estimate_tokens(p.get("text", ""))
+                          for p in content)
         else:
             tokens += estimate_tokens((content or "") + (json.dumps(m["tool_calls"]) if m.get("tool_calls") else ""))
         out.append({**m, "content": content})
@@ -169,13 +179,14 @@ class OpenAIPlanner:
 
     def __init__(self, *, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
                  vision: bool = False, timeout: float = 60, budget_tokens: int = 6000, temperature: float | None = 0,
-                 client: "openai.AsyncOpenAI | None" = None, tools: bool = True, full_page: bool = False):
+                 client: openai.AsyncOpenAI | None = None, tools: bool = True, full_page: bool = False):
         env = os.environ.get
         self.base_url = (base_url or (str(client.base_url) if client is not None else None) or env("VIGIL_BASE_URL")
                          or env("OPENAI_BASE_URL") or "https://api.openai.com/v1")
         self.model = model or env("VIGIL_MODEL") or env("OPENAI_MODEL") or ""
         if not self.model:
-            raise VigilError("No model named: pass --model NAME (model=…) or set VIGIL_MODEL.", code=ErrorCode.PLANNER_CONFIG)
+            raise VigilError("No model named: pass --model NAME (model=…) or set VIGIL_MODEL.",
+                             code=ErrorCode.PLANNER_CONFIG)
         self._owns_client = client is None
         self._client = client or openai.AsyncOpenAI(
             base_url=self.base_url, api_key=api_key or env("VIGIL_API_KEY") or env("OPENAI_API_KEY") or "not-needed",
@@ -193,7 +204,8 @@ class OpenAIPlanner:
         self.last_exchange: Exchange | None = None
 
     def __repr__(self) -> str:
-        return f"OpenAIPlanner(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r}, vision={self.vision})"
+        return (f"OpenAIPlanner(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r}, "
+                f"vision={self.vision})")
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -211,8 +223,7 @@ class OpenAIPlanner:
 
     # -- one step ------------------------------------------------------------------------------------------
     async def _step(self, obs: Observation) -> ProposedStep:
-        messages, current = self._messages(obs)
-        ex = self.last_exchange
+        messages, current, ex = self._messages(obs)
         while True:
             reply = await self._complete(messages, ex)
             try:
@@ -238,7 +249,7 @@ class OpenAIPlanner:
             self._block = current + [said]  # this turn, kept for the next one while the page stays the same
             return parsed
 
-    def _messages(self, obs: Observation) -> tuple[list[dict], list[dict]]:
+    def _messages(self, obs: Observation) -> tuple[list[dict], list[dict], Exchange]:
         """(the request's messages, the part to keep as the conversation block)."""
         if obs.step_index == 0 and obs.last_outcome is None:  # a new run
             self._block, self._pending_call, self._events_seen = [], None, 0.0
@@ -258,8 +269,8 @@ class OpenAIPlanner:
         current = prior + [{"role": "user", "content": mo.text}]
         seen = {"dom_filtered": False, **mo.model_dump(exclude={"text", "rag"}),
                 **(mo.rag.model_dump(exclude={"items", "tokens"}) if mo.rag else {})}
-        self.last_exchange = Exchange(mode=self.mode, model=self.model, base_url=self.base_url, observation=seen)
-        return [{"role": "system", "content": system_prompt(self.mode)}] + current, current
+        ex = self.last_exchange = Exchange(mode=self.mode, model=self.model, base_url=self.base_url, observation=seen)
+        return [{"role": "system", "content": system_prompt(self.mode)}] + current, current, ex
 
     def _result_note(self, obs: Observation) -> str:
         r = obs.last_result
@@ -274,8 +285,9 @@ class OpenAIPlanner:
         if not calls:
             return {"role": "assistant", "content": content}, None
         fn, cid = calls[0].function, calls[0].id or f"call_{next(self._ids)}"
-        return {"role": "assistant", "content": content or None, "tool_calls": [{"id": cid, "type": "function", "function": {
-            "name": fn.name, "arguments": scrub(fn.arguments or "{}", self._secrets)}}]}, cid
+        call = {"id": cid, "type": "function",
+                "function": {"name": fn.name, "arguments": scrub(fn.arguments or "{}", self._secrets)}}
+        return {"role": "assistant", "content": content or None, "tool_calls": [call]}, cid
 
     async def _complete(self, messages: list[dict], ex: Exchange) -> Any:
         """One chat completion; returns the reply message (or None). Adapts once to servers that refuse
@@ -409,7 +421,7 @@ class OpenAIPlanner:
             kind = str(args["kind"]).strip().lower()
             if kind not in CONTEXT_KINDS:
                 raise _BadReply(f"request_context kind must be one of {', '.join(CONTEXT_KINDS)}, not {kind!r}.")
-            return _Ctx(kind, cut(str(args["reason"]), 300))
+            return _Ctx(cast(ContextKind, kind), cut(str(args["reason"]), 300))
         fields: dict[str, Any] = {"name": name}
         if args.get("node_id") not in (None, ""):
             fields["target"] = self._node(args["node_id"], obs)
@@ -438,7 +450,7 @@ class OpenAIPlanner:
 
     def _build(self, action: Action, extras: dict, obs: Observation, content: str | None) -> ProposedStep:
         node = obs.snapshot.node_map.get(action.node_id) if action.node_id else None
-        if types_secret(action, node) and action.text not in self._secrets:
+        if types_secret(action, node) and action.text and action.text not in self._secrets:
             self._secrets.append(action.text)
         plan = extras.get("plan")
         plan = [cut(str(p), 200) for p in plan] if isinstance(plan, list) and plan else None
@@ -488,4 +500,5 @@ class OpenAIPlanner:
         if cid:  # the artifact answers the tool call; a picture cannot go in a tool message
             picture = [{"role": "user", "content": [{"type": "text", "text": "The screenshot:"}, *image_part]}]
             return [said, {"role": "tool", "tool_call_id": cid, "content": text}] + (picture if image_part else [])
-        return [said, {"role": "user", "content": [{"type": "text", "text": text}] + image_part if image_part else text}]
+        return [said, {"role": "user", "content": [{"type": "text",
+                                                    "text": text}] + image_part if image_part else text}]

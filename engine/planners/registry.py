@@ -19,7 +19,8 @@ def make_planner(name: str, *, script: str | None = None, base_url: str | None =
         return HeuristicPlanner()
     if name == "script":
         if not script:
-            raise VigilError("--planner script needs --script FILE (a JSON or YAML list of steps).", code=ErrorCode.BAD_ARGUMENT)
+            raise VigilError("--planner script needs --script FILE (a JSON or YAML list of steps).",
+                             code=ErrorCode.BAD_ARGUMENT)
         from engine.loop.scripted import ScriptedPlanner, load_script
         return ScriptedPlanner(load_script(script))
     if name == "openai":
@@ -30,7 +31,8 @@ def make_planner(name: str, *, script: str | None = None, base_url: str | None =
         import os
         url = backend_url or os.environ.get("VIGIL_BACKEND_URL")
         if not url:
-            raise VigilError("--planner backend needs --backend-url URL (or VIGIL_BACKEND_URL).", code=ErrorCode.BAD_ARGUMENT)
+            raise VigilError("--planner backend needs --backend-url URL (or VIGIL_BACKEND_URL).",
+                             code=ErrorCode.BAD_ARGUMENT)
         from engine.planners.backend import BackendPlanner
         try:
             return BackendPlanner(url, timeout=timeout)

@@ -19,12 +19,14 @@ ROLE_WORDS: dict[str, tuple[str, ...]] = {
     "tab": ("tab",), "tabs": ("tab",), "checkbox": ("checkbox", "switch"), "checkboxes": ("checkbox", "switch"),
     "radio": ("radio",), "toggle": ("switch", "checkbox"), "switch": ("switch", "checkbox"),
     "field": ("textbox", "searchbox", "combobox", "spinbutton"), "fields": ("textbox", "searchbox", "spinbutton"),
-    "textbox": ("textbox", "searchbox"), "textboxes": ("textbox", "searchbox"), "input": ("textbox", "searchbox", "spinbutton"),
+    "textbox": ("textbox", "searchbox"), "textboxes": ("textbox", "searchbox"),
+    "input": ("textbox", "searchbox", "spinbutton"),
     "inputs": ("textbox", "searchbox", "spinbutton"), "textarea": ("textbox",), "box": ("textbox", "searchbox"),
     "searchbox": ("searchbox", "textbox"), "dropdown": ("combobox", "listbox"), "list": ("combobox", "listbox"),
     "menu": ("combobox", "listbox", "menu", "menuitem"), "select": ("combobox", "listbox"), "combobox": ("combobox",),
     "slider": ("slider",), "heading": ("heading",), "section": ("heading", "button", "tab"), "result": ("link",),
-    "results": ("link",), "option": ("option", "radio"), "item": (), "entry": (), "sections": ("heading", "button", "tab"),
+    "results": ("link",), "option": ("option", "radio"), "item": (), "entry": (),
+    "sections": ("heading", "button", "tab"),
 }
 FILLER = {"the", "a", "an", "on", "in", "into", "to", "of", "at", "for", "with", "that", "this", "named", "called",
           "labelled", "labeled", "titled", "says", "saying", "text", "please", "then", "and", "from", "below", "above",
@@ -71,7 +73,7 @@ class TargetSpec:
 
 @dataclass
 class Intent:
-    kind: str                    # type, click, select, check, uncheck, expand, scroll, focus, navigate, search, press, slider
+    kind: str  # type, click, select, check, uncheck, expand, scroll, focus, navigate, search, press, slider
     target: TargetSpec = field(default_factory=TargetSpec)
     value: str | None = None     # text to type, option to choose, key to press, URL, slider value
     value_from: str = ""         # "the value shown for X": read X from the page
@@ -82,11 +84,14 @@ class Intent:
 
     def describe(self) -> str:
         t = self.target.describe()
-        v = f'"{self.value}"' if self.value is not None else (f"the value of {self.value_from}" if self.value_from else "")
+        v = f'"{self.value}"' if self.value is not None else (
+            f"the value of {self.value_from}" if self.value_from else "")
         return {
-            "type": f"Type {v} into {t}", "click": f"Click {t}", "select": f"Select {v}" + (f" in {t}" if t != "the element" else ""),
+            "type": f"Type {v} into {t}", "click": f"Click {t}",
+            "select": f"Select {v}" + (f" in {t}" if t != "the element" else ""),
             "check": f"Check {t}", "uncheck": f"Uncheck {t}", "expand": f"Expand {t}", "open": f"Open {t}",
-            "scroll": f"Scroll {self.direction or 'down'}" + (f" to {t}" if self.target.name or self.target.roles else ""),
+            "scroll": f"Scroll {self.direction or 'down'}" + (
+                f" to {t}" if self.target.name or self.target.roles else ""),
             "focus": f"Focus {t}", "navigate": f"Go to {self.value}", "search": f"Search for {v}",
             "press": f"Press {self.value}", "slider": f"Set {t} to {v}",
         }.get(self.kind, self.text)
@@ -174,7 +179,8 @@ def target_spec(phrase: str, quotes: list[str]) -> TargetSpec:
     raw = _unprotect(phrase, quotes).strip()
     spec = TargetSpec(raw=raw)
     p = phrase
-    m = re.search(r"\b(?:next to|beside|near|alongside|for|of|in the row (?:of|for)|in the same row as)\s+(.+)$", p, re.I)
+    m = re.search(r"\b(?:next to|beside|near|alongside|for|of|in the row (?:of|for)|in the same row as)\s+(.+)$", p,
+                  re.I)
     if m and not re.search(r"\b(?:value|top|bottom)\s+of\b", p, re.I):
         spec.anchor = _q(m.group(1), quotes)[0].strip()
         p = p[:m.start()]
@@ -231,7 +237,8 @@ def _read(verb: str, rest: str, quotes: list[str], clause: str) -> list[Intent]:
     low = r.lower()
     transform = "lower" if re.search(r"lower ?case|small letters", low) else "upper" if re.search(
         r"upper ?case|capital letters|all caps", low) else ""
-    r = re.sub(r"\bin (all )?(lower|upper) ?case( letters)?|\bin capital letters|\bin all caps", "", r, flags=re.I).strip()
+    r = re.sub(r"\bin (all )?(lower|upper) ?case( letters)?|\bin capital letters|\bin all caps", "", r,
+               flags=re.I).strip()
     if verb == "use":  # "use the textbox to enter X" → enter X into the textbox
         m = re.match(r"(.+?)\s+to\s+(\w+)\s*(.*)$", r)
         if m and _VERBS.get(m.group(2).lower()):
@@ -249,9 +256,11 @@ def _read(verb: str, rest: str, quotes: list[str], clause: str) -> list[Intent]:
         if m:  # fill (in) Name with "Ada"
             val, _ = _q(m.group(2), quotes)
             return [Intent("type", target_spec(m.group(1), quotes), value=val, transform=transform)]
-        m = re.match(r"(?:the\s+)?value\s+(?:(?:shown|displayed|given|written|listed)\s+)?(?:for|next to|of|beside)\s+(.+?)\s+(?:into|in|to)\s+(.+)$", r, re.I)
+        m = re.match(r"(?:the\s+)?value\s+(?:(?:shown|displayed|given|written|listed)\s+)?(?:for|next to|of|beside)"
+                     r"\s+(.+?)\s+(?:into|in|to)\s+(.+)$", r, re.I)
         if m:
-            return [Intent("type", target_spec(m.group(2), quotes), value_from=_q(m.group(1), quotes)[0], transform=transform)]
+            return [Intent("type", target_spec(m.group(2), quotes), value_from=_q(m.group(1), quotes)[0],
+                           transform=transform)]
         m = re.match(r"(.+?)\s+to\s+(«\d+»|\S+)$", r) if verb == "set" else None
         if m:
             return [Intent("type", target_spec(m.group(1), quotes), value=_q(m.group(2), quotes)[0])]
@@ -263,15 +272,18 @@ def _read(verb: str, rest: str, quotes: list[str], clause: str) -> list[Intent]:
             if after is not None and (after.every or after.ordinal or after.name):
                 spec = after  # "the password «x» into both text fields": the fields are named after "into"
             else:
-                spec = before if before is not None and before.name else after or before or TargetSpec(roles=ROLE_WORDS["field"])
+                spec = before if before is not None and before.name else (
+                    after or before or TargetSpec(roles=ROLE_WORDS["field"]))
             if spec is before and after is not None and not spec.roles:
                 spec.roles = after.roles
             return [Intent("type", spec, value=val, transform=transform)]
         m = re.match(r"(.+?)\s+(?:into|in|on|inside|as)\s+(.+)$", r)
         if m:  # unquoted: type ada@example.com into Email; enter 10/11/2011 as the date
-            return [Intent("type", target_spec(m.group(2), quotes), value=_unprotect(m.group(1), quotes), transform=transform)]
+            return [Intent("type", target_spec(m.group(2), quotes), value=_unprotect(m.group(1), quotes),
+                           transform=transform)]
         if r:
-            return [Intent("type", TargetSpec(roles=ROLE_WORDS["field"]), value=_unprotect(r, quotes), transform=transform)]
+            return [Intent("type", TargetSpec(roles=ROLE_WORDS["field"]), value=_unprotect(r, quotes),
+                           transform=transform)]
         return []
     if verb == "click":
         if not r:
@@ -320,10 +332,12 @@ def _read(verb: str, rest: str, quotes: list[str], clause: str) -> list[Intent]:
         m2 = re.match(r"(.+?)\s+to\s+(?:the\s+)?(top|bottom|end|start)\b", rest2, re.I)
         if m2:  # scroll the textarea to the bottom
             edge = m2.group(2).lower()
-            return [Intent("scroll", target_spec(m2.group(1), quotes), direction="top" if edge in ("top", "start") else "bottom")]
+            return [Intent("scroll", target_spec(m2.group(1), quotes),
+                           direction="top" if edge in ("top", "start") else "bottom")]
         if edge:
             return [Intent("scroll", TargetSpec(), direction="top" if edge in ("top", "start") else "bottom")]
-        spec = target_spec(re.sub(r"^(?:down|up)?\s*(?:to|until)\s+", "", rest2, flags=re.I), quotes) if rest2.strip() else TargetSpec()
+        spec = target_spec(re.sub(r"^(?:down|up)?\s*(?:to|until)\s+", "", rest2, flags=re.I),
+                           quotes) if rest2.strip() else TargetSpec()
         return [Intent("scroll", spec, direction=direction or "down")]
     if verb == "focus":
         return [Intent("focus", target_spec(re.sub(r"^(?:into|on|in)\s+", "", r), quotes))]

@@ -43,7 +43,8 @@ def _call_source(scripts: PageScripts) -> str:
     # Install lazily (documents that existed before Vigil attached) and keep the compiled walker
     # in the page-side state, so later snapshots send a one-line call instead of 30 KB of source.
     return ("function(KEY, opts) {\n" + scripts.install_source + "\nconst S = window[KEY];\n"
-            "if (!S.walk) Object.defineProperty(S, 'walk', {value: (" + scripts.walker_source + "), writable: false});\n"
+            "if (!S.walk) Object.defineProperty(S, 'walk', {value: (" + scripts.walker_source
+            + "), writable: false});\n"
             "return S.walk(KEY, opts);\n}")
 
 
@@ -105,11 +106,16 @@ _FRAME_OCC = """function(KEY, idx, pts) {
   const squash = (t) => (t || '').replace(/\\s+/g, ' ').trim();
   return pts.map(([x, y]) => {
     let h = document.elementFromPoint(x, y);
-    while (h && (h.shadowRoot || S.closed.get(h))) { const d = (h.shadowRoot || S.closed.get(h)).elementFromPoint(x, y); if (!d || d === h) break; h = d; }
+    while (h && (h.shadowRoot || S.closed.get(h))) {
+      const d = (h.shadowRoot || S.closed.get(h)).elementFromPoint(x, y);
+      if (!d || d === h) break;
+      h = d;
+    }
     if (!h || h === f) return null;
     let id = null;
     for (let n = h; n; n = n.parentNode || n.host) if (n.nodeType === 1 && S.ids.has(n)) { id = S.ids.get(n); break; }
-    return [id, (h.localName + (h.id ? '#' + h.id : '') + ' "' + squash(h.textContent).slice(0, 80) + '"').slice(0, 120)];
+    const desc = h.localName + (h.id ? '#' + h.id : '') + ' "' + squash(h.textContent).slice(0, 80) + '"';
+    return [id, desc.slice(0, 120)];
   });
 }"""
 
@@ -135,7 +141,7 @@ async def _occlusion_across_frames(page: PageTarget, parent: str, index: int, ch
             "arguments": [{"value": page.key}, {"value": index}, {"value": pts}]}, session_id=sid, timeout=5)
     except VigilError:
         return  # the frame is still walked; only this refinement is lost
-    for row, cover in zip(todo, res.get("result", {}).get("value") or []):
+    for row, cover in zip(todo, res.get("result", {}).get("value") or [], strict=False):
         if cover:
             row[7] |= 2
             ex = row[14] if row[14] else {}
@@ -222,7 +228,7 @@ async def capture(page: PageTarget, *, max_nodes: int | None = None, timeout: fl
                 await asyncio.sleep(0.15 * (attempt + 1))
                 continue
             raise SnapshotError(f"Snapshot failed: {exc}") from None
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise SnapshotError(f"The snapshot did not finish within {timeout:.0f} s. The page may be hung; "
                                 "reload it or raise the timeout.", code=ErrorCode.SNAPSHOT_TIMEOUT) from None
         except NoContextError as exc:
@@ -264,7 +270,7 @@ async def _capture_once(page: PageTarget, max_nodes: int | None, timeout: float)
             if not data.get("frames"):
                 continue
             owners = await _frame_ids_of_owners(page, fid)
-            for k, (entry, child_id) in enumerate(zip(data["frames"], owners)):
+            for k, (entry, child_id) in enumerate(zip(data["frames"], owners, strict=False)):
                 row_idx, ox, oy, cw, ch, clip, rendered = entry
                 owner_index[(fid, data["rows"][row_idx][1])] = k
                 if not child_id or child_id not in page.frames:
@@ -277,7 +283,7 @@ async def _capture_once(page: PageTarget, max_nodes: int | None, timeout: float)
             break
         results = await asyncio.gather(*(_walk_frame(page, cid, co, timeout, timings) for cid, _, _, co, _ in tasks),
                                        return_exceptions=True)
-        for (cid, pfid, owner_row, co, ordinal), res in zip(tasks, results):
+        for (cid, pfid, owner_row, co, ordinal), res in zip(tasks, results, strict=True):
             ft = page.frames.get(cid)
             if isinstance(res, BaseException):
                 if isinstance(res, (VigilError,)):
@@ -321,7 +327,7 @@ def _build(docs: list[tuple[str, dict, str | None, str | None]]):
     counts = {"structural": 0, "non-semantic": 0, "semantic": 0, "shadow": 0}
     roots: dict[str, VirtualNode] = {}
     tier_names = TIERS
-    for frame_id, data, parent_frame, owner_id in docs:
+    for frame_id, data, _parent_frame, owner_id in docs:
         rows = data.get("rows") or []
         nodes: list[VirtualNode] = []
         append = nodes.append
@@ -339,7 +345,8 @@ def _build(docs: list[tuple[str, dict, str | None, str | None]]):
                 obd = extra.get("obd")
             tname = tier_names[tier]
             if not role:
-                role = "generic" if tier == 0 else ("textbox" if attrs and attrs.get("contenteditable") not in (None, "false")
+                editable = attrs is not None and attrs.get("contenteditable") not in (None, "false")
+                role = "generic" if tier == 0 else ("textbox" if editable
                                                     else "clickable" if flags & 8 else "generic")
             node = VirtualNode(nid, tag, role, name, text, value, states or {}, (x, y, w, h), ratio, flags, tname,
                                frame_id, attrs or {}, scroll, ob, obd)

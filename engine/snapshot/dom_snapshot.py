@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 import urllib.parse
-from types import MappingProxyType
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from engine.browser.target import PageTarget
@@ -21,10 +21,23 @@ class DomSnapshot:
 
     __slots__ = ("_root", "_by_id", "_nodes", "context", "frames", "stats", "taken_at", "generation",
                  "_page", "_cache", "_sessions", "_frozen")
+    # set once, in create() (or engine.snapshot.stored.load_snapshot), through object.__setattr__
+    _root: VirtualNode | None
+    _by_id: Mapping[str, VirtualNode]
+    _nodes: tuple[VirtualNode, ...]
+    context: PageContext
+    frames: tuple[FrameInfo, ...]
+    stats: SnapshotStats
+    taken_at: float
+    generation: int
+    _page: PageTarget | None
+    _cache: dict[tuple[str, tuple[tuple[str, Any], ...]], Serialization]
+    _sessions: Mapping[str, str]
+    _frozen: bool
 
     @classmethod
     def create(cls, *, page: PageTarget, main: dict, root: VirtualNode | None, by_id: dict[str, VirtualNode],
-               counts: dict, frames: list[FrameInfo], timings: dict, generation: int, truncated: bool) -> "DomSnapshot":
+               counts: dict, frames: list[FrameInfo], timings: dict, generation: int, truncated: bool) -> DomSnapshot:
         self = object.__new__(cls)
         set_ = object.__setattr__
         url = main.get("url", "")
@@ -146,7 +159,7 @@ class DomSnapshot:
         hits.sort(key=lambda t: (t[0], t[1]))
         return [n for _, _, n in hits]
 
-    def new_ids_since(self, previous: "DomSnapshot | None") -> set[str]:
+    def new_ids_since(self, previous: DomSnapshot | None) -> set[str]:
         """IDs present here and not in `previous` (ID drift made visible)."""
         if previous is None:
             return set()
@@ -164,7 +177,8 @@ class DomSnapshot:
         t = time.perf_counter()
         out = render(self, fmt, **options)
         self._cache[key] = out
-        self.stats.tokens[fmt if not options else f"{fmt}:{','.join(f'{k}={v}' for k, v in sorted(options.items()))}"] = out.tokens
+        label = fmt if not options else f"{fmt}:{','.join(f'{k}={v}' for k, v in sorted(options.items()))}"
+        self.stats.tokens[label] = out.tokens
         self.stats.timings_ms[f"serialize_{fmt}"] = round((time.perf_counter() - t) * 1000, 2)
         return out
 

@@ -7,7 +7,8 @@ read-only; the contracts that cross process or GUI boundaries live in `engine.mo
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 TIERS = ("structural", "non-semantic", "semantic")
 
@@ -103,7 +104,7 @@ class VirtualNode:
         x, y, w, h = self.bounds
         return (x + w / 2, y + h / 2)
 
-    def iter(self) -> Iterator["VirtualNode"]:
+    def iter(self) -> Iterator[VirtualNode]:
         """Pre-order walk of this subtree (iterative: pages nest thousands deep)."""
         stack = [self]
         while stack:
@@ -112,7 +113,8 @@ class VirtualNode:
             if n.children:
                 stack.extend(reversed(n.children))
 
-    def container(self, roles: "frozenset[str] | tuple[str, ...]", tags: "frozenset[str] | tuple[str, ...]" = ()) -> "VirtualNode | None":
+    def container(self, roles: frozenset[str] | tuple[str, ...],
+                  tags: frozenset[str] | tuple[str, ...] = ()) -> VirtualNode | None:
         """The nearest ancestor with one of these roles or tags (a row, a list item, a form …)."""
         p = self.parent
         while p is not None:

@@ -11,15 +11,17 @@ logged) for the UI to show, and recording stops.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from engine.errors import ErrorCode, VigilError
 from engine.loop.redact import scrub_known
+from engine.loop.runner import AgentLoop
 from engine.models import MessageAdded, PlanUpdated, RunResult, StepRecorded
+from engine.models.loop import LoopEvent
+from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.stored import snapshot_bytes
 from engine.store.store import Store
-
-if TYPE_CHECKING:
-    from engine.loop.runner import AgentLoop
 
 log = logging.getLogger("vigil.store")
 
@@ -39,12 +41,12 @@ class SessionRecorder:
         self._seq0 = self._step0 = 0
         self._plan_steps: list[str] | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        self._snap_cache: tuple[Any, bytes] | None = None  # (DomSnapshot, its bytes): consecutive steps share one
-        self._loop: "AgentLoop | None" = None
+        self._snap_cache: tuple[DomSnapshot, bytes] | None = None  # consecutive steps share one snapshot
+        self._loop: AgentLoop | None = None
         self._secrets: set[str] = set()  # typed secrets of this tab's runs (memory only), scrubbed from all we write
 
     # -- a run ---------------------------------------------------------------------------------
-    def start(self, loop: "AgentLoop", task: str, url: str, *, planner: str, policy: str,
+    def start(self, loop: AgentLoop, task: str, url: str, *, planner: str, policy: str,
               metadata: dict[str, Any] | None = None) -> str | None:
         """Open (or resume) the tab's session for a run of `task` and subscribe to the loop; returns
         the session id, or None when the store failed (see `error`)."""
@@ -104,7 +106,7 @@ class SessionRecorder:
             self._failed(exc)
 
     # -- events --------------------------------------------------------------------------------
-    def _on_event(self, ev: Any) -> None:
+    def _on_event(self, ev: LoopEvent) -> None:
         if self.error or self.session_id is None:
             return
         if self._loop is not None and not self._loop.journal.secrets <= self._secrets:
@@ -134,9 +136,12 @@ class SessionRecorder:
             self._failed(exc)
         except Exception as exc:  # noqa: BLE001 — a store bug must not end the run; it is reported
             log.exception("recording the session failed")
-            self._failed(VigilError(f"Recording the session failed: {type(exc).__name__}: {exc}", code=ErrorCode.STORE_ERROR))
+            self._failed(VigilError(f"Recording the session failed: {type(exc).__name__}: {exc}",
+                                    code=ErrorCode.STORE_ERROR))
 
     def _step(self, ev: StepRecorded) -> None:
+        if self.session_id is None:
+            return
         rec = ev.record.model_copy(update={"index": ev.record.index + self._step0})
         files: dict[str, tuple[str, bytes]] = {}
         a = ev.artifacts
@@ -153,8 +158,7 @@ class SessionRecorder:
         if rec.url_after:
             self.page_moved(rec.url_after)
 
-    def _snapshot_bytes(self, snap: Any) -> bytes:
-        from engine.snapshot.stored import snapshot_bytes
+    def _snapshot_bytes(self, snap: DomSnapshot) -> bytes:
         if self._snap_cache is not None and self._snap_cache[0] is snap:
             return self._snap_cache[1]
         data = scrub_known(snapshot_bytes(snap), self._secrets)

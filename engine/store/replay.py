@@ -75,7 +75,8 @@ class ReplayPlanner(ScriptedPlanner):
         sid = data.session.id
         if not steps:
             why = f" ({'; '.join(self.skipped)})" if self.skipped else ""
-            raise VigilError(f"Session {sid[:8]} has no step that can be replayed{why}.", code=ErrorCode.NOTHING_TO_REPLAY)
+            raise VigilError(f"Session {sid[:8]} has no step that can be replayed{why}.",
+                             code=ErrorCode.NOTHING_TO_REPLAY)
         super().__init__(steps)
         self.session_id = sid
         self.start_url = data.session.metadata.get("initialUrl") or data.session.url
@@ -84,10 +85,9 @@ class ReplayPlanner(ScriptedPlanner):
     async def propose(self, obs: Observation) -> ProposedStep:
         p = await super().propose(obs)
         i = p.plan_index
-        if (i is None or p.action.name in TERMINAL_ACTIONS or not isinstance(p.action.target, TargetQuery)
-                or i >= len(self._recorded) or self._recorded[i] is None):
+        rec = self._recorded[i] if i is not None and 0 <= i < len(self._recorded) else None
+        if rec is None or p.action.name in TERMINAL_ACTIONS or not isinstance(p.action.target, TargetQuery):
             return p
-        rec = self._recorded[i]
         same = obs.snapshot.node_map.get(str(rec["id"]))
         if same is not None and same.role == rec.get("role") and norm(same.name) == norm(rec.get("name")):
             return p.model_copy(update={"action": p.action.model_copy(update={"target": same.node_id}),

@@ -36,7 +36,7 @@ import json
 import os
 import re
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -114,9 +114,9 @@ def _badge(status: Any) -> str:
 def _when(value: Any) -> str:
     """An ISO timestamp or epoch seconds as "2025-01-31 14:05:09 UTC"; anything else as it is."""
     try:
-        dt = (datetime.fromtimestamp(value, timezone.utc) if isinstance(value, (int, float))
+        dt = (datetime.fromtimestamp(value, UTC) if isinstance(value, (int, float))
               else datetime.fromisoformat(str(value).replace("Z", "+00:00")))
-        return dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return dt.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (ValueError, TypeError, OverflowError, OSError):
         return str(value)
 
@@ -133,7 +133,7 @@ def _code(s: Any) -> str:
 
 # -- the JSON trace ------------------------------------------------------------------------------
 def _trace(data: SessionData) -> dict[str, Any]:
-    return {"format": TRACE_FORMAT, "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    return {"format": TRACE_FORMAT, "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "session": data.session.model_dump(mode="json"),
             "messages": [m.model_dump(mode="json") for m in data.messages],
             "plan": data.plan.model_dump(mode="json") if data.plan else None,
@@ -173,7 +173,7 @@ def _document(store: Store, data: SessionData) -> str:
     titles: dict[str, str | None] = {}  # snapshot sha256 → page title; consecutive steps share snapshots
     steps = "".join(_step(store, data, r, titles) for r in data.steps) or '<p class="muted">No steps were recorded.</p>'
     body = (head + nav + _plan(data) + _chat(data) + f'<section id="steps"><h2>Steps</h2>{steps}</section>'
-            f'<footer>Exported {_t(_when(datetime.now(timezone.utc).isoformat()))} by Vigil. This file is '
+            f'<footer>Exported {_t(_when(datetime.now(UTC).isoformat()))} by Vigil. This file is '
             'self-contained: no scripts, no network; page and model text is shown as text.</footer>')
     return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'

@@ -31,9 +31,10 @@ import threading
 import urllib.parse
 import uuid
 import zlib
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -123,7 +124,7 @@ def _json(value: Any) -> str:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def domain_of(url: str) -> str:
@@ -185,7 +186,7 @@ class Store:
         self._token = process_token(self._pid) or ""
 
     @classmethod
-    def open(cls, path: str | Path | None = None) -> "Store":
+    def open(cls, path: str | Path | None = None) -> Store:
         """Open (creating or migrating) the store; sessions left running by a dead process become
         `interrupted`. Raises StoreError STORE_CORRUPT / STORE_TOO_NEW without changing the file."""
         path = Path(path) if path else default_path()
@@ -208,7 +209,8 @@ class Store:
                 raise StoreError(f"The session store {path} cannot use WAL journaling (got {mode!r}); "
                                  f"put VIGIL_HOME on a local disk.")
             conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA secure_delete=ON")  # overwritten text (a redacted secret) is zeroed, not left in free pages
+            # overwritten text (a redacted secret) is zeroed, not left in free pages
+            conn.execute("PRAGMA secure_delete=ON")
             conn.execute("PRAGMA foreign_keys=ON")
             migrate(conn, path=path)
         except sqlite3.DatabaseError as e:
@@ -227,7 +229,7 @@ class Store:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -382,7 +384,8 @@ class Store:
             rows.append((sha, kind, codec, len(data), body, _now()))
         with self._tx() as c:
             self._touch(c, session_id)
-            c.executemany("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) VALUES (?,?,?,?,?,?)",
+            c.executemany("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) "
+                          "VALUES (?,?,?,?,?,?)",
                           rows)
             c.execute("INSERT OR REPLACE INTO steps(session_id, idx, status, actor, action, recorded_at, body) "
                       "VALUES (?,?,?,?,?,?,?)", (session_id, record.index, record.status, record.actor,
@@ -400,7 +403,7 @@ class Store:
                       (sha, kind, codec, len(data), body, _now()))
         return sha
 
-    def redact(self, session_id: str, secrets: "set[str] | frozenset[str]") -> int:
+    def redact(self, session_id: str, secrets: set[str] | frozenset[str]) -> int:
         """Replace every form of these typed secrets in everything stored for the session (title,
         task, url, messages, plans, steps) — for a secret learnt only after it was written, e.g. one
         the task itself spelled out. Freed pages are zeroed (secure_delete) and the WAL truncated, so
@@ -414,7 +417,8 @@ class Store:
         changed = 0
         with self._tx() as c:
             for table, key, cols in tables:
-                rows = c.execute(f"SELECT rowid, {', '.join(cols)} FROM {table} WHERE {key}=?", (session_id,)).fetchall()
+                rows = c.execute(f"SELECT rowid, {', '.join(cols)} FROM {table} WHERE {key}=?",
+                                 (session_id, )).fetchall()
                 for rowid, *values in rows:
                     clean = [scrub_known(v, secrets) if isinstance(v, str) else v for v in values]
                     if clean != values:
@@ -453,7 +457,7 @@ class Store:
     def _info(row: tuple) -> SessionInfo:
         keys = ("id", "title", "domain", "url", "status", "steps", "started", "task", "planner", "policy",
                 "is_renamed", "metadata", "answer", "reason", "updated")
-        d = dict(zip(keys, row))
+        d = dict(zip(keys, row, strict=True))
         d["metadata"] = json.loads(d["metadata"])
         return SessionInfo(**d)
 

@@ -13,8 +13,8 @@ element's box, and — in pictures — little page ink; the least bad spot wins 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 Rect = tuple[float, float, float, float]  # x0, y0, x1, y1; x1/y1 exclusive
 
@@ -143,8 +143,8 @@ def place_badges(specs: Iterable[BadgeSpec], area: Rect, *, text: Iterable[Rect]
 def text_colour(bg: tuple[int, int, int]) -> tuple[int, int, int]:
     """Black or white, whichever contrasts more with `bg` (WCAG relative luminance)."""
     def lin(c: int) -> float:
-        c = c / 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+        v = c / 255
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
     lum = 0.2126 * lin(bg[0]) + 0.7152 * lin(bg[1]) + 0.0722 * lin(bg[2])
     return (0, 0, 0) if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else (255, 255, 255)
 

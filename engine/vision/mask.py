@@ -23,8 +23,8 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 
 from PIL import Image, ImageDraw
 
@@ -87,7 +87,7 @@ async def secret_boxes(page: PageTarget, values: Iterable[str] = ()) -> list[Box
     vals = list(values)
     fids = list(page.frames)
     found = await asyncio.gather(*(_frame_boxes(page, f, vals) for f in fids), return_exceptions=True)
-    per_frame = {f: b for f, b in zip(fids, found) if not isinstance(b, BaseException) and b}
+    per_frame = {f: b for f, b in zip(fids, found, strict=True) if not isinstance(b, BaseException) and b}
     if not per_frame:
         return []
     out: list[Box] = []

@@ -99,6 +99,8 @@ class ScreenshotTracker:
 
 async def _viewport(page: PageTarget, timeout: float) -> tuple[dict, float]:
     """The visual viewport (CSS px, page coordinates) and the device pixel ratio."""
+    metrics: dict | BaseException
+    dpr: dict | BaseException
     metrics, dpr = await asyncio.gather(
         page.cdp.send("Page.getLayoutMetrics", session_id=page.session_id, timeout=timeout),
         page.cdp.send("Runtime.evaluate", {"expression": "window.devicePixelRatio", "returnByValue": True},
@@ -113,7 +115,8 @@ async def _viewport(page: PageTarget, timeout: float) -> tuple[dict, float]:
     return vv, ratio
 
 
-async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: float | None = None, max_width: int | None = None,
+async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: float | None = None,
+                        max_width: int | None = None,
                         quality: int = 70, timeout: float = 10, mask: bool = True) -> tuple[bytes, dict]:
     """Raw capture of what is on screen: `fmt` "jpeg" or "png", either at `css_scale` image px per
     CSS px, or (with `max_width`) at device resolution shrunk to fit that width. Returns the
@@ -167,7 +170,8 @@ async def _secret_boxes(target: PageTarget, values: list[str]) -> list:
                               "rather than one that may show a secret.") from None
 
 
-async def capture_screenshot(page: PageTarget | HasTarget, *, max_width: int = 1024, quality: int = 70, full: bool = False,
+async def capture_screenshot(page: PageTarget | HasTarget, *, max_width: int = 1024, quality: int = 70,
+                             full: bool = False,
                              timeout: float = 10) -> Screenshot:
     """Capture the viewport as a ≤ `max_width` JPEG payload with its pHash.
 
@@ -175,7 +179,7 @@ async def capture_screenshot(page: PageTarget | HasTarget, *, max_width: int = 1
     that same frame, so both always show the same moment."""
     if full:
         png, vv = await grab_viewport(page, fmt="png", timeout=timeout)
-        img = Image.open(io.BytesIO(png))
+        img: Image.Image = Image.open(io.BytesIO(png))
     else:
         png = None
         data, vv = await grab_viewport(page, fmt="jpeg", max_width=max_width, quality=quality, timeout=timeout)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import functools
 import io
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from PIL import Image, ImageDraw, ImageFilter, ImageFont, ImageStat
 
@@ -168,7 +168,7 @@ def _legend_strip(width: int, marks: list[Mark], font, unit: int, lw: int) -> Im
     strip = Image.new("RGB", (width, y + line), WHITE)
     d = ImageDraw.Draw(strip)
     d.line((0, 0, width, 0), fill=(150, 150, 150))
-    for (x, y), (_, colour, text, dashed) in zip(pos, items):
+    for (x, y), (_, colour, text, dashed) in zip(pos, items, strict=True):
         if colour is not None:
             sq = (x, y, x + sw, y + sw)
             if dashed:
@@ -215,8 +215,9 @@ def draw_som(image: Image.Image, snapshot, *, scale: float | None = None,
     spots = place_badges(specs, (0, 0, size[0], size[1]), ink=ink.share,
                          text=text_rects(snapshot, lambda b: _to_image(b, scale, size)))
     marks: list[Mark] = []
-    for (n, box), spot in zip(placed, spots):
-        lab = tuple(int(round(v)) for v in spot)
+    for (n, box), spot in zip(placed, spots, strict=True):
+        x0, y0, x1, y1 = (int(round(v)) for v in spot)
+        lab = (x0, y0, x1, y1)
         group = role_group(n.role)
         colour = OCCLUDED_COLOUR if n.occluded else ROLE_GROUPS[group][1]
         marks.append(Mark(n.node_id, n.role, group, box, lab, colour, n.occluded))
@@ -265,7 +266,7 @@ async def som_image(page: PageTarget | HasTarget, snapshot: DomSnapshot, *, full
     (what a model is sent)."""
     if full_res:
         data, vv = await grab_viewport(page, fmt="png", css_scale=1.0)
-        img = Image.open(io.BytesIO(data))
+        img: Image.Image = Image.open(io.BytesIO(data))
         img.load()
         scale = img.width / float(vv["clientWidth"])
     else:

@@ -8,12 +8,11 @@ comes from a page or a model is ever interpreted as rich text.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from engine.loop.timings import ms_text, step_duration, step_phases
 from engine.models.loop import ChatMessage, StepRecord
@@ -41,7 +40,7 @@ def timing_tooltip(rec: StepRecord) -> str:
             f"<table cellspacing='0' cellpadding='1'>{rows}</table>")
 
 
-@lru_cache(maxsize=None)
+@cache
 def glyph(preferred: str, fallback: str) -> str:
     """`preferred` (e.g. an emoji) when an installed font can draw it, else `fallback`: a machine
     without an emoji font would show an empty box instead of ✅."""
@@ -240,7 +239,8 @@ class MessageTurn(QFrame):
         self.badge.setVisible(bool(msg.actionString) and msg.role != "system")
         self.error.setText(msg.error or "")
         # a system note whose error only repeats it ("Stopped by request.") says it once
-        self.error.setVisible(bool(msg.error) and not (msg.role == "system" and msg.error.strip() == msg.content.strip()))
+        repeats = msg.role == "system" and (msg.error or "").strip() == msg.content.strip()
+        self.error.setVisible(bool(msg.error) and not repeats)
         self._fit()
 
     def _fit(self) -> None:

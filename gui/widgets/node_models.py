@@ -14,7 +14,6 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-
 NODE_ID_ROLE = Qt.ItemDataRole.UserRole + 1   # the node ID of a row (both models)
 NODE_ROLE = Qt.ItemDataRole.UserRole + 2      # the VirtualNode of a row (tree model)
 IS_NEW_ROLE = Qt.ItemDataRole.UserRole + 3    # True when the ID is new since the previous snapshot

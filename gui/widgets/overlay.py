@@ -67,7 +67,8 @@ def layout_badges(boxes: list[OverlayBox], text_rects: list[tuple[float, float, 
         r = to_widget(t)
         texts.append((r.left(), r.top(), r.right(), r.bottom()))
     spots = place_badges(specs, (area.left(), area.top(), area.right(), area.bottom()), text=texts)
-    return {boxes[i].node_id: QRectF(x0, y0, x1 - x0, y1 - y0) for i, (x0, y0, x1, y1) in zip(order, spots)}
+    return {boxes[i].node_id: QRectF(x0, y0, x1 - x0, y1 - y0)
+            for i, (x0, y0, x1, y1) in zip(order, spots, strict=True)}
 
 
 def node_tooltip(snap, node_id: str) -> str:

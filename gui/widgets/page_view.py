@@ -29,9 +29,16 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from engine.browser.screencast import InputForwarder, Screencast
 from engine.vision.badges import shows_own_text
 from engine.vision.som import OCCLUDED_COLOUR, ROLE_GROUPS, role_group
+from gui.widgets.overlay import (
+    HIGHLIGHT_STYLES,
+    OverlayBox,
+    badge_font,
+    layout_badges,
+    node_tooltip,
+    paint_boxes,
+    paint_highlights,
+)
 from gui.widgets.page_input import PageInput, cdp_modifiers  # noqa: F401  (cdp_modifiers: part of this API)
-from gui.widgets.overlay import (HIGHLIGHT_STYLES, OverlayBox, badge_font, layout_badges, node_tooltip, paint_boxes,
-                                 paint_highlights)
 
 log = logging.getLogger("vigil.gui.page_view")
 

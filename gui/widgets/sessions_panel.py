@@ -18,12 +18,24 @@ from typing import TYPE_CHECKING
 import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QMessageBox, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.errors import VigilError
-from gui.sessions import SessionSummary
 from gui.aio import spawn
+from gui.sessions import SessionSummary
 from gui.widgets.session_text import STATUS_STYLE, local_time, short_time
 from gui.widgets.session_view import SessionView
 
