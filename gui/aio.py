@@ -10,9 +10,15 @@ from typing import Any
 log = logging.getLogger("vigil.gui")
 
 
-def spawn(coro: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
-    """Run an engine coroutine on the qasync loop without blocking the UI; errors are logged."""
-    task = asyncio.ensure_future(coro)
+def spawn(coro: Coroutine[Any, Any, Any]) -> asyncio.Future[Any] | None:
+    """Run an engine coroutine on the qasync loop without blocking the UI; errors are logged. None when
+    there is no loop any more (a widget's signal during shutdown, after the engine stopped)."""
+    try:
+        task = asyncio.ensure_future(coro)
+    except RuntimeError:  # no event loop in this thread
+        coro.close()
+        log.debug("not started, the event loop is gone: %s", coro)
+        return None
     task.add_done_callback(_log_failure)
     return task
 

@@ -202,7 +202,7 @@ class MainWindow(QMainWindow):
         s.sessions_changed.connect(self.sessions.refresh)
         s.notice.connect(self._notice)
         self.viewport.currentTextChanged.connect(self.set_page_size)
-        self.page.viewport_wanted.connect(lambda w, h: spawn(self.sup.set_viewport(w, h)))
+        self.page.viewport_wanted.connect(self._viewport_wanted)
         self.split.splitterMoved.connect(lambda *_: self.save_layout())
         self.run_split.splitterMoved.connect(lambda *_: self.save_layout())
         self.run_btn.clicked.connect(self._run)
@@ -231,6 +231,10 @@ class MainWindow(QMainWindow):
     def show_error(self, text: str) -> None:
         self.banner.setText(text)
         self.banner.show()
+
+    def _viewport_wanted(self, width: int, height: int) -> None:
+        if not self._closing:  # the page panel resizes as the window closes: the engine is stopping
+            spawn(self.sup.set_viewport(width, height))
 
     def _status_line(self, text: str, ms: int) -> None:
         if text:

@@ -56,6 +56,22 @@ def qasync_running(qapp):
         asyncio.events._set_running_loop(None)  # qasync set it for already_running mode; undo it for other tests
         loop.close()
         asyncio.set_event_loop(None)
+        _delete_qt_parts(loop)
+
+
+def _delete_qt_parts(loop) -> None:
+    """Destroy a closed qasync loop's own Qt objects now, on the GUI thread. Left to the garbage collector,
+    they die wherever a collection happens to run — in a later test, often on the harness's browser thread
+    (conftest.Harness) — and a QObject whose timers are still registered, destroyed off its thread
+    ("QObject::~QObject: Timers cannot be stopped from another thread"), leaves Qt's event dispatcher
+    holding freed memory: the next processEvents() (pytest-qt's, after every test) crashed the suite."""
+    import shiboken6
+
+    for name in ("_timer", "_QEventLoop__call_soon_signaller"):
+        obj = getattr(loop, name, None)
+        assert obj is not None, f"qasync changed: no {name} on its loop (see tests/gui_helpers.py)"
+        if shiboken6.isValid(obj):
+            shiboken6.delete(obj)
 
 
 @pytest.fixture
