@@ -100,28 +100,41 @@ def _id(tree: list[dict], name: str) -> str:
 
 
 # -- pure helpers ---------------------------------------------------------------------------------
-def test_endpoint_negotiation_signals_and_plan():
-    assert interact_endpoint("http://h:8000") == "http://h:8000/api/agent/interact"
-    assert interact_endpoint("https://h/base/") == "https://h/base/api/agent/interact"
-    assert interact_endpoint("http://h/api/agent/interact") == "http://h/api/agent/interact"
+@pytest.mark.parametrize("given, endpoint", [("http://h:8000", "http://h:8000/api/agent/interact"),
+                                             ("https://h/base/", "https://h/base/api/agent/interact"),
+                                             ("http://h/api/agent/interact", "http://h/api/agent/interact")])
+def test_the_endpoint_is_built_from_the_backend_url(given, endpoint):
+    assert interact_endpoint(given) == endpoint
+
+
+def test_a_backend_url_that_is_not_http_is_refused():
     with pytest.raises(ValueError, match="http"):
         interact_endpoint("ftp://h")
-    assert requested_artifacts({"thought": "x", "action": "click(1)"}) == set()
-    hybrid = {"status": "needs_context", "requestedDomMode": "hybrid"}
-    assert requested_artifacts(hybrid) == {"skeleton", "screenshot"}
-    assert requested_artifacts({"status": "needs_context", "needsScreenshot": True}) == {"screenshot"}
-    assert requested_artifacts({"needs_context": ["skeleton_dom", "full"]}) == {"skeleton", "full"}
-    assert requested_artifacts({"status": "needs_full_dom"}) == {"full"}
-    assert requested_artifacts({"needs_full_dom": True}) == {"full"}
-    assert requested_artifacts({"status": "needs_context"}) == {"skeleton"}      # names nothing: the lightest
-    assert requested_artifacts({"action": "click(1)", "requestedDomMode": "full"}) == set()  # an answer
-    asks = {"action": "click(1)", "status": "needs_context", "needsScreenshot": True}
-    assert requested_artifacts(asks) == {"screenshot"}
-    plan = {"steps": [{"id": "step_0", "description": "Type"}, {"id": "step_1", "description": "Join"}],
-            "currentStepIndex": 1}
-    assert plan_of({"plan": plan}) == (["Type", "Join"], 1)
-    assert plan_of({"plan": {"steps": [{"description": "A"}]}, "currentStep": 0}) == (["A"], 0)
-    assert plan_of({"plan": {"steps": []}}) == (None, None)
+
+
+@pytest.mark.parametrize("answer, wanted", [
+    ({"thought": "x", "action": "click(1)"}, set()),
+    ({"status": "needs_context", "requestedDomMode": "hybrid"}, {"skeleton", "screenshot"}),
+    ({"status": "needs_context", "needsScreenshot": True}, {"screenshot"}),
+    ({"needs_context": ["skeleton_dom", "full"]}, {"skeleton", "full"}),
+    ({"status": "needs_full_dom"}, {"full"}),
+    ({"needs_full_dom": True}, {"full"}),
+    ({"status": "needs_context"}, {"skeleton"}),                          # names nothing: the lightest
+    ({"action": "click(1)", "requestedDomMode": "full"}, set()),          # an answer
+    ({"action": "click(1)", "status": "needs_context", "needsScreenshot": True}, {"screenshot"}),
+])
+def test_what_the_backend_asks_for(answer, wanted):
+    assert requested_artifacts(answer) == wanted
+
+
+@pytest.mark.parametrize("data, plan", [
+    ({"plan": {"steps": [{"id": "step_0", "description": "Type"}, {"id": "step_1", "description": "Join"}],
+               "currentStepIndex": 1}}, (["Type", "Join"], 1)),
+    ({"plan": {"steps": [{"description": "A"}]}, "currentStep": 0}, (["A"], 0)),
+    ({"plan": {"steps": []}}, (None, None)),
+])
+def test_the_backend_plan(data, plan):
+    assert plan_of(data) == plan
 
 
 # -- the request contract -------------------------------------------------------------------------

@@ -32,11 +32,15 @@ def test_unreachable_host_is_a_clear_error(harness):
     harness.run(go(), timeout=60)
 
 
-def test_non_http_schemes_are_refused():
-    for bad in ("ftp://example.com/", "javascript:alert(1)", "chrome://settings", "file-that-does-not-exist.html x"):
-        with pytest.raises(NavigationError) as e:
-            normalize_url(bad)
-        assert e.value.code == "BAD_URL"
+@pytest.mark.parametrize("bad", ["ftp://example.com/", "javascript:alert(1)", "chrome://settings",
+                                 "file-that-does-not-exist.html x", "", "   "])
+def test_urls_vigil_does_not_open_are_refused(bad):
+    with pytest.raises(NavigationError) as e:
+        normalize_url(bad)
+    assert e.value.code == "BAD_URL"
+
+
+def test_a_bare_host_or_a_local_file_becomes_a_url():
     assert normalize_url("example.com") == "http://example.com"
     assert normalize_url(__file__).startswith("file://")
 

@@ -152,16 +152,27 @@ def test_window_fits_under_xvfb():
     assert p.returncode == 0 and "1 passed" in p.stdout, (p.stdout[-3000:], p.stderr[-2000:])
 
 
-def test_first_size_comes_from_the_screen():
-    from gui.window_layout import clamp_to, first_geometry
+@pytest.mark.parametrize("room", [(0, 0, 1024, 640), (1366, 0, 1366, 768)])
+def test_a_small_screen_gets_all_of_it(room):
+    from gui.window_layout import first_geometry
 
-    assert first_geometry(QRect(0, 0, 1024, 640)) == QRect(0, 0, 1024, 640)      # small: all of it
-    assert first_geometry(QRect(1366, 0, 1366, 768)) == QRect(1366, 0, 1366, 768)
-    big = first_geometry(QRect(0, 24, 1920, 1056))                                # larger: 90 %, centred
+    assert first_geometry(QRect(*room)) == QRect(*room)
+
+
+def test_a_large_screen_gets_ninety_percent_centred():
+    from gui.window_layout import first_geometry
+
+    big = first_geometry(QRect(0, 24, 1920, 1056))
     assert big.size().width() == 1728 and big.size().height() == 950
     assert big.center() == QRect(0, 24, 1920, 1056).center()
-    assert clamp_to(QRect(5000, 900, 1500, 1200), QRect(0, 0, 1366, 768)) == QRect(0, 0, 1366, 768)
-    assert clamp_to(QRect(-50, 10, 800, 600), QRect(0, 0, 1366, 768)) == QRect(0, 10, 800, 600)
+
+
+@pytest.mark.parametrize("saved, pulled", [((5000, 900, 1500, 1200), (0, 0, 1366, 768)),
+                                           ((-50, 10, 800, 600), (0, 10, 800, 600))])
+def test_a_saved_position_off_the_screen_is_pulled_back(saved, pulled):
+    from gui.window_layout import clamp_to
+
+    assert clamp_to(QRect(*saved), QRect(0, 0, 1366, 768)) == QRect(*pulled)
 
 
 def test_layout_is_remembered_in_a_private_place(qtbot, aio, demo, settings):

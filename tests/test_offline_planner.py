@@ -26,19 +26,30 @@ async def _text(tab, sel):
     return (await tab.page.text_content(sel)) or ""
 
 
-def test_parsing_everyday_phrasings():
+def test_two_clauses_become_two_intents():
     it = parse_task("type 'a@b.com' into Work email and click Create account")
     assert [(i.kind, i.value, i.target.name) for i in it] == [("type", "a@b.com", "Work email"),
                                                              ("click", None, "Create account")]
-    it = parse_task("click the Archive button next to Invoice 4411")[0]
-    assert (it.target.name, it.target.roles, it.target.anchor) == ("Archive", ("button",), "Invoice 4411")
-    it = parse_task("Click the 3rd result")[0]
-    assert it.target.ordinal == 3 and it.target.result
-    assert parse_task("enter the value shown for Order total into Amount")[0].value_from == "Order total"
+
+
+@pytest.mark.parametrize("task, check", [
+    ("click the Archive button next to Invoice 4411",
+     lambda it: (it.target.name, it.target.roles, it.target.anchor) == ("Archive", ("button",), "Invoice 4411")),
+    ("Click the 3rd result", lambda it: it.target.ordinal == 3 and it.target.result),
+    ("enter the value shown for Order total into Amount", lambda it: it.value_from == "Order total"),
+    ('Type "JERALD" in all lower case letters in the text input', lambda it: it.transform == "lower"),
+    ("fill Full name with Ada Lovelace", lambda it: it.value == "Ada Lovelace"),
+    ("press Control+A", lambda it: it.kind == "press"),
+])
+def test_everyday_phrasings(task, check):
+    assert check(parse_task(task)[0])
+
+
+def test_a_list_of_options_is_one_intent_each():
     assert [i.value for i in parse_task("Select A, B and C and click Submit")[:3]] == ["A", "B", "C"]
-    assert parse_task('Type "JERALD" in all lower case letters in the text input')[0].transform == "lower"
-    assert parse_task("fill Full name with Ada Lovelace")[0].value == "Ada Lovelace"
-    assert parse_task("press Control+A")[0].kind == "press"
+
+
+def test_a_task_with_no_instruction_is_refused():
     with pytest.raises(TaskParseError):
         parse_task("hello there")
 

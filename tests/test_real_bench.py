@@ -14,14 +14,16 @@ from engine.bench.real import bench_real, find_entries, format_line, format_summ
 from real_corpus import corpus_installed  # noqa: F401
 
 
-def test_parse_aria_line_skips_unnamed_wrappers():
-    got = parse_aria_line('- generic [ref=e3] [cursor=pointer]:\n  - checkbox "Email me" [checked]\n')
-    assert got == ("checkbox", "Email me")
-    assert parse_aria_line('- generic "Message" [ref=e1]:\n  - paragraph [ref=e2]') == ("generic", "Message")
-    assert parse_aria_line("- 'button \"list: ordered\" [ref=e28] [cursor=pointer]'") == ("button", "list: ordered")
-    assert parse_aria_line('- textbox "Date" [ref=e1]:\n  - /placeholder: Pick one') == ("textbox", "Date")
-    assert parse_aria_line('- button "Say \\"hi\\"" [ref=e2]') == ("button", 'Say "hi"')
-    assert parse_aria_line("") == ("", "")
+@pytest.mark.parametrize("aria, role_name", [
+    ('- generic [ref=e3] [cursor=pointer]:\n  - checkbox "Email me" [checked]\n', ("checkbox", "Email me")),
+    ('- generic "Message" [ref=e1]:\n  - paragraph [ref=e2]', ("generic", "Message")),
+    ("- 'button \"list: ordered\" [ref=e28] [cursor=pointer]'", ("button", "list: ordered")),
+    ('- textbox "Date" [ref=e1]:\n  - /placeholder: Pick one', ("textbox", "Date")),
+    ('- button "Say \\"hi\\"" [ref=e2]', ("button", 'Say "hi"')),
+    ("", ("", "")),
+])
+def test_parse_aria_line_skips_unnamed_wrappers(aria, role_name):
+    assert parse_aria_line(aria) == role_name
 
 
 def test_payload_search_by_role_name_and_row():
