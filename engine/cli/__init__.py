@@ -1,6 +1,6 @@
 """The `vigil` command (`python -m engine.cli`): `snapshot`, `run` (engine.cli.run), `sessions`, `export`
-and `replay` (engine.cli.sessions), `bench …` (engine.bench) and `run-demo`. The window (`vigil gui`)
-is gui.launcher's; it hands every other command to `main` here."""
+and `replay` (engine.cli.sessions), `mcp` (engine.mcp), `bench …` (engine.bench) and `run-demo`. The
+window (`vigil gui`) is gui.launcher's; it hands every other command to `main` here."""
 
 from __future__ import annotations
 
@@ -35,11 +35,15 @@ def _parser() -> argparse.ArgumentParser:
     bsub = b.add_subparsers(dest="bench", metavar="WHAT")
     from engine.bench import add_parsers as add_bench_parsers
     add_bench_parsers(bsub)
+    from engine.mcp.bench import add_bench_parser as add_mcp_bench_parser  # engine.bench sits beside engine.mcp
+    add_mcp_bench_parser(bsub)
 
     from engine.cli.run import add_run_parser
     add_run_parser(sub)
     from engine.cli.sessions import add_session_parsers
     add_session_parsers(sub)
+    from engine.mcp import add_parser as add_mcp_parser
+    add_mcp_parser(sub)
 
     d = sub.add_parser("run-demo", help="serve the bundled demo shop and snapshot it")
     d.add_argument("--format", choices=FORMATS, default="semantic")
@@ -108,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "snapshot":
             return asyncio.run(_snapshot(args))
+        if args.cmd == "bench" and args.bench == "mcp":
+            from engine.mcp.bench import bench_command as mcp_bench
+            return mcp_bench(args)
         if args.cmd == "bench" and args.bench:
             from engine.bench import run as run_bench
             return run_bench(args)
@@ -123,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "replay":
             from engine.cli.sessions import replay_command
             return asyncio.run(replay_command(args))
+        if args.cmd == "mcp":
+            from engine.mcp import run as run_mcp
+            return run_mcp(args)
         if args.cmd == "run-demo":
             return asyncio.run(_run_demo(args))
         _parser().print_help()
