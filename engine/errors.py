@@ -42,6 +42,7 @@ class ErrorCode(StrEnum):
     VALUE_MISMATCH = "VALUE_MISMATCH"        # the field or widget does not hold what was typed or chosen
     NO_EFFECT = "NO_EFFECT"                  # the action ran and changed nothing it should have
     REFUSED = "REFUSED"                      # the loop would not run the step (an invalid edit)
+    TARGET_CHANGED = "TARGET_CHANGED"        # the approved target changed before the step ran: nothing ran, ask again
     TIMEOUT = "TIMEOUT"                      # stored before navigation and snapshot timeouts were told apart
     # pictures
     SCREENSHOT_FAILED = "SCREENSHOT_FAILED"

@@ -139,7 +139,8 @@ def _step_lines(out: StepOutcome, asked: Action, sup: "McpSupervisor") -> tuple[
     if status == "stale":
         if out.feedback:
             page.append(out.feedback)
-        return f"{call} — NOT RUN: the page changed while the step waited for approval; check the changes.", page, True
+        return (f"{call} — NOT RUN (TARGET_CHANGED): its target changed before it could run; check the changes and "
+                "propose the step again.", page, True)
     if status == "ended":  # the run's reason may quote the page
         if out.feedback:
             page.append(out.feedback)

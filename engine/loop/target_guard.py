@@ -1,0 +1,74 @@
+"""The pre-dispatch guard: an approval covers exactly the element the person saw.
+
+Between the moment a person (or the policy) approves a step and the moment its input is dispatched, the
+page may change: a button swapped for another under the same spot, a banner pushing it down, a frame or
+the whole document replaced. `target_drift` compares the target as it was shown with the target in the
+snapshot taken right before acting and names every difference: gone, another role or name under its ID,
+another frame, another document (URL without its fragment), another tab, or a box that moved or changed
+size by more than `BOX_TOLERANCE_PX` (page coordinates, so a scroll alone is no move; not compared when the
+viewport was resized, which re-lays the page out by the person's own doing).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from dataclasses import dataclass, field
+
+from engine.loop.grounding import describe_node
+from engine.names import norm
+from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.vnode import VirtualNode
+
+BOX_TOLERANCE_PX = 4.0  # how far the box may move or grow (CSS px) and still be the element the person saw
+
+
+@dataclass
+class Drift:
+    """What changed about an approved target before it could be acted on."""
+
+    node: VirtualNode | None                 # the element under the same ID now (None: gone)
+    changes: list[str] = field(default_factory=list)
+    identity: bool = False                   # more than the box: gone, role, name, frame, document or tab
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+    def describe(self) -> str:
+        return "; ".join(self.changes)
+
+
+def _document(url: str) -> str:
+    return urllib.parse.urldefrag(url or "")[0]
+
+
+def _page_box(node: VirtualNode, snap: DomSnapshot) -> tuple[float, float, float, float]:
+    x, y, w, h = node.bounds
+    return x + snap.context.scroll_x, y + snap.context.scroll_y, w, h
+
+
+def target_drift(node: VirtualNode, seen: DomSnapshot, fresh: DomSnapshot, *, same_tab: bool = True,
+                 tolerance: float = BOX_TOLERANCE_PX) -> Drift:
+    """How `node` (in `seen`, the snapshot the step was approved on) differs in `fresh`; empty when it is
+    still the same element in the same place."""
+    cur = fresh.node_map.get(node.node_id)
+    d = Drift(cur)
+    if not same_tab:
+        d.changes.append("the agent's tab is not the one the step was approved in")
+    if _document(seen.url) != _document(fresh.url):
+        d.changes.append(f"the page is now {fresh.url} (was {seen.url})")
+    if cur is None:
+        d.changes.append(f"{describe_node(node)} is gone")
+        d.identity = True
+        return d
+    if cur.role != node.role or norm(cur.name) != norm(node.name):
+        d.changes.append(f"{describe_node(node)} is now {describe_node(cur)}")
+    if cur.frame_id != node.frame_id:
+        d.changes.append(f"it is now in frame {cur.frame_id or 'main'} (was {node.frame_id or 'main'})")
+    d.identity = bool(d.changes)
+    if seen.context.viewport == fresh.context.viewport:
+        (x0, y0, w0, h0), (x1, y1, w1, h1) = _page_box(node, seen), _page_box(cur, fresh)
+        if abs(x1 - x0) > tolerance or abs(y1 - y0) > tolerance:
+            d.changes.append(f"it moved by {x1 - x0:+.0f}, {y1 - y0:+.0f} px")
+        if abs(w1 - w0) > tolerance or abs(h1 - h0) > tolerance:
+            d.changes.append(f"its size changed from {w0:.0f}×{h0:.0f} to {w1:.0f}×{h1:.0f} px")
+    return d
