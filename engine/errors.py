@@ -44,6 +44,12 @@ class ErrorCode(StrEnum):
     REFUSED = "REFUSED"                      # the loop would not run the step (an invalid edit)
     TARGET_CHANGED = "TARGET_CHANGED"        # the approved target changed before the step ran: nothing ran, ask again
     TIMEOUT = "TIMEOUT"                      # stored before navigation and snapshot timeouts were told apart
+    # what a page does besides its document (issue [9]): dialogs, tabs, uploads
+    DIALOG_OPEN = "DIALOG_OPEN"              # a JavaScript dialog stops the page: answer it with dialog(accept)
+    NO_DIALOG = "NO_DIALOG"                  # dialog(...) with no dialog open to answer
+    NO_TAB = "NO_TAB"                        # switch_tab/close_tab to an index with no tab
+    BAD_FILE = "BAD_FILE"                    # an upload path that does not exist, is not a file or not readable
+    NO_FILE_INPUT = "NO_FILE_INPUT"          # upload on an element that is not (and names no) file input
     # pictures
     SCREENSHOT_FAILED = "SCREENSHOT_FAILED"
     # plans, planners and the approval gate
@@ -125,6 +131,12 @@ class SnapshotError(VigilError):
     """SNAPSHOT_FAILED (the default), SNAPSHOT_TIMEOUT, NAVIGATED or BAD_STORED_SNAPSHOT."""
 
     code = ErrorCode.SNAPSHOT_FAILED
+
+
+class DialogOpenError(SnapshotError):
+    """A JavaScript dialog stops the page (DIALOG_OPEN): answer it, then look again."""
+
+    code = ErrorCode.DIALOG_OPEN
 
 
 class UnknownNodeError(VigilError):

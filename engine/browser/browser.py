@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import secrets
 import socket
@@ -16,12 +17,16 @@ from typing import Any, Generic, TypeVar
 
 from engine.browser.cdp import CDPConnection
 from engine.browser.discovery import BASE_FLAGS, find_chromium, running_as_root
+from engine.browser.downloads import DownloadKeeper
 from engine.browser.target import PageScripts, PageTarget
-from engine.errors import BrowserLaunchError
+from engine.errors import BrowserLaunchError, ErrorCode, VigilError
+from engine.models.browsing import TabInfo
 from engine.secret_values import SecretValues
 
+log = logging.getLogger("vigil.browser")
 DEFAULT_VIEWPORT = (1280, 800)
 TabT = TypeVar("TabT")
+TabListener = Callable[[str, Any], None]  # (what: "opened" | "closed" | "active", tab)
 
 
 def _free_port() -> int:
@@ -37,7 +42,13 @@ def _http_json(url: str, timeout: float = 5.0) -> Any:
 
 class Browser(Generic[TabT]):
     """A Chromium that Vigil drives. Its pages are opened as `PageTarget`s and handed to `make_tab`,
-    which wraps each in what the caller works with (`engine.launch` makes `Tab`s)."""
+    which wraps each in what the caller works with (`engine.launch` makes `Tab`s).
+
+    Every page of the context is tracked, also those the page opens itself (a `target=_blank` link,
+    `window.open`, a sign-in popup): `tabs` (in the order they opened), `active_tab` (the one being
+    worked on), `switch_to(i)`, `close_tab(i)`, `tab_infos()`, `opened` (every tab ever adopted, in
+    order, for "what opened since") and `on_tabs(fn)`. Downloads are saved by `downloads`
+    (`engine.browser.downloads.DownloadKeeper`)."""
 
     def __init__(self, make_tab: Callable[[PageTarget], TabT]) -> None:
         self._make_tab = make_tab
@@ -55,6 +66,13 @@ class Browser(Generic[TabT]):
         self.viewport = DEFAULT_VIEWPORT
         # secret values typed in this browser's tabs (memory only): every picture paints them over
         self.secrets = SecretValues()
+        self.active_tab: TabT | None = None
+        self.opened: list[TabT] = []          # every tab adopted or opened, in order (never shrinks)
+        self.downloads = DownloadKeeper(self._index_of_page)
+        self._openers: dict[PageTarget, PageTarget | None] = {}
+        self._own_pages = 0                   # pages being opened by new_tab (their "page" event is not a popup)
+        self._listeners: list[TabListener] = []
+        self._adopting: set[asyncio.Task[Any]] = set()
 
     @property
     def cdp(self) -> CDPConnection:
@@ -102,29 +120,185 @@ class Browser(Generic[TabT]):
                     hint = " A headed browser needs a display: run under Xvfb (xvfb-run) or use headless=True."
                 raise BrowserLaunchError(f"Chromium at {self.executable} failed to start: {msg}.{hint}") from None
             ws_url = await _wait_ws(port, launch_timeout)
-            self.context = await self.pw_browser.new_context(viewport=size)
+            self.context = await self.pw_browser.new_context(viewport=size, accept_downloads=True)
         self._cdp = await CDPConnection.connect(ws_url)
+        self.context.on("page", self._on_page)
 
     async def new_tab(self, url: str | None = None, *, timeout: float = 30.0, wait_until: str = "load") -> TabT:
-        """Open a tab (page); `url` is loaded after Vigil's per-document script is in place."""
-        page = await self.context.new_page()
+        """Open a tab (page); `url` is loaded after Vigil's per-document script is in place. The new tab
+        becomes the active one."""
+        self._own_pages += 1
+        try:
+            page = await self.context.new_page()
+        finally:
+            self._own_pages = max(0, self._own_pages - 1)
+        tab = await self._wrap(page, opener=None)
+        self._set_active(tab)
+        if url:
+            await self._target_of(tab).goto(url, timeout=timeout, wait_until=wait_until)
+        return tab
+
+    async def _wrap(self, page: Any, opener: PageTarget | None) -> TabT:
+        self._watch_page(page)
         target = PageTarget(self.cdp, page, await _target_id(self.context, page), self.scripts, self.secrets,
                             on_close=self._closed)
+        target.opener_id = opener.target_id if opener is not None else None
+        target.owner = self
+        target.dialogs.tab_index = lambda: self._index_of_target(target)
         page.on("crash", lambda *_: target.mark_crashed())
+        page.on("close", lambda *_: target.gone())
         await target.attach()
         tab = self._make_tab(target)
         self._targets[target] = tab
+        self._openers[target] = opener
         self.tabs.append(tab)
-        if url:
-            await target.goto(url, timeout=timeout, wait_until=wait_until)
+        self.opened.append(tab)
+        self._emit("opened", tab)
         return tab
+
+    def _watch_page(self, page: Any) -> None:
+        """Before anything else can happen in a page: keep Playwright from dismissing its dialogs (the
+        page's DialogWatcher answers them) and save its downloads."""
+        page.on("dialog", _leave_dialog_to_vigil)
+        page.on("download", lambda d: self.downloads.started(d, page))
+
+    def _on_page(self, page: Any) -> None:
+        """A page the context opened: ours (new_tab) or one the page opened (a popup, a new tab)."""
+        if self._own_pages:
+            return
+        if any(self._target_of(t).page is page for t in self.tabs):
+            return
+        self._watch_page(page)  # at once: a popup may raise a dialog or download before it is wrapped
+        task = asyncio.ensure_future(self._adopt(page))
+        self._adopting.add(task)
+        task.add_done_callback(self._adopting.discard)
+
+    async def _adopt(self, page: Any) -> None:
+        opener: PageTarget | None = None
+        with contextlib.suppress(Exception):
+            op = await page.opener()
+            opener = next((t for t in self._targets if t.page is op), None) if op is not None else None
+        if opener is None and self.active_tab is not None:
+            opener = self._target_of(self.active_tab)  # noopener links (target=_blank): opened from the active tab
+        try:
+            await self._wrap(page, opener)
+        except VigilError as exc:
+            log.debug("could not adopt a new page: %s", exc)
+
+    async def settle_new_tabs(self, timeout: float = 2.0) -> None:
+        """Wait (briefly) until every page the context opened is wrapped as a tab."""
+        tasks = set(self._adopting)
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
 
     def _closed(self, target: PageTarget) -> None:
         tab = self._targets.pop(target, None)
+        opener = self._openers.pop(target, None)
         if tab is not None and tab in self.tabs:
             self.tabs.remove(tab)
+        if tab is not None and tab is self.active_tab:
+            back = self._targets.get(opener) if opener is not None else None
+            self._set_active(back if back is not None else (self.tabs[-1] if self.tabs else None))
+        if tab is not None:
+            self._emit("closed", tab)
+
+    # -- the tabs ---------------------------------------------------------------------------------
+    @staticmethod
+    def _target_of(tab: Any) -> PageTarget:
+        return tab if isinstance(tab, PageTarget) else tab.target
+
+    def _index_of_target(self, target: PageTarget) -> int | None:
+        for i, t in enumerate(self.tabs):
+            if self._target_of(t) is target:
+                return i
+        return None
+
+    def _index_of_page(self, page: Any) -> int | None:
+        for i, t in enumerate(self.tabs):
+            if self._target_of(t).page is page:
+                return i
+        return None
+
+    def index_of(self, tab: TabT) -> int | None:
+        """The tab's index in `tabs` (None once closed)."""
+        return self.tabs.index(tab) if tab in self.tabs else None
+
+    def opener_of(self, tab: TabT) -> TabT | None:
+        """The tab that opened this one (a popup's opener), while it is open."""
+        op = self._openers.get(self._target_of(tab))
+        return self._targets.get(op) if op is not None else None
+
+    def on_tabs(self, fn: TabListener) -> Callable[[], None]:
+        """Call `fn(what, tab)` when a tab opens ("opened"), closes ("closed") or becomes active ("active");
+        returns a function that stops it."""
+        self._listeners.append(fn)
+        return lambda: self._listeners.remove(fn) if fn in self._listeners else None
+
+    def _emit(self, what: str, tab: Any) -> None:
+        for fn in list(self._listeners):
+            try:
+                fn(what, tab)
+            except Exception:
+                log.exception("tab listener failed")
+
+    def _set_active(self, tab: TabT | None) -> None:
+        if tab is self.active_tab:
+            return
+        self.active_tab = tab
+        if tab is not None:
+            self._emit("active", tab)
+
+    def tab_at(self, index: int) -> TabT:
+        """The tab at `index`; VigilError (NO_TAB) naming the open tabs when there is none."""
+        if not 0 <= index < len(self.tabs):
+            names = "; ".join(i.describe() for i in self.tab_infos()) or "none"
+            raise VigilError(f"There is no tab {index}. Open tabs: {names}.", code=ErrorCode.NO_TAB)
+        return self.tabs[index]
+
+    async def switch_to(self, index: int) -> TabT:
+        """Make the tab at `index` the active one (brought to the front); returns it."""
+        tab = self.tab_at(index)
+        with contextlib.suppress(Exception):
+            await self._target_of(tab).page.bring_to_front()
+        self._set_active(tab)
+        return tab
+
+    async def close_tab(self, index: int | None = None) -> TabT:
+        """Close the tab at `index` (the active one when None); the active tab moves to its opener, else
+        to the last tab. Returns the closed tab."""
+        if index is None:
+            if self.active_tab is None:
+                raise VigilError("There is no active tab to close.", code=ErrorCode.NO_TAB)
+            tab = self.active_tab
+        else:
+            tab = self.tab_at(index)
+        await self._target_of(tab).close()
+        return tab
+
+    def tab_infos(self) -> list[TabInfo]:
+        """Every open tab: index, title (as last known), URL, active, opener."""
+        out = []
+        for i, t in enumerate(self.tabs):
+            target = self._target_of(t)
+            opener = self._openers.get(target)
+            out.append(TabInfo(index=i, title=_title_of(target), url=target.url, active=t is self.active_tab,
+                               opener=self._index_of_target(opener) if opener is not None else None,
+                               target_id=target.target_id))
+        return out
+
+    async def refresh_titles(self) -> list[TabInfo]:
+        """`tab_infos()` with every title read from its page now."""
+        for t in self.tabs:
+            target = self._target_of(t)
+            if target.dialogs.pending is not None:
+                continue  # the page is stopped: its title cannot be read
+            with contextlib.suppress(Exception):
+                target.title = await asyncio.wait_for(target.page.title(), 2)
+        return self.tab_infos()
 
     async def close(self) -> None:
+        for task in list(self._adopting):
+            task.cancel()
         for t in list(self._targets):
             t.closed = True
         if self._cdp is not None:
@@ -137,6 +311,14 @@ class Browser(Generic[TabT]):
         if self._pw_cm is not None:
             with contextlib.suppress(Exception):
                 await self._pw_cm.__aexit__(None, None, None)
+
+
+def _leave_dialog_to_vigil(dialog: Any) -> None:
+    """Playwright's dialog listener: does nothing, so Playwright does not dismiss the dialog itself."""
+
+
+def _title_of(target: PageTarget) -> str:
+    return str(getattr(target, "title", "") or "")
 
 
 async def _target_id(context: Any, page: Any) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engine.browser.cdp import CDPConnection
+from engine.browser.dialogs import DialogWatcher
 from engine.browser.network import NetworkMonitor
 from engine.errors import BrowserClosedError, ErrorCode, NavigationError, NoContextError, TabCrashedError, VigilError
 from engine.secret_values import SecretValues
@@ -122,6 +123,10 @@ class PageTarget:
         self.nav_count = 0     # main-frame navigations (new documents and same-document URL changes)
         self._on_close = on_close
         self._navigation_listeners: list[NavigationListener] = []
+        self.dialogs = DialogWatcher(cdp.send)  # JavaScript dialogs: seen before anything talks to the page
+        self.opener_id: str | None = None       # the target id of the tab that opened this one (a popup)
+        self.title = ""                         # the page's title as last read (Browser.refresh_titles)
+        self.owner: Any = None                  # the Browser whose tab this is
 
     # -- set-up ------------------------------------------------------------------------------
     async def attach(self) -> None:
@@ -138,7 +143,9 @@ class PageTarget:
                        ("Target.detachedFromTarget", self._on_detached),
                        ("Inspector.targetCrashed", self._on_crashed),
                        ("Page.frameStartedLoading", self._on_loading),
-                       ("Page.frameStoppedLoading", self._on_loaded)):
+                       ("Page.frameStoppedLoading", self._on_loaded),
+                       ("Page.javascriptDialogOpening", self._on_dialog_opening),
+                       ("Page.javascriptDialogClosed", self._on_dialog_closed)):
             c.on(ev, fn)
         res = await c.send("Target.attachToTarget", {"targetId": self.target_id, "flatten": True})
         self.session_id = res["sessionId"]
@@ -300,7 +307,15 @@ class PageTarget:
                 self.frames.pop(fid, None)
             self.invalidate()
         elif child == self.session_id:
-            self.closed = True
+            self.gone()
+
+    def _on_dialog_opening(self, p: dict, sid: str | None) -> None:
+        if sid is not None and self._mine(sid):
+            self.dialogs.opened(p, sid)
+
+    def _on_dialog_closed(self, p: dict, sid: str | None) -> None:
+        if sid is not None and self._mine(sid):
+            self.dialogs.closed(p, sid)
 
     def _on_crashed(self, p: dict, sid: str | None) -> None:
         if sid == self.session_id:
@@ -404,19 +419,32 @@ class PageTarget:
         finally:
             self.invalidate()
 
+    def gone(self) -> None:
+        """The page closed itself (window.close(), or its browser window went away): forget it."""
+        self.closed = True
+        self._navigation_listeners.clear()
+        self.dialogs.close()
+        self._report_closed()
+
+    def _report_closed(self) -> None:
+        on_close, self._on_close = self._on_close, None  # once
+        if on_close is not None:
+            on_close(self)
+
     async def close(self) -> None:
         if self.closed:
+            self._report_closed()
             return
         self.closed = True
         self._navigation_listeners.clear()
+        self.dialogs.close()
         # Close through CDP first: Playwright's page.close() has been seen to wait forever
         # after a failed navigation (error page in a swapped renderer).
         with contextlib.suppress(Exception):
             await self.cdp.send("Target.closeTarget", {"targetId": self.target_id}, timeout=5)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.page.close(), 5)
-        if self._on_close is not None:
-            self._on_close(self)
+        self._report_closed()
 
 
 def navigation_error(url: str, exc: Exception, timeout: float) -> VigilError:

@@ -63,6 +63,10 @@ def _fail(msg: str, code: str = "BAD_ARGUMENT", command: str = "run") -> int:
 def step_line(rec: StepRecord) -> str:
     """One line per step: number, outcome, what ran (typed secrets stay masked), and what happened."""
     word = _WORDS.get(rec.status, rec.status)
+    if rec.status == "completed" and rec.verification is not None and not rec.verification.success:
+        word = "unverified"  # the action ran, but what it should have done was not seen
+    if rec.action is not None and rec.action.name == "fail":
+        word = "FAILED"  # the planner gave up: the run fails (exit status 1)
     who = " (you)" if rec.actor == "human" else ""
     if rec.result is not None:
         what, detail = rec.result.action, rec.result.message
@@ -75,16 +79,18 @@ def step_line(rec: StepRecord) -> str:
     else:
         what, detail = "acted in the page", rec.note
     timing = timing_line(rec.timings_ms)
-    return (f"[{rec.index + 1}] {word:<8} {what}{who}" + (f" — {detail}" if detail else "")
+    tab = f" (tab {rec.tab.index})" if rec.tab is not None and rec.tab.index else ""
+    return (f"[{rec.index + 1}] {word:<8} {what}{who}{tab}" + (f" — {detail}" if detail else "")
             + (f" [{timing}]" if timing else ""))
 
 
 def result_line(result: RunResult) -> str:
+    note = (" (note: " + "; ".join(result.incidents) + ")") if result.incidents else ""
     if result.status == "success":
-        return "finished" + (f": {result.answer}" if result.answer else "")
+        return "finished" + (f": {result.answer}" if result.answer else "") + note
     if result.status == "interrupted":
-        return f"stopped: {result.reason or 'by request'}"
-    return f"failed: {result.reason}"
+        return f"stopped: {result.reason or 'by request'}{note}"
+    return f"failed: {result.reason}{note}"
 
 
 async def run_command(args: argparse.Namespace, *, stdin: TextIO | None = None) -> int:

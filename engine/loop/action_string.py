@@ -6,7 +6,10 @@ sends): a name, then arguments in parentheses. Arguments are positional or `key=
 single- or double-quoted strings (backslash escapes, commas and parentheses inside quotes are
 fine), numbers, booleans (`true`/`false`), `null`, or bare words (node IDs such as `12` or `f1_12`,
 keys such as `Enter`). `setValue`/`fill` are aliases of `type`, `doubleClick`/`dblclick` of
-`double_click`, `goto` of `navigate`, `sleep` of `wait`, `goBack` of `back`.
+`double_click`, `goto` of `navigate`, `sleep` of `wait`, `goBack` of `back`. Tabs and dialogs:
+`switch_tab(1)`, `close_tab(1)` / `close_tab()` (the active one), `new_tab("http://…")` (also the
+seed-style `switchTab`, `closeTab`, `newTab`), `dialog(true)` / `dialog(false)` / `dialog(true, "text
+for a prompt")` (also `ok`/`cancel`); `upload(12, "/path/a.pdf", "/path/b.pdf")`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ _ALIASES = {
     "select": "select", "selectoption": "select", "check": "check", "uncheck": "uncheck", "scroll": "scroll",
     "navigate": "navigate", "goto": "navigate", "back": "back", "goback": "back", "wait": "wait", "sleep": "wait",
     "finish": "finish", "fail": "fail",
+    "switchtab": "switch_tab", "selecttab": "switch_tab", "closetab": "close_tab", "newtab": "new_tab",
+    "opentab": "new_tab", "dialog": "dialog", "handledialog": "dialog", "upload": "upload", "uploadfile": "upload",
+    "setinputfiles": "upload",
 }
 # positional parameters of each action, in order
 _POSITIONAL = {
@@ -32,14 +38,19 @@ _POSITIONAL = {
     "uncheck": ("target",), "type": ("target", "text"), "select": ("target", "option"), "press": ("key", "target"),
     "scroll": ("direction", "target", "amount"), "navigate": ("url",), "back": (), "wait": ("ms",),
     "finish": ("answer",), "fail": ("reason",),
+    "switch_tab": ("tab",), "close_tab": ("tab",), "new_tab": ("url",), "dialog": ("accept", "text"),
+    "upload": ("target", "paths"),  # upload(12, "a.pdf", "b.pdf"): every argument after the target is a path
 }
 _KEYWORDS = {
     "click": {"force"}, "double_click": {"force"}, "hover": set(), "check": {"force"}, "uncheck": {"force"},
     "type": {"clear", "submit"}, "select": set(), "press": set(), "scroll": set(), "navigate": set(),
     "back": set(), "wait": set(), "finish": set(), "fail": set(),
+    "switch_tab": set(), "close_tab": set(), "new_tab": set(), "dialog": set(), "upload": set(),
 }
 _BOOL_FIELDS = {"force", "clear", "submit"}
-_INT_FIELDS = {"amount", "ms"}
+_INT_FIELDS = {"amount", "ms", "tab"}
+_ACCEPT = {"true": True, "yes": True, "1": True, "ok": True, "accept": True, "false": False, "no": False, "0": False,
+           "cancel": False, "dismiss": False}
 _DIRECTIONS = {"up", "down", "left", "right", "top", "bottom"}
 NODE_ID = re.compile(r"^(?:f\d+_)?\d+$")
 _NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_\-]*)\s*")
@@ -47,7 +58,8 @@ _KEY = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*")
 _BARE = re.compile(r"[^,()\s\"']+")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
 EXAMPLES = 'click(12), type(5, "ada@example.com"), press("Enter"), select(7, "Germany"), scroll("down"), ' \
-           'navigate("https://example.com"), finish("answer")'
+           'navigate("https://example.com"), switch_tab(1), dialog(false), upload(9, "/path/file.pdf"), ' \
+           'finish("answer")'
 
 
 class _Value:
@@ -151,6 +163,10 @@ def _convert(field: str, v: _Value, name: str, original: str) -> Any:
         if not NODE_ID.match(raw.strip()):
             raise ActionStringError(f"{name} needs a node ID such as 12 or f1_12, not {raw!r} (in {original!r}).")
         return raw.strip()
+    if field == "accept":
+        if raw.strip().lower() in _ACCEPT:
+            return _ACCEPT[raw.strip().lower()]
+        raise ActionStringError(f"dialog needs true (OK) or false (Cancel) first, not {raw!r} (in {original!r}).")
     if field in _BOOL_FIELDS:
         low = raw.lower()
         if low in ("true", "yes", "1"):
@@ -174,11 +190,20 @@ def _build(name: str, positional: list[_Value], keywords: dict[str, _Value], ori
         positional = [positional[1], positional[0]]  # press(12, "Enter")
     if name == "scroll":
         params = _scroll_params(positional)
+    if name == "upload" and len(positional) >= 2:
+        paths = [v.raw for v in positional[1:]]
+        positional = positional[:1]
+        keywords = {**keywords}
+        params = ["target"]
+    else:
+        paths = None
     if len(positional) > len(params):
         want = ", ".join(params) or "no arguments"
         raise ActionStringError(f"{name} takes {len(params)} positional argument(s) ({want}); "
                                 f"{len(positional)} given in {original!r}.")
     fields: dict[str, Any] = {"name": name}
+    if paths is not None:
+        fields["paths"] = paths
     for field, v in zip(params, positional, strict=False):
         fields[field] = _convert(field, v, name, original)
     allowed = set(_POSITIONAL[name]) | _KEYWORDS[name]

@@ -177,6 +177,8 @@ class TerminalGate:
             self._say(f"  refused: {request.error}")
 
     async def decide(self, request: ApprovalRequest) -> Decision:
+        if request.dialog is not None:
+            return await self._dialog(request)
         self.show(request)
         while True:
             answer = await self._ask(f"{self.CHOICES} > ")
@@ -211,6 +213,34 @@ class TerminalGate:
                     self._say(f"  {exc}")
             else:
                 self._say(f"  Answer with one letter: {self.CHOICES}.")
+
+    async def _dialog(self, request: ApprovalRequest) -> Decision:
+        """A JavaScript dialog the page raised: OK (y), Cancel (n), or — for a prompt — the text to answer."""
+        d = request.dialog
+        assert d is not None
+        self._say()
+        self._say(f"Step {request.step_index + 1}: {request.summary}")
+        if d.url:
+            self._say(f"  from: {d.url}")
+        if d.kind == "prompt":
+            line = await self._ask(f'Text to answer (Enter for "{d.default_prompt}"), or "-" for Cancel, [q]uit > ')
+            if line is None or line.strip().lower() == "q":
+                return Decision(kind="stop", reason="quit at the dialog prompt" if line else "end of input")
+            if line.strip() == "-":
+                return Decision(kind="reject", reason="Cancel")
+            return Decision(kind="approve", text=line if line else d.default_prompt)
+        while True:
+            answer = await self._ask("[o]k (y), [c]ancel (n), [q]uit > ")
+            if answer is None:
+                return Decision(kind="stop", reason="end of input")
+            c = answer.strip().lower()[:1]
+            if c in ("o", "y", "a"):
+                return Decision.approve()
+            if c in ("c", "n", "r", "s"):
+                return Decision(kind="reject", reason="Cancel")
+            if c == "q":
+                return Decision(kind="stop", reason="quit at the dialog prompt")
+            self._say("  Answer o (OK), c (Cancel) or q (quit).")
 
     async def _edit(self, request: ApprovalRequest) -> Decision | None:
         proposed = request.proposal.action

@@ -12,6 +12,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from engine.loop.driver import PageDriver
 from engine.models import ActionResult, PageEvent, Plan, ProposedStep, StepRecord
+from engine.models.browsing import TabInfo
 from engine.snapshot.dom_snapshot import DomSnapshot
 
 Outcome = Literal["completed", "failed", "skipped", "rejected", "taken_over", "stale"]
@@ -43,6 +44,8 @@ class Observation:
     # the page itself, for a planner that asks for more than the snapshot (a screenshot); None when the
     # observation is built without one (a one-off grounding, a test)
     page: PageDriver | None = None
+    # the browser's open tabs (index, title, URL, which is active), when the page is a tab of a browser
+    tabs: list[TabInfo] = field(default_factory=list)
 
 
 @runtime_checkable

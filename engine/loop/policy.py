@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import urllib.parse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.loop.redact import is_secret_field
@@ -164,9 +165,42 @@ def sensitive_reasons(action: Action, node: VirtualNode | None, snapshot: DomSna
         if href and leaves_site(href, start_domain, _base_url(snapshot, node)):
             host = urllib.parse.urlsplit(urllib.parse.urljoin(_base_url(snapshot, node), href)).hostname
             reasons.append(f"leaves {start_domain} for {host} (link)")
+    reasons.extend(_browsing_reasons(action, node, snapshot, start_domain))
     if proposal is not None and proposal.sensitive:
         reasons.append(proposal.sensitive_reason or "the planner flagged this step as sensitive")
     return reasons
+
+
+_DOWNLOAD_EXTENSIONS = frozenset({
+    ".pdf", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".7z", ".rar", ".tar", ".csv", ".tsv", ".xls", ".xlsx", ".ods",
+    ".doc", ".docx", ".odt", ".ppt", ".pptx", ".exe", ".msi", ".dmg", ".pkg", ".deb", ".rpm", ".apk", ".iso",
+    ".bin", ".ics", ".vcf", ".txt", ".json", ".xml", ".mp3", ".mp4", ".mov"})
+
+
+def _downloads(node: VirtualNode) -> bool:
+    """A link that downloads: a `download` attribute, or an href to a file of a downloadable type."""
+    attrs = node.attrs or {}
+    if "download" in attrs:
+        return True
+    path = urllib.parse.urlsplit(str(attrs.get("href") or "")).path.lower()
+    return any(path.endswith(ext) for ext in _DOWNLOAD_EXTENSIONS)
+
+
+def _browsing_reasons(action: Action, node: VirtualNode | None, snapshot: DomSnapshot | None,
+                      start_domain: str) -> list[str]:
+    """Uploads, answers to page dialogs, downloads and tabs opened elsewhere (issue [9])."""
+    n = action.name
+    out: list[str] = []
+    if n == "upload":
+        names = ", ".join(Path(p).name for p in action.paths or [])
+        out.append(f"uploads {names} from this machine to the page")
+    if n == "dialog" and action.accept:
+        out.append("answers the page's dialog OK" + (f' with "{action.text}"' if action.text else ""))
+    if n == "new_tab" and action.url and leaves_site(action.url, start_domain, snapshot.url if snapshot else ""):
+        out.append(f"opens {urllib.parse.urlsplit(action.url).hostname or action.url} in a new tab (another site)")
+    if n in ("click", "double_click") and node is not None and node.role == "link" and _downloads(node):
+        out.append(f"downloads a file ({node.label()}) to this machine")
+    return out
 
 
 def needs_approval(policy: str, reasons: list[str]) -> bool:

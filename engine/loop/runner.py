@@ -19,6 +19,7 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar, cast
 
 from engine.errors import BrowserClosedError, ErrorCode, TabCrashedError, UnknownNodeError, VigilError
+from engine.loop.browsing import PageWatch
 from engine.loop.driver import PageDriver
 from engine.loop.events import EventBus
 from engine.loop.gates import ApprovalGate
@@ -38,6 +39,7 @@ from engine.loop.target_guard import target_drift
 from engine.loop.untrusted import find_instructions
 from engine.models import (
     POLICIES,
+    TAB_ACTIONS,
     TERMINAL_ACTIONS,
     Action,
     ActionDone,
@@ -57,6 +59,8 @@ from engine.models import (
     TargetQuery,
     VerificationDone,
 )
+from engine.models.actions import EventCategory
+from engine.models.browsing import PageIncidents
 from engine.models.loop import Actor, Policy, TaskStatus
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
@@ -92,7 +96,8 @@ class AgentLoop:
     def __init__(self, page: PageDriver, planner: Planner, *, gate: ApprovalGate, policy: str = "ask",
                  max_steps: int = 30,
                  bus: EventBus | None = None, screenshots: bool = True,
-                 target_timeout_ms: int = DEFAULT_TARGET_TIMEOUT_MS, artifacts: bool = False):
+                 target_timeout_ms: int = DEFAULT_TARGET_TIMEOUT_MS, artifacts: bool = False,
+                 follow_new_tabs: bool = True):
         if policy not in POLICIES:
             raise ValueError(f"Unknown approval policy {policy!r}; use one of {', '.join(POLICIES)}.")
         if max_steps < 1:
@@ -105,6 +110,8 @@ class AgentLoop:
         self.artifacts = artifacts
         self.bus = bus or EventBus()
         self.journal = RunJournal(self.bus)
+        # dialogs, tabs and downloads: who answers a dialog, following a new tab (engine.loop.browsing)
+        self.watch = PageWatch(self, follow_new_tabs=follow_new_tabs)
         self.task = ""
         self.start_domain = ""
         self._prev_snap: DomSnapshot | None = None
@@ -140,6 +147,8 @@ class AgentLoop:
         self.task, self.start_domain, self._prev_snap = task, "", None
         j.set_state("observing", "running", detail=task)
         j.message("user", task)
+        self.watch.totals = dict.fromkeys(self.watch.totals, 0)
+        self.watch.start()
         try:
             end = await self._cycles()
         except _End as e:
@@ -154,6 +163,8 @@ class AgentLoop:
         except Exception as exc:  # a bug must still end the run cleanly
             log.exception("agent loop failed")
             end = _End("error", reason=f"Internal error in the loop: {type(exc).__name__}: {exc}")
+        finally:
+            self.watch.stop()
         return self._finish(end)
 
     def _finish(self, end: _End) -> RunResult:
@@ -161,12 +172,15 @@ class AgentLoop:
         self._stop_requested = False  # the loop may run again
         text = {"success": "Finished" + (f": {end.answer}" if end.answer else "."),
                 "interrupted": end.reason or "Stopped."}.get(end.status, f"Failed: {end.reason}")
+        incidents = self.watch.run_incidents()
+        if incidents:  # never a quiet "finished" after a page raised floods of dialogs or popups
+            text += " Note: " + "; ".join(incidents) + "."
         j.message("system", text, status="success" if end.status == "success" else "error",
                   error=end.reason if end.status != "success" else None)
         j.set_state("finished", end.status, detail=end.reason or end.answer or "")
         return scrub_known(RunResult(task=self.task, status=end.status, answer=end.answer, reason=end.reason,
                                      steps=list(j.records), plan=j.plan.model_copy(deep=True) if j.plan else None,
-                                     messages=list(j.messages), url=self._url()), j.secrets)
+                                     messages=list(j.messages), url=self._url(), incidents=incidents), j.secrets)
 
     # -- the cycle -----------------------------------------------------------------------------
     async def _cycles(self) -> _End:
@@ -177,9 +191,13 @@ class AgentLoop:
                 raise _Stopped
             index = len(self.journal.records)
             t0 = self.journal.step_started = time.monotonic()
+            if getattr(self.page, "closed", False):  # the tab closed itself between steps (a popup)
+                await self.watch.back_to_opener()
+            self.watch.begin_step(index)
             snap = await self._observe(index)
             self.start_domain = self.start_domain or snap.context.domain
             obs = Observation(task=self.task, step_index=index, snapshot=snap, url=snap.url, page=self.page,
+                              tabs=await self.watch.tabs(),
                               recent_events=await self._events(10_000), history=list(self.journal.records),
                               last_result=turn.result if turn else None, feedback=turn.feedback if turn else None,
                               plan=self.journal.plan.model_copy(deep=True) if self.journal.plan else None,
@@ -324,6 +342,8 @@ class AgentLoop:
             j.record(draft.record("stopped", note="Stop requested before this step ran."))
             raise _Stopped
         actor: Actor = "human" if decision.kind == "take_over" else "agent"
+        # a dialog this step raises is answered OK under auto-safe only when the person approved it as sensitive
+        self.watch.sensitive_ok = ask and bool(reasons) and decision.kind in ("approve", "edit", "take_over")
         said = mask_action(action, run_node).to_string()
         if action.name in TERMINAL_ACTIONS:
             self._terminal(action, actor, p, msg, draft)
@@ -337,9 +357,11 @@ class AgentLoop:
             self._check_fatal(result)
             return Turn("taken_over", f"The person took over and ran {said} instead of your step: "
                                        f"{result.message}", result)
+        unverified = ok and rec.verification is not None and not rec.verification.success
         j.update_message(msg, status="success" if ok else "error", actionString=said,
                          error=None if ok else result.message,
-                         metadata={**msg.metadata, "edited": decision.kind == "edit"})
+                         metadata={**msg.metadata, "edited": decision.kind == "edit", "unverified": unverified,
+                                   **({"incidents": rec.incidents.lines()} if rec.incidents else {})})
         j.mark_plan(p.plan_index, "completed" if ok else "failed")
         self._check_fatal(result)
         return Turn("completed" if ok else "failed", None if ok else result.message, result)
@@ -459,11 +481,17 @@ class AgentLoop:
         t = time.monotonic()
         self.journal.set_state("acting")
         t_act = time.monotonic()
+        acted_on, tab_before = self.page, self.watch.tab_info()
         try:
-            result = await self.page.act(run, expect)
+            if run.name in TAB_ACTIONS:
+                result = await self._tab_action(run)
+            else:
+                result = await self.page.act(run, expect)
         except VigilError as exc:  # the action layer reports page problems in the result; be safe anyway
             result = ActionResult(success=False, action=run.to_string(), node_id=run.node_id, error_code=exc.code,
                                   message=exc.message)
+        incidents = await self.watch.end_step()
+        result = _with_incidents(result, incidents, acted_on, self.page)
         # where the action's time went: the action itself, the page settling, the verification
         whole, parts = _ms(t_act), result.timings_ms or {}
         for phase in ("settle", "verify"):
@@ -487,16 +515,53 @@ class AgentLoop:
             self.bus.publish(VerificationDone(step_index=index, result=v))
         failed = not result.success or (v is not None and not v.success and expect is not None)
         note = f"Not verified: {v.feedback}" if v is not None and not v.success and not failed else ""
+        if incidents.dialog_flood or incidents.popups_blocked:  # the page misbehaved: this step did not go well
+            failed = True
+            note = "; ".join(x for x in incidents.lines() if "flood" in x)
         try:
             self.page.check_alive()
         except VigilError as exc:  # the action "worked" but the tab died under it
             failed, note = True, exc.message
         distance = hash_distance(before, after) if before and after else None
-        return self.journal.record(draft.record(
+        rec = draft.record(
             "failed" if failed else "completed", note=note, actor=actor, action=mask_action(run, node), result=result,
-            verification=v, events=await self._events(int(timings["act"]) + 1000), url_before=fresh.url,
+            verification=v, events=await self._events(int(timings["act"]) + 1000) + _incident_events(incidents),
+            url_before=fresh.url,
             url_after=self._url(), snapshot_nodes=len(fresh), screenshots=(before, after, distance),
-            target=target_record(node, fresh) if node is not None else None), artifacts), result
+            target=target_record(node, fresh) if node is not None else None)
+        rec = rec.model_copy(update={"tab": tab_before, "incidents": None if incidents.empty() else incidents})
+        return self.journal.record(rec, artifacts), result
+
+    async def _tab_action(self, action: Action) -> ActionResult:
+        """switch_tab / close_tab / new_tab: on the browser the page belongs to."""
+        s = action.to_string()
+        b = self.watch.browser
+        if b is None:
+            return ActionResult(success=False, action=s, error_code=ErrorCode.BAD_ARGUMENT,
+                                message=f"{action.name} needs a browser with tabs; this page has none.")
+        if action.name == "new_tab":
+            tab = await b.new_tab(action.url) if action.url else await b.new_tab()
+            await self.watch.switch(tab)
+            what = f"Opened a new tab ({b.index_of(tab)}) on {tab.url} and switched to it."
+        elif action.name == "switch_tab":
+            tab = b.tab_at(action.tab or 0)
+            await self.watch.switch(tab)
+            await b.refresh_titles()
+            what = f"Switched to tab {action.tab}: {tab.title or '(untitled)'} — {tab.url}."
+        else:
+            index = action.tab if action.tab is not None else b.index_of(self.page)
+            gone = b.tab_at(index)
+            url = gone.url
+            await b.close_tab(index)
+            if gone is self.page or self.page not in b.tabs:
+                await self.watch.back_to_opener()
+            what = f"Closed tab {index} ({url}); now in tab {b.index_of(self.page)}: {self.page.url}."
+        self.invalidate_prev()
+        return ActionResult(success=True, action=s, message=what)
+
+    def invalidate_prev(self) -> None:
+        """Another tab: the previous snapshot's IDs are not the new page's (no "new since" marks)."""
+        self._prev_snap = None
 
     def _check_fatal(self, result: ActionResult | None) -> None:
         """End the run when the tab crashed or the browser closed."""
@@ -559,3 +624,38 @@ class AgentLoop:
         except Exception:  # the page is gone: where it last was
             return self._prev_snap.url if self._prev_snap is not None else ""
 
+
+
+def _with_incidents(result: ActionResult, inc: PageIncidents, acted_on: object, now: object) -> ActionResult:
+    """The action's result with what happened besides the page: a popup that closed itself under the action
+    is not a dead browser, and new tabs, dialogs and downloads are said in its message."""
+    update: dict[str, Any] = {}
+    message = result.message
+    if acted_on is not now and getattr(acted_on, "closed", False) and result.error_code in FATAL_CODES:
+        update.update(success=True, error_code=None)
+        message = "The action ran and its tab closed itself (a popup finishing its work)."
+    v = result.verification
+    done = ([f"opened a new tab ({t.title or t.url})" for t in inc.tabs_opened]
+            + [f"downloaded {d.name}" for d in inc.downloads if not d.error]
+            + [f"raised {d.call()}" for d in inc.dialogs[:1]])
+    if v is not None and not v.success and done and (v.expected is None or v.expected.type == "any_change"):
+        # what it did happened besides the page (a new tab, a download, a dialog): that is the change
+        feedback = f"Verified: it {done[0]}."
+        update["verification"] = v.model_copy(update={"success": True, "feedback": feedback,
+                                                      "actual_outcome": feedback})
+        message = message.replace(v.feedback, feedback)
+    lines = inc.lines()
+    if lines:
+        message = (message + " " if message else "") + "Besides the page: " + "; ".join(lines) + "."
+    if message != result.message:
+        update["message"] = message
+    return result.model_copy(update=update) if update else result
+
+
+def _incident_events(inc: PageIncidents) -> list[PageEvent]:
+    """The step's dialogs, tabs and downloads as page events (what the chat and the report list)."""
+    out: list[PageEvent] = []
+    for line in inc.lines():
+        category: EventCategory = "warning" if "flood" in line else "text"
+        out.append(PageEvent(category=category, kind="browser", text=line, age_ms=0))
+    return out

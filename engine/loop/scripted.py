@@ -120,6 +120,8 @@ def _step(n: int, raw: Any) -> ScriptStep:
     fields = {k: v for k, v in raw.items() if k in _ACTION_KEYS}
     if "target" in fields:
         fields["target"] = _target(fields["target"], bad)
+    if isinstance(fields.get("paths"), str):
+        fields["paths"] = [fields["paths"]]  # upload: one path may be given as a string
     for k in ("text", "option", "answer", "reason", "key", "url"):
         if isinstance(fields.get(k), (int, float)) and not isinstance(fields.get(k), bool):
             fields[k] = str(fields[k])  # YAML reads `text: 12345` as a number

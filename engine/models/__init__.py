@@ -3,6 +3,7 @@
 from engine.models.actions import (  # noqa: F401
                                    ACTION_NAMES,
                                    NODE_ACTIONS,
+                                   TAB_ACTIONS,
                                    TERMINAL_ACTIONS,
                                    Action,
                                    ActionResult,
@@ -20,6 +21,7 @@ from engine.models.loop import (  # noqa: F401
                                    AwaitingApproval,
                                    ChatMessage,
                                    Decision,
+                                   DialogRaised,
                                    LoopEvent,
                                    MessageAdded,
                                    Plan,
@@ -34,6 +36,7 @@ from engine.models.loop import (  # noqa: F401
                                    StepProposed,
                                    StepRecord,
                                    StepRecorded,
+                                   TabsChanged,
                                    TaskStatus,
                                    VerificationDone,
 )

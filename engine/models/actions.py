@@ -10,11 +10,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from engine.errors import ErrorCode
 
 ActionName = Literal["click", "double_click", "hover", "type", "press", "select", "check", "uncheck", "scroll",
-                     "navigate", "back", "wait", "finish", "fail"]
+                     "navigate", "back", "wait", "finish", "fail", "switch_tab", "close_tab", "new_tab", "dialog",
+                     "upload"]
 ACTION_NAMES: tuple[str, ...] = ("click", "double_click", "hover", "type", "press", "select", "check", "uncheck",
-                                 "scroll", "navigate", "back", "wait", "finish", "fail")
-NODE_ACTIONS = frozenset({"click", "double_click", "hover", "type", "select", "check", "uncheck"})
+                                 "scroll", "navigate", "back", "wait", "finish", "fail", "switch_tab", "close_tab",
+                                 "new_tab", "dialog", "upload")
+NODE_ACTIONS = frozenset({"click", "double_click", "hover", "type", "select", "check", "uncheck", "upload"})
 TERMINAL_ACTIONS = frozenset({"finish", "fail"})
+# actions on the browser's tabs (run by the loop on the browser, not on one page)
+TAB_ACTIONS = frozenset({"switch_tab", "close_tab", "new_tab"})
 
 ScrollDirection = Literal["up", "down", "left", "right", "top", "bottom"]
 OutcomeType = Literal["navigation", "element_appears", "element_disappears", "value_changes", "state_changes",
@@ -115,6 +119,9 @@ class Action(BaseModel):
     answer: str | None = None      # finish
     reason: str | None = None      # fail
     force: bool = False            # click-like: act even when covered
+    tab: int | None = Field(default=None, ge=0)  # switch_tab / close_tab: the tab's index (close_tab: the active one)
+    accept: bool | None = None     # dialog: OK (true) or Cancel (false); `text` answers a prompt
+    paths: list[str] | None = None  # upload: the files to set on the file input
 
     @field_validator("target", mode="before")
     @classmethod
@@ -138,6 +145,12 @@ class Action(BaseModel):
             raise ValueError("navigate needs a url")
         if n == "wait" and (self.ms is None or self.ms < 0):
             raise ValueError("wait needs ms >= 0")
+        if n == "switch_tab" and self.tab is None:
+            raise ValueError("switch_tab needs the tab's index, e.g. switch_tab(1)")
+        if n == "dialog" and self.accept is None:
+            raise ValueError("dialog needs accept: true (OK) or false (Cancel)")
+        if n == "upload" and not self.paths:
+            raise ValueError("upload needs at least one file path")
         return self
 
     @property
@@ -173,6 +186,16 @@ class Action(BaseModel):
             return f"finish({q(self.answer) if self.answer else ''})"
         if n == "fail":
             return f"fail({q(self.reason) if self.reason else ''})"
+        if n == "switch_tab":
+            return f"switch_tab({self.tab})"
+        if n == "close_tab":
+            return f"close_tab({'' if self.tab is None else self.tab})"
+        if n == "new_tab":
+            return f"new_tab({q(self.url) if self.url else ''})"
+        if n == "dialog":
+            return f"dialog({'true' if self.accept else 'false'}{', ' + q(self.text) if self.text is not None else ''})"
+        if n == "upload":
+            return f"upload({tgt}, {', '.join(q(p) for p in self.paths or [])})"
         return f"{n}()"
 
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.models.actions import Action, ActionResult, ExpectedOutcome, PageEvent, VerificationResult
+from engine.models.browsing import DialogInfo, PageIncidents, TabInfo
 
 TaskStatus = Literal["idle", "running", "success", "error", "interrupted"]
 StepStatus = Literal["pending", "active", "completed", "failed"]
@@ -85,6 +86,7 @@ class Decision(BaseModel):
     action: Action | None = None                     # edit / take_over: the action to run instead
     expected_outcome: ExpectedOutcome | None = None  # edit: a new expected outcome
     reason: str | None = None                        # reject: handed back to the planner
+    text: str | None = None                          # a dialog request: the text to answer a prompt with
 
     @classmethod
     def approve(cls) -> Decision:
@@ -103,6 +105,9 @@ class ApprovalRequest(BaseModel):
     error: str | None = None              # why the previous answer (an invalid edit) was refused
     # page text the planner was sent that reads like an instruction to the agent (prompt injection)
     warnings: list[str] = Field(default_factory=list)
+    # a JavaScript dialog the page raised, put to the person: approve = OK (with `Decision.text` for a
+    # prompt), reject or skip = Cancel, stop = Cancel and stop the run
+    dialog: DialogInfo | None = None
 
 
 class StepRecord(BaseModel):
@@ -129,6 +134,8 @@ class StepRecord(BaseModel):
     timings_ms: dict[str, float] = Field(default_factory=dict)
     status: RecordStatus = "completed"
     note: str = ""
+    tab: TabInfo | None = None            # the tab the step ran in (index, title, URL, target id)
+    incidents: PageIncidents | None = None  # dialogs, tabs opened or closed, downloads during the step
 
 
 class RunResult(BaseModel):
@@ -140,6 +147,8 @@ class RunResult(BaseModel):
     plan: Plan | None = None
     messages: list[ChatMessage] = Field(default_factory=list)
     url: str = ""
+    # what the page did besides itself over the run, in words (dialog and popup floods, downloads …)
+    incidents: list[str] = Field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -204,6 +213,23 @@ class StatusChanged(_Event):
     detail: str = ""
 
 
+class TabsChanged(_Event):
+    """The browser's tabs changed (opened, closed, another made active): the window follows `active`."""
+
+    type: Literal["tabs_changed"] = "tabs_changed"
+    tabs: list[TabInfo]
+    active: int | None = None
+    reason: str = ""
+
+
+class DialogRaised(_Event):
+    """A JavaScript dialog opened (`dialog.answer` None) or was answered."""
+
+    type: Literal["dialog"] = "dialog"
+    step_index: int
+    dialog: DialogInfo
+
+
 class StepArtifacts(BaseModel):
     """The heavy, in-process companions of a step record: the viewport JPEGs and the snapshots they
     were taken with (a `DomSnapshot` each), before and after the action. Never serialized with the
@@ -223,4 +249,5 @@ class StepRecorded(_Event):
 
 
 LoopEvent = Annotated[SnapshotTaken | StepProposed | AwaitingApproval | ActionDone | VerificationDone | PlanUpdated
-                      | MessageAdded | StatusChanged | StepRecorded, Field(discriminator="type")]
+                      | MessageAdded | StatusChanged | StepRecorded | TabsChanged | DialogRaised,
+                      Field(discriminator="type")]

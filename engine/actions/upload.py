@@ -1,0 +1,143 @@
+"""`upload(id, path…)`: set files on a file input through CDP (`DOM.setFileInputFiles`).
+
+The element given may be the file input itself or what a person clicks instead — a styled button,
+a label, a drop zone: the input it stands for is found (the element's own control, an input inside
+it, the label's control, `for`/`aria-controls`, or the only file input of its nearest container).
+Paths are checked before anything touches the page (each must exist, be a file and be readable);
+nothing but the paths named is read, and Chromium reads them itself. The result is verified by
+reading the names of the files the input now holds."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from engine.actions.locate import GROUP, release, resolve
+from engine.browser.target import PageTarget
+from engine.errors import ErrorCode, UnknownNodeError, VigilError
+from engine.models import ActionResult, PageState, VerificationResult
+from engine.observe.stability import StabilityConfig, wait_stable
+from engine.snapshot.cache import SnapshotCache
+
+_FIND_INPUT = """function () {
+  const isFile = e => !!e && e.tagName === 'INPUT' && String(e.type).toLowerCase() === 'file';
+  const el = this;
+  if (isFile(el)) return el;
+  if (el.control && isFile(el.control)) return el.control;
+  const inner = el.querySelector ? el.querySelector('input[type=file]') : null;
+  if (inner) return inner;
+  const lab = el.closest ? el.closest('label') : null;
+  if (lab && isFile(lab.control)) return lab.control;
+  const root = el.getRootNode ? el.getRootNode() : document;
+  for (const a of ['for', 'aria-controls', 'data-for']) {
+    const id = el.getAttribute && el.getAttribute(a);
+    const t = id && (root.getElementById ? root.getElementById(id) : document.getElementById(id));
+    if (isFile(t)) return t;
+  }
+  let p = el.parentElement;
+  for (let i = 0; p && i < 4; i++, p = p.parentElement) {
+    const found = p.querySelectorAll('input[type=file]');
+    if (found.length === 1) return found[0];
+    if (found.length > 1) break;
+  }
+  return null;
+}"""
+_FILES = "function () { return [Array.from(this.files || []).map(f => f.name), !!this.multiple, this.disabled, " \
+         "this.getAttribute('accept') || '']; }"
+
+
+def check_paths(paths: list[str]) -> list[Path]:
+    """The paths as absolute files; VigilError (BAD_FILE) naming the first that cannot be uploaded."""
+    if not paths:
+        raise VigilError("upload needs at least one file path.", code=ErrorCode.BAD_FILE)
+    out = []
+    for raw in paths:
+        p = Path(str(raw)).expanduser()
+        if not p.is_absolute():
+            p = Path.cwd() / p
+        if not p.exists():
+            raise VigilError(f"Cannot upload {raw}: no such file. Give the full path of an existing file.",
+                             code=ErrorCode.BAD_FILE)
+        if not p.is_file():
+            raise VigilError(f"Cannot upload {raw}: it is not a file (a folder?). Give the path of a file.",
+                             code=ErrorCode.BAD_FILE)
+        if not os.access(p, os.R_OK):
+            raise VigilError(f"Cannot upload {raw}: it is not readable by this user. Check its permissions.",
+                             code=ErrorCode.BAD_FILE)
+        out.append(p.resolve())
+    return out
+
+
+async def upload(page: PageTarget, snapshots: SnapshotCache, node_id: str, paths: list[str],
+                 stability: StabilityConfig | None = None) -> ActionResult:
+    """Set `paths` on the file input `node_id` stands for, and verify the input holds them."""
+    t0 = time.monotonic()
+    names = ", ".join(Path(str(p)).name for p in paths)
+    label = f"upload({node_id}, {names})"
+
+    def failed(code: ErrorCode, message: str) -> ActionResult:
+        return ActionResult(success=False, action=label, node_id=node_id, error_code=code, message=message,
+                            timings_ms={"total": round((time.monotonic() - t0) * 1000, 1)})
+
+    try:
+        files = check_paths(paths)
+    except VigilError as exc:
+        return failed(exc.code, exc.message)
+    sid = ""
+    try:
+        page.check_alive()
+        snap = snapshots.latest if snapshots.latest is not None and node_id in snapshots.latest \
+            else await snapshots.snapshot()
+        target = await resolve(page, snap, node_id)
+        sid = target.session_id
+        r = await page.cdp.send("Runtime.callFunctionOn", {"functionDeclaration": _FIND_INPUT,
+                                                           "objectId": target.object_id, "objectGroup": GROUP},
+                                session_id=sid, timeout=10)
+        obj = r.get("result", {})
+        if obj.get("subtype") == "null" or not obj.get("objectId"):
+            return failed(ErrorCode.NO_FILE_INPUT, f"Element {node_id} ({target.node.label()}) is not a file input "
+                          "and no file input belongs to it (inside it, labelled by it, or beside it). Choose the "
+                          "file input or the button that opens the file chooser.")
+        oid = obj["objectId"]
+        before = await _files(page, sid, oid)
+        if before[2]:
+            return failed(ErrorCode.DISABLED, f"The file input of element {node_id} is disabled.")
+        if len(files) > 1 and not before[1]:
+            return failed(ErrorCode.BAD_ARGUMENT, f"The file input of element {node_id} takes one file "
+                          f"(no `multiple`); {len(files)} were given.")
+        await page.cdp.send("DOM.setFileInputFiles", {"files": [str(f) for f in files], "objectId": oid},
+                            session_id=sid, timeout=15)
+        page.invalidate()
+        settle = await wait_stable(page, stability or StabilityConfig(), since=time.monotonic())
+        held = (await _files(page, sid, oid))[0]
+    except UnknownNodeError as exc:
+        page.invalidate()
+        return failed(exc.code, exc.message)
+    except VigilError as exc:
+        page.invalidate()
+        return failed(ErrorCode.NOT_ACTIONABLE if exc.code is ErrorCode.CDP_ERROR else exc.code, exc.message)
+    finally:
+        if sid:
+            await release(page, sid)
+    wanted = [f.name for f in files]
+    ok = held == wanted
+    feedback = (f"Verified: the file input holds {', '.join(held)}." if ok else
+                f"Not verified: the file input holds {', '.join(held) or 'no file'}, not {', '.join(wanted)}.")
+    v = VerificationResult(success=ok, verified_outcome="value_changes" if ok else None, actual_outcome=feedback,
+                           page_state=PageState(url=page.url, url_changed=False, dom_changed=True),
+                           confidence=1.0 if ok else 0.0, feedback=feedback)
+    what = "file" if len(files) == 1 else "files"
+    accept = f" (it accepts {before[3]})" if before[3] else ""
+    return ActionResult(success=True, action=label, node_id=node_id,
+                        message=f"Set {len(files)} {what} on the file input of element {node_id}{accept}: "
+                                f"{', '.join(wanted)}. {feedback}",
+                        verification=v, data={"files": [str(f) for f in files], "settled": settle.stable},
+                        timings_ms={"total": round((time.monotonic() - t0) * 1000, 1), "settle": settle.waited_ms})
+
+
+async def _files(page: PageTarget, sid: str, oid: str) -> tuple[list[str], bool, bool, str]:
+    r = await page.cdp.send("Runtime.callFunctionOn", {"functionDeclaration": _FILES, "objectId": oid,
+                                                       "returnByValue": True}, session_id=sid, timeout=10)
+    v = r.get("result", {}).get("value") or [[], False, False, ""]
+    return list(v[0]), bool(v[1]), bool(v[2]), str(v[3])

@@ -1,0 +1,251 @@
+"""What the loop does about everything a page does besides its own document: `PageWatch`.
+
+- **Dialogs.** The loop decides every confirm, prompt and beforeunload a page raises (alerts are
+  acknowledged and reported by the page's `DialogWatcher`): under `ask` the person answers through
+  the same gate as steps (an `ApprovalRequest` with `dialog` set: approve = OK, with `Decision.text`
+  for a prompt; reject or skip = Cancel; stop = Cancel and stop the run); under `auto-safe` the answer
+  is Cancel unless the step that raised it was approved by the person as sensitive (then OK); under
+  `auto` OK. A planner can answer in advance with `dialog(accept, text?)`. Who answered is kept.
+- **Tabs.** After each step the tabs opened during it are reported ("opened a new tab: Title — URL")
+  and, with `follow_new_tabs`, the newest becomes the page the loop works on; when the page the loop
+  works on closes itself (a sign-in popup) the loop goes back to its opener. More than `popup_limit`
+  new tabs in one step are a flood: the extra ones are closed at once and it is said.
+- **Downloads** made during a step are waited for (briefly) and reported with name, size, type and
+  where they were saved.
+
+Everything seen during a step comes back as `PageIncidents` for its record and its result's message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from engine.errors import VigilError
+from engine.models import Action, ApprovalRequest, Decision, DialogRaised, ProposedStep, TabsChanged
+from engine.models.browsing import DialogAnswer, DialogInfo, PageIncidents, TabInfo
+
+log = logging.getLogger("vigil.loop")
+POPUP_LIMIT = 10   # new tabs in one step before the rest are closed at once
+
+
+class PageWatch:
+    """Dialogs, tabs and downloads for one `AgentLoop` (see the module docstring). `loop` is that loop
+    (its page, bus, journal, policy and gate: typed loosely, the loop imports this module)."""
+
+    def __init__(self, loop: Any, *, follow_new_tabs: bool = True, popup_limit: int = POPUP_LIMIT) -> None:
+        self.loop = loop
+        self.follow_new_tabs = follow_new_tabs
+        self.popup_limit = popup_limit
+        self.step_index = 0
+        self.sensitive_ok = False       # the running step was approved by the person as sensitive
+        self.totals = {"dialogs": 0, "dialog_floods": 0, "popups_blocked": 0, "downloads": 0}
+        self._gate_lock = asyncio.Lock()
+        self._opened_mark = 0
+        self._downloads_mark = 0
+        self._stops: list[Any] = []
+        self._hooked: set[int] = set()
+
+    # -- the browser and its tabs ----------------------------------------------------------------
+    @property
+    def browser(self) -> Any:
+        return getattr(self.loop.page, "browser", None)
+
+    def start(self) -> None:
+        """Hook the dialogs of every tab of the browser (and of the page when it has no browser)."""
+        b = self.browser
+        for tab in (list(b.tabs) if b is not None else [self.loop.page]):
+            self._hook(tab)
+        if b is not None:
+            if b.active_tab is not self.loop.page and self.loop.page in b.tabs:
+                b._set_active(self.loop.page)
+            self._stops.append(b.on_tabs(self._tab_event))
+
+    def stop(self) -> None:
+        for s in self._stops:
+            with contextlib.suppress(Exception):
+                s()
+        self._stops.clear()
+        b = self.browser
+        for tab in (list(b.tabs) if b is not None else [self.loop.page]):
+            d = getattr(tab, "dialogs", None)
+            if d is not None and d.handler == self._decide:
+                d.handler = None
+        self._hooked.clear()
+
+    def _hook(self, tab: Any) -> None:
+        d = getattr(tab, "dialogs", None)
+        if d is None or id(tab) in self._hooked:
+            return
+        self._hooked.add(id(tab))
+        d.handler = self._decide
+        self._stops.append(d.on_dialog(self._dialog_event))
+
+    def _tab_event(self, what: str, tab: Any) -> None:
+        if what == "opened":
+            self._hook(tab)
+        self.publish_tabs(what)
+
+    def publish_tabs(self, reason: str = "") -> None:
+        b = self.browser
+        if b is None:
+            return
+        infos = b.tab_infos()
+        active = next((i.index for i in infos if i.active), None)
+        self.loop.bus.publish(TabsChanged(tabs=infos, active=active, reason=reason))
+
+    async def tabs(self) -> list[TabInfo]:
+        """The open tabs with their titles read now (for the planner's observation)."""
+        b = self.browser
+        return await b.refresh_titles() if b is not None else []
+
+    def tab_info(self) -> TabInfo | None:
+        b = self.browser
+        if b is None:
+            return None
+        return next((i for i in b.tab_infos() if i.active), None)
+
+    def _dialog_event(self, d: DialogInfo) -> None:
+        if d.kind == "alert" and d.answer is not None and d.id > 3 and not d.flood:
+            return  # a run of alerts: the first few are shown, the rest counted in the step's incidents
+        self.loop.bus.publish(DialogRaised(step_index=self.step_index, dialog=d.model_copy()))
+
+    # -- steps -----------------------------------------------------------------------------------
+    def begin_step(self, index: int) -> None:
+        self.step_index, self.sensitive_ok = index, False
+        b = self.browser
+        for tab in (list(b.tabs) if b is not None else [self.loop.page]):
+            d = getattr(tab, "dialogs", None)
+            if d is not None:
+                d.begin_window()
+        if b is not None:
+            self._opened_mark = len(b.opened)
+            self._downloads_mark = len(b.downloads.items)
+
+    async def end_step(self) -> PageIncidents:
+        """What happened besides the page during the step; follows a new tab (or a closed one's opener)."""
+        inc = PageIncidents()
+        b = self.browser
+        tabs = list(b.tabs) if b is not None else [self.loop.page]
+        for tab in tabs:
+            d = getattr(tab, "dialogs", None)
+            if d is None:
+                continue
+            items, count, flood = d.window()
+            inc.dialogs.extend(x.model_copy() for x in items[:10])
+            inc.dialog_count += count
+            inc.dialog_flood = inc.dialog_flood or flood
+        if b is None:
+            return inc
+        await b.settle_new_tabs()
+        new = [t for t in b.opened[self._opened_mark:] if t in b.tabs]
+        self._opened_mark = len(b.opened)
+        if len(new) > self.popup_limit:
+            extra = new[self.popup_limit:]
+            new = new[:self.popup_limit]
+            for t in extra:
+                with contextlib.suppress(VigilError):
+                    await t.close()
+            inc.popups_blocked = len(extra)
+        if new:
+            await b.refresh_titles()
+            for t in new:
+                i = b.index_of(t)
+                if i is not None:
+                    inc.tabs_opened.append(next(x for x in b.tab_infos() if x.index == i))
+        if new and self.follow_new_tabs:
+            newest = new[-1]
+            if newest in b.tabs and newest is not self.loop.page:
+                await self.switch(newest)
+                inc.switched_to = self.tab_info()
+        elif self.loop.page not in b.tabs or getattr(self.loop.page, "closed", False):
+            await self.back_to_opener(inc)
+        if b.downloads.busy:
+            await b.downloads.settle(10.0)
+        inc.downloads = [x.model_copy() for x in b.downloads.items[self._downloads_mark:]]
+        self._downloads_mark = len(b.downloads.items)
+        self.totals["dialogs"] += inc.dialog_count
+        self.totals["dialog_floods"] += int(inc.dialog_flood)
+        self.totals["popups_blocked"] += inc.popups_blocked
+        self.totals["downloads"] += len(inc.downloads)
+        return inc
+
+    async def back_to_opener(self, inc: PageIncidents | None = None) -> bool:
+        """The page the loop worked on closed (a popup closed itself): work on the browser's active tab
+        (its opener, else the last tab). False when no tab is left."""
+        b = self.browser
+        if b is None:
+            return False
+        page = self.loop.page
+        if page in b.tabs and not getattr(page, "closed", False):
+            return True
+        nxt = b.active_tab if b.active_tab in b.tabs else (b.tabs[-1] if b.tabs else None)
+        if nxt is None:
+            return False
+        if inc is not None:
+            inc.tabs_closed.append(f"{getattr(page, 'url', '') or 'the tab'} closed itself")
+        await self.switch(nxt)
+        if inc is not None:
+            inc.switched_to = self.tab_info()
+        return True
+
+    async def switch(self, tab: Any) -> None:
+        b = self.browser
+        if b is not None and tab in b.tabs:
+            await b.switch_to(b.index_of(tab))
+        self.loop.page = tab
+        self._hook(tab)
+        self.publish_tabs("active")
+
+    def run_incidents(self) -> list[str]:
+        """The run's incidents in words, for its result (never a quiet "finished" after a flood)."""
+        t = self.totals
+        out = []
+        if t["dialog_floods"]:
+            out.append(f"dialog flood: the page raised {t['dialogs']} dialogs in all; past the limit per step they "
+                       "were dismissed without asking")
+        elif t["dialogs"]:
+            out.append(f"the page raised {t['dialogs']} dialog(s)")
+        if t["popups_blocked"]:
+            out.append(f"popup flood: {t['popups_blocked']} new tab(s) were closed at once")
+        if t["downloads"]:
+            out.append(f"{t['downloads']} file(s) downloaded")
+        return out
+
+    # -- deciding a dialog -------------------------------------------------------------------------
+    async def _decide(self, d: DialogInfo) -> DialogAnswer | None:
+        policy = self.loop.policy
+        if policy == "auto":
+            return DialogAnswer(accept=True, text=d.default_prompt if d.kind == "prompt" else None, by="policy",
+                                reason="the auto policy accepts dialogs")
+        if policy == "auto-safe":
+            if self.sensitive_ok and d.kind != "prompt":
+                return DialogAnswer(accept=True, by="policy", reason="the step that raised it was approved as "
+                                                                     "sensitive")
+            return DialogAnswer(accept=False, by="policy", reason="auto-safe answers Cancel unless the step was "
+                                                                  "approved as sensitive")
+        async with self._gate_lock:
+            return await self._ask(d)
+
+    async def _ask(self, d: DialogInfo) -> DialogAnswer:
+        loop = self.loop
+        proposal = ProposedStep(thought="", action=Action(name="dialog", accept=True,
+                                                          text=d.default_prompt if d.kind == "prompt" else None),
+                                description=f"Answer {d.call()}")
+        what = {"confirm": "OK or Cancel?", "prompt": "OK (with the text) or Cancel?",
+                "beforeunload": "Leave the page (OK) or stay (Cancel)?"}.get(d.kind, "OK?")
+        request = ApprovalRequest(step_index=self.step_index, proposal=proposal,
+                                  summary=f"The page asks: {d.call()} — {what}", policy=loop.policy,
+                                  sensitive_reasons=[f"a {d.kind} dialog from {d.url or 'the page'}: nothing "
+                                                     "answers it without you"], dialog=d)
+        decision: Decision = await loop._decide(request)
+        loop.journal.set_state("acting")
+        if decision.kind in ("approve", "edit", "take_over"):
+            text = decision.text if decision.text is not None else (d.default_prompt if d.kind == "prompt" else None)
+            return DialogAnswer(accept=True, text=text, by="person")
+        if decision.kind == "stop":
+            loop.stop()
+            return DialogAnswer(accept=False, by="person", reason="the person stopped the run")
+        return DialogAnswer(accept=False, by="person", reason=decision.reason or "")
