@@ -6,11 +6,57 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 DEMO_TASK = ("click Accept, type Ada Lovelace into Full name, type ada@example.com into Email Address, "
              "check Gift wrap and click Create account")
+
+
+async def _host_mcp(window, sup, mcp: McpLaunch, ok: bool, prog: str) -> int:
+    """Serve MCP from the window until it closes (HTTP) or the client disconnects (stdio)."""
+    from engine.errors import VigilError
+    from gui.mcp_host import WindowMcpHost
+
+    def say(text: str) -> None:
+        print(f"{prog}: {text}", file=sys.stderr, flush=True)
+
+    if window.closed.done():  # closed (Ctrl+C) while it started
+        return 0
+    if not ok:
+        say("LAUNCH_FAILED: the window could not start its browser, so there is nothing to serve; see its banner.")
+        await window.shutdown()
+        window.close()
+        return 1
+    host = WindowMcpHost(window, url=mcp.url, allow_files=mcp.allow_files, record=mcp.record)
+    client_gone = None
+    try:
+        if mcp.port is not None:
+            endpoint, token, from_env = await host.start_http(mcp.port)
+            say(f"serving MCP (streamable HTTP) at {endpoint}, approved in the Vigil window")
+            say("bearer token from VIGIL_MCP_TOKEN" if from_env else f"bearer token: {token}")
+        else:
+            client_gone = asyncio.ensure_future(host.serve_stdio())
+            say("serving MCP over stdio; each step is approved in the Vigil window")
+    except VigilError as exc:
+        say(f"{exc.code}: {exc.message}")
+        await host.stop()
+        await window.shutdown()
+        window.close()
+        return 2
+    if client_gone is not None:
+        await asyncio.wait({client_gone, window.closed}, return_when=asyncio.FIRST_COMPLETED)
+        if not window.closed.done():  # the client went away: so does the window it was bound to
+            await window.shutdown()
+            window.close()
+    else:
+        await window.closed
+    await host.stop()
+    for sid in host.mcp.session_ids:
+        say(f"kept as session {sid[:8]} (vigil export {sid[:8]} --html report.html)")
+    return 0
 
 
 def _display_problem() -> str | None:
@@ -22,12 +68,25 @@ def _display_problem() -> str | None:
     return None
 
 
+@dataclass
+class McpLaunch:
+    """How the window serves MCP (gui.mcp_host): over HTTP on `port` (0: any free port), or over this
+    process's stdio (`port` None: the client spawned `vigil mcp`)."""
+
+    port: int | None = 0
+    url: str | None = None          # the page the server opens first
+    allow_files: bool = False
+    record: bool = True
+
+
 def run_gui(url: str | None = None, *, screenshot: str | None = None, quit_after_load: bool = False,
-            headless: bool = True, task: str = "", demo: bool = False) -> int:
-    """Open the supervisor window; returns the process exit code."""
+            headless: bool = True, task: str = "", demo: bool = False, mcp: McpLaunch | None = None,
+            prog: str = "vigil gui") -> int:
+    """Open the supervisor window; returns the process exit code. With `mcp`, the window hosts the MCP
+    server (gui.mcp_host) until it is closed — or, over stdio, until the client goes away."""
     problem = _display_problem()
     if problem:
-        print(f"vigil gui: NO_DISPLAY: {problem}", file=sys.stderr)
+        print(f"{prog}: NO_DISPLAY: {problem}", file=sys.stderr)
         return 2
     import qasync
     from PySide6.QtWidgets import QApplication
@@ -52,7 +111,12 @@ def run_gui(url: str | None = None, *, screenshot: str | None = None, quit_after
         window = MainWindow(sup, suggested_task=task)
         window.place_on()
         window.showMaximized() if window.start_maximized else window.show()
+        if mcp is not None:  # a server in a terminal: Ctrl+C or a kill closes the window in its own order
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda *_: loop.call_soon_threadsafe(window.close))
         ok = await window.startup(url)
+        if mcp is not None:
+            return await _host_mcp(window, sup, mcp, ok, prog)
         if quit_after_load:
             rc = 0 if ok else 1
             if ok and sup.load_error:  # the browser runs, the page did not open: say so, and fail

@@ -341,6 +341,27 @@ class Supervisor(QObject):
             await self.refresh()
             self._resize_if_waiting()
 
+    # -- a run another client of the engine drives on this tab (the MCP server the window hosts) ----------
+    def adopt_run(self, loop: AgentLoop, planner: Any, gate: QueueGate, task: asyncio.Task) -> None:
+        """Serve a run that another client of the engine started on this tab (gui.mcp_host): its events
+        reach the window, the approval bar answers its gate, Stop stops it, as for the window's own runs."""
+        self.planner, self.gate, self.loop, self.run_task_handle = planner, gate, loop, task
+        loop.bus.subscribe(self._on_event)
+        self._reported = None
+        self._report_recorder()
+        self.session_changed.emit(self.current_session() or "")
+        self.sessions_changed.emit()
+
+    def adopted_run_ended(self) -> None:
+        """That run is over (its client stored it): the window is idle again."""
+        self._report_recorder()
+        self.sessions_changed.emit()
+        self.loop_state = "idle"
+        self.request_done.emit()
+        if self.tab is not None:
+            asyncio.ensure_future(self.refresh())
+        self._resize_if_waiting()
+
     def set_policy(self, policy: str) -> None:
         if self.loop is not None:
             self.loop.policy = policy

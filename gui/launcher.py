@@ -1,9 +1,13 @@
-"""The `vigil` command: `vigil` or `vigil gui [URL]` opens the supervisor window; every other
-command (`snapshot`, `run`, `bench` …) is the engine's CLI. Kept here so the engine never imports Qt."""
+"""The `vigil` command: `vigil` or `vigil gui [URL]` opens the supervisor window (`--mcp [PORT]`: hosting
+the MCP server); `vigil mcp` under `ask` with a display opens the window bound to the client's tab; every
+other command (`snapshot`, `run`, `bench`, `mcp` without a window …) is the engine's CLI. Kept here so the
+engine never imports Qt."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 
@@ -17,7 +21,38 @@ def _gui_parser() -> argparse.ArgumentParser:
     p.add_argument("--screenshot", metavar="PATH", help="write a PNG of the window (with --quit-after-load)")
     p.add_argument("--quit-after-load", action="store_true",
                    help="load the page, take the first snapshot, render every panel, then exit (smoke checks)")
+    p.add_argument("--mcp", type=int, nargs="?", const=0, metavar="PORT",
+                   help="also serve MCP clients (streamable HTTP on 127.0.0.1:PORT, any free port without one; "
+                        "bearer token printed at start): their steps wait in this window's approval bar")
     return p
+
+
+def _mcp_in_window(argv: list[str]) -> int | None:
+    """`vigil mcp …` under `ask` (without --terminal) where a window can open: the window hosts the
+    server, bound to the client's tab. None when the engine's command handles it (it refuses `ask`
+    where no window can open, with the ways out)."""
+    from engine.mcp.cli import PROG, add_options
+    from gui.app import McpLaunch, _display_problem, run_gui
+
+    p = argparse.ArgumentParser(prog=PROG)
+    add_options(p)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            args = p.parse_args(argv[1:])
+    except SystemExit:
+        return None  # a bad option: the engine's parser says it
+    if args.approve != "ask" or args.terminal or _display_problem():
+        return None
+    url = None
+    if args.url:
+        from engine.mcp.supervisor import ToolFailure, mcp_url
+        try:
+            url = mcp_url(args.url, allow_files=args.allow_file_urls)
+        except ToolFailure as exc:
+            print(f"{PROG}: {exc.code}: {exc.message}", file=sys.stderr)
+            return 2
+    launch = McpLaunch(port=args.http, allow_files=args.allow_file_urls, record=not args.no_record)
+    return run_gui(url, headless=not args.headed, mcp=launch, prog=PROG)
 
 
 def _missing_file(url: str) -> str | None:
@@ -35,6 +70,10 @@ def _missing_file(url: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "mcp" and "-h" not in argv and "--help" not in argv:
+        code = _mcp_in_window(argv)
+        if code is not None:
+            _leave(code)
     if argv and argv[0] != "gui" and not argv[0].startswith("-"):
         from engine.cli import main as engine_main
         return engine_main(argv)
@@ -59,10 +98,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"vigil gui: BAD_URL: {url} names a file that does not exist ({missing}). Check the path, or "
                   "give an http(s) URL.", file=sys.stderr)
             return 2
+    mcp = None
+    if args.mcp is not None:
+        from gui.app import McpLaunch
+        mcp = McpLaunch(port=args.mcp)
     code = run_gui(url, screenshot=args.screenshot, quit_after_load=args.quit_after_load or bool(args.screenshot),
-                   headless=not args.headed, task=args.task, demo=args.demo or not url)
-    # Everything is closed by now; leaving without the interpreter's teardown of Qt objects avoids
-    # the exit-time crash a PySide6 + Playwright process is prone to.
+                   headless=not args.headed, task=args.task, demo=args.demo or (not url and mcp is None), mcp=mcp)
+    _leave(code)
+    return code
+
+
+def _leave(code: int) -> None:
+    """Everything is closed by now; leaving without the interpreter's teardown of Qt objects avoids
+    the exit-time crash a PySide6 + Playwright process is prone to."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

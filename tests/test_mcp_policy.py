@@ -5,13 +5,16 @@ while ordinary steps run. Real server subprocesses, real Chromium, the SDK's cli
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 
 import pytest
 
+from engine.mcp.probe import stdio_probe
 from test_mcp import ROOT, SECRET, McpServerProcess, items_of, ref
+from test_mcp_cli import _vigil
 
 
 def _start(*options: str, env_update: dict | None = None, drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
@@ -32,9 +35,31 @@ def test_ask_without_a_display_is_refused_at_start_with_the_ways_out():
     assert _start(drop=("DISPLAY", "WAYLAND_DISPLAY")).returncode == 2, "ask is the default policy"
 
 
-def test_ask_with_a_display_names_the_terminal_until_the_window_hosts_the_server():
+def test_ask_with_a_display_opens_the_window_hosting_the_server(server, tmp_path):
+    """`vigil mcp` (the client's command) under ask where a window can open: the window hosts the server
+    over stdio, on the client's tab; when the client disconnects, the window closes and the process ends."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "VIGIL_MCP_TOKEN")}
+    env.update(QT_QPA_PLATFORM="offscreen", VIGIL_HOME=str(tmp_path))
+    vigil = _vigil()[0]
+
+    async def session():
+        with open(tmp_path / "stderr.txt", "w+", encoding="utf-8") as errlog:
+            async with stdio_probe(vigil, ["mcp", "--url", server.url("mcp_shop.html")], env=env, cwd=str(ROOT),
+                                   errlog=errlog, client_name="window-client", timeout=120) as probe:
+                return await probe.tools(), await probe.call("browser_snapshot")
+
+    tools, snap = asyncio.run(asyncio.wait_for(session(), 180))
+    assert "browser_click" in tools
+    assert not snap.is_error and "Add to cart" in snap.page(), snap.text
+    said = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
+    assert "serving MCP over stdio; each step is approved in the Vigil window" in said, said
+    assert "Traceback" not in said
+
+
+def test_the_engine_entry_point_cannot_open_the_window_and_names_vigil_mcp():
     out = _start("--approve", "ask", env_update={"DISPLAY": ":99"})
-    assert out.returncode == 2 and "--http PORT --terminal" in out.stderr, out.stderr
+    assert out.returncode == 2 and "run `vigil mcp`" in out.stderr and "--http PORT --terminal" in out.stderr, \
+        out.stderr
 
 
 def test_terminal_approval_needs_http():

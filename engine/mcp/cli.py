@@ -3,9 +3,11 @@
 Serves Vigil's browser tools over MCP: on stdio (for a client that spawns it), or with `--http`
 on 127.0.0.1 behind a bearer token. Every action goes through the loop's approval policy:
 `auto` never asks, `auto-safe` asks only for sensitive steps, `ask` asks for every one. A person
-answers in the supervisor window (not built yet: `vigil gui --mcp` comes next) or, with `--http
---terminal`, at the terminal that started the server. Without a person, `ask` is refused at start
-and under `auto-safe` a sensitive step is refused with a tool error that says it needs a person.
+answers in the supervisor window (`vigil mcp` under `ask` where there is a display, or `vigil gui
+--mcp [PORT]`: gui.launcher hosts the server in the window, since the engine never imports Qt) or,
+with `--http --terminal`, at the terminal that started the server. Without a person, `ask` is
+refused at start and under `auto-safe` a sensitive step is refused with a tool error that says it
+needs a person.
 
 Human output goes to stderr (stdout carries the protocol on stdio). Exit codes: 0 after a clean
 shutdown, 2 for bad options or a port that cannot be used, 130 when interrupted.
@@ -43,7 +45,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="serve streamable HTTP on 127.0.0.1:PORT (0: any free port) instead of stdio; requests need "
                         "the bearer token printed at start (or given in VIGIL_MCP_TOKEN)")
     p.add_argument("--approve", choices=POLICIES, default="ask",
-                   help="ask: a person approves every step (default; needs the window, or --http --terminal); "
+                   help="ask: a person approves every step in the Vigil window (default; needs a display), or at "
+                        "the terminal with --http --terminal; "
                         "auto-safe: only sensitive steps need a person; auto: never ask")
     p.add_argument("--terminal", action="store_true",
                    help="with --http: the person approves at this terminal (stdin)")
@@ -70,9 +73,9 @@ def approval_problem(args: argparse.Namespace) -> str | None:
             return ("--approve ask needs a person to approve every step, and there is no display to show them the "
                     "supervisor window. Use a display, --approve auto-safe (sensitive steps are then refused: they "
                     "need a person), or --approve auto.")
-        return ("--approve ask needs the supervisor window, which vigil mcp cannot open yet (vigil gui --mcp comes "
-                "next). Until then: --http PORT --terminal (approve at this terminal), --approve auto-safe, or "
-                "--approve auto.")
+        return ("--approve ask needs the supervisor window, and this entry point (python -m engine.mcp) cannot open "
+                "it: run `vigil mcp` (the vigil command opens the window, bound to the client's tab), or use --http "
+                "PORT --terminal (approve at this terminal), --approve auto-safe, or --approve auto.")
     return None
 
 

@@ -10,6 +10,11 @@ The first action starts a run (and a recorded session: planner `mcp`, the client
 MCP handshake); a run that ends (a crashed tab, a person's stop) is followed by a new run in the
 same session at the next action; `close()` (browser_close) ends the run and the session, and the
 next tool call opens a fresh tab. The browser starts at the first tool call that needs it.
+
+A host that owns the tab (the supervisor window: `vigil gui --mcp`) passes itself as `host`
+(`TabHost`): the server then drives the host's tab, records with the host's recorder, tells the
+host about each run it starts and ends (so its approval bar, chat and Stop serve the run), and
+never opens or closes a browser or a tab of its own.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import contextlib
 import logging
 import urllib.parse
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, AsyncIterator
+from typing import TYPE_CHECKING, AsyncIterator, Protocol
 
 from engine.errors import VigilError
 from engine.loop.redact import MASK, scrub_known
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
     from engine.browser.session import Browser, Tab
     from engine.loop.gates import ApprovalGate
     from engine.loop.runner import AgentLoop
+    from engine.models import RunResult
     from engine.store.recorder import SessionRecorder
 
 log = logging.getLogger("vigil.mcp")
@@ -82,13 +88,29 @@ def mcp_url(url: str, *, allow_files: bool = False) -> str:
     raise ToolFailure("BAD_URL", f"Cannot open {u!r}: only http, https and about:blank URLs are allowed.")
 
 
+class TabHost(Protocol):
+    """What a host that owns the tab gives the server (see the module docstring)."""
+
+    @property
+    def recorder(self) -> "SessionRecorder | None": ...
+
+    async def mcp_tab(self) -> "Tab":
+        """The tab to drive now; ToolFailure when it cannot be driven (the person runs a task in it …)."""
+        ...
+
+    def mcp_run_started(self, loop: "AgentLoop", planner: ToolCallPlanner, task: asyncio.Task) -> None: ...
+
+    def mcp_run_ended(self, result: "RunResult") -> None: ...
+
+
 class McpSupervisor:
     """The tab, the loop, the recorder and the client's view behind an MCP server."""
 
     def __init__(self, *, policy: str, gate: "ApprovalGate", url: str | None = None, headless: bool = True,
                  record: bool = True, executable: str | None = None, allow_files: bool = False,
-                 viewport: tuple[int, int] = (1280, 800)):
+                 viewport: tuple[int, int] = (1280, 800), host: TabHost | None = None):
         self.policy, self.gate, self.start_url = policy, gate, url
+        self.host = host
         self.headless, self.record, self.executable = headless, record, executable
         self.allow_files, self.viewport = allow_files, viewport
         self.client = ClientInfo()
@@ -145,6 +167,8 @@ class McpSupervisor:
             yield await self._ensure_tab()
 
     async def _ensure_tab(self) -> "Tab":
+        if self.host is not None:
+            return await self._host_tab(self.host)
         tab = self._tab
         if tab is not None and not tab.closed and _alive(tab):
             return tab
@@ -170,6 +194,21 @@ class McpSupervisor:
             except VigilError as exc:
                 log.warning("the start page %s could not be opened: %s", url, exc.message)
         return self._tab
+
+    async def _host_tab(self, host: TabHost) -> "Tab":
+        tab = await host.mcp_tab()
+        if tab is not self._tab:  # the host's tab (a new one after a restart): its console, a fresh view
+            self._tab = tab
+            self.console = ConsoleLog()
+            self.console.attach(tab.page)
+            self.view.forget()
+        if self.start_url:
+            url, self.start_url = self.start_url, None
+            try:
+                await tab.goto(url)
+            except VigilError as exc:
+                log.warning("the start page %s could not be opened: %s", url, exc.message)
+        return tab
 
     async def _launch(self) -> None:
         await self._close_browser()
@@ -237,7 +276,7 @@ class McpSupervisor:
 
         planner = ToolCallPlanner()
         loop = AgentLoop(tab, planner, gate=self.gate, policy=self.policy, max_steps=MAX_STEPS,
-                         target_timeout_ms=TARGET_TIMEOUT_MS)
+                         target_timeout_ms=TARGET_TIMEOUT_MS, artifacts=self.host is not None)
         task = f"MCP session with {self.client.name}"
         recorder = self._session_recorder()
         if recorder is not None:
@@ -250,6 +289,8 @@ class McpSupervisor:
                 self._store_failed(recorder.error)
         self._planner, self._loop = planner, loop
         self._run_task = asyncio.create_task(self._run(loop, planner, recorder, task), name="vigil-mcp-run")
+        if self.host is not None:
+            self.host.mcp_run_started(loop, planner, self._run_task)
         return planner
 
     async def _run(self, loop: "AgentLoop", planner: ToolCallPlanner, recorder, task: str) -> None:
@@ -264,8 +305,12 @@ class McpSupervisor:
                 if recorder.error:
                     self._store_failed(recorder.error)
             planner.run_ended(result)
+            if self.host is not None:
+                self.host.mcp_run_ended(result)
 
     def _session_recorder(self) -> "SessionRecorder | None":
+        if self.host is not None:
+            return self.host.recorder if self.record else None
         if not self.record or self.store_error:
             return None
         if self._recorder is None:
@@ -292,6 +337,9 @@ class McpSupervisor:
         async with self._lock:
             await self._steps_done()
             out = await self._end_run(reason, ask_ok=True)
+            if self.host is not None:  # the host's tab stays open; the next action starts a new session in it
+                self._forget_run()
+                return out
             await self._drop_tab(None)
             await self._close_browser()
             return out
@@ -300,6 +348,9 @@ class McpSupervisor:
         """Shut down (the client went away): end the run, store it, close the browser."""
         async with self._lock:
             await self._end_run("The MCP client disconnected.", ask_ok=False)
+            if self.host is not None:  # the host's tab, browser and store are the host's to close
+                self._forget_run()
+                return
             await self._drop_tab(None)
             await self._close_browser()
             if self._store is not None:
@@ -327,6 +378,14 @@ class McpSupervisor:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
         return out
+
+    def _forget_run(self) -> None:
+        self.secrets()  # keep what was typed
+        self._run_task = self._planner = self._loop = None
+        recorder = self._session_recorder()
+        if recorder is not None:
+            recorder.new_session()
+        self.view.forget()
 
     async def _drop_tab(self, why: str | None) -> None:
         """Forget the tab (closing it when it is still open); its session ends with it."""

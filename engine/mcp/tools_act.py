@@ -165,6 +165,9 @@ def register_action_tools(server: MCPServer, sup: McpSupervisor) -> None:
         note_client(sup, ctx)
         from engine.mcp.results import text_result
         await sup.close()
+        if sup.host is not None:
+            return text_result(sup, "Ended the session; it is recorded. The page stays open in the person's Vigil "
+                                    "window; the next action starts a new session on it.")
         return text_result(sup, "Closed the browser; the session is recorded. The next tool call opens a new page.")
 
 

@@ -1,0 +1,135 @@
+"""The MCP server inside the supervisor window: `vigil gui --mcp [PORT]`, and `vigil mcp` under `ask`
+where there is a display.
+
+The window hosts the engine's MCP server (`engine.mcp`) without owning it: the server's supervisor
+drives the window's tab, records with the window's session recorder, and its steps wait at a
+`QueueGate` the window's approval bar answers — the controller adopts each run the server starts
+(`Supervisor.adopt_run`), so the chat, the plan, the target outline, Stop and the policy box serve
+an MCP client's steps exactly as they serve the window's own planners. While the person runs a task
+of their own in the window, tool calls that need the tab are refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
+
+from engine.loop import QueueGate
+from engine.models import POLICIES
+
+if TYPE_CHECKING:
+    from engine.loop.runner import AgentLoop
+    from engine.models import RunResult
+    from engine.tab import Tab
+    from gui.main_window import MainWindow
+
+log = logging.getLogger("vigil.gui")
+START_TIMEOUT_S = 15.0
+
+
+class WindowMcpHost:
+    """`host = WindowMcpHost(window)`; `await host.start_http(port)` or `await host.serve_stdio()`;
+    `await host.stop()` when the window has closed."""
+
+    def __init__(self, window: MainWindow, *, url: str | None = None, allow_files: bool = False,
+                 record: bool = True) -> None:
+        from engine.mcp.server import build_server
+        from engine.mcp.supervisor import McpSupervisor
+
+        self.window, self.ctl = window, window.sup
+        self.gate = QueueGate()
+        self.mcp = McpSupervisor(policy=window.policy.currentText(), gate=self.gate, url=url, record=record,
+                                 allow_files=allow_files, host=self)
+        self.server = build_server(self.mcp)
+        self._task: asyncio.Task | None = None   # the run the server drives now
+        self._http: Any = None
+        self._serving: asyncio.Future | None = None
+        self.endpoint = ""
+        self.label = QLabel("MCP: starting…")
+        self.label.setObjectName("mcpStatus")
+        self.label.setTextFormat(Qt.PlainText)
+        window.statusBar().addPermanentWidget(self.label)
+        window.policy.currentTextChanged.connect(self._policy)
+
+    # -- what the server asks of its host (engine.mcp.supervisor.TabHost) --------------------------------
+    @property
+    def recorder(self) -> Any:
+        return self.ctl.recorder
+
+    async def mcp_tab(self) -> Tab:
+        from engine.mcp.supervisor import ToolFailure
+
+        if self.ctl.tab is None:
+            raise ToolFailure("BROWSER_CLOSED", "The Vigil window has no page open (it is starting or closing); "
+                                                "call again in a moment.")
+        if self.ctl.running() and self.ctl.run_task_handle is not self._task:
+            raise ToolFailure("BUSY", "The person is running a task of their own in the Vigil window; call again "
+                                      "when it has ended.")
+        return self.ctl.tab
+
+    def mcp_run_started(self, loop: AgentLoop, planner: Any, task: asyncio.Task) -> None:
+        self._task = task
+        self.ctl.adopt_run(loop, planner, self.gate, task)
+        self.label.setText(f"MCP: {self.mcp.client.name} drives this tab" + self._where())
+
+    def mcp_run_ended(self, result: RunResult) -> None:
+        self._task = None
+        self.ctl.adopted_run_ended()
+        self.label.setText("MCP: waiting for the client" + self._where())
+
+    # -- serving ----------------------------------------------------------------------------------------
+    async def start_http(self, port: int) -> tuple[str, str, bool]:
+        """Serve streamable HTTP on 127.0.0.1:`port` behind a bearer token: (endpoint URL, token, whether
+        the token came from VIGIL_MCP_TOKEN). VigilError when the port cannot be used."""
+        from engine.mcp.http import HOST, PATH, bind, choose_token, make_http_server
+
+        token, from_env = choose_token()
+        sock = bind(port)
+        self.mcp.seen_client(None, transport="http")
+        self._http = make_http_server(self.server, token)
+        self._serving = asyncio.ensure_future(self._http.serve(sock))
+        deadline = asyncio.get_running_loop().time() + START_TIMEOUT_S
+        while not self._http.server.started and not self._serving.done():
+            if asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.02)
+        if self._serving.done():
+            self._serving.result()  # its error, if it failed to start
+        self.endpoint = f"http://{HOST}:{sock.getsockname()[1]}{PATH}"
+        self.label.setText("MCP: waiting for a client" + self._where())
+        self.label.setToolTip(f"MCP server (streamable HTTP) at {self.endpoint}\nHeader: Authorization: Bearer "
+                              f"{token}")
+        return self.endpoint, token, from_env
+
+    async def serve_stdio(self) -> None:
+        """Serve over this process's stdin/stdout until the client disconnects."""
+        self.mcp.seen_client(None, transport="stdio")
+        self.endpoint = "stdio"
+        self.label.setText("MCP: serving the client that started Vigil (stdio)")
+        self._serving = asyncio.ensure_future(self.server.run_stdio_async())
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._serving
+
+    async def stop(self) -> None:
+        """Stop serving and end the run (the window's tab, browser and store are the window's)."""
+        if self._http is not None:
+            self._http.stop()
+        if self._serving is not None and not self._serving.done():
+            if self._http is None:
+                self._serving.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError, asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._serving), 10)
+        await self.mcp.aclose()
+
+    # -- internals ----------------------------------------------------------------------------------------
+    def _where(self) -> str:
+        return f" · {self.endpoint}" if self.endpoint and self.endpoint != "stdio" else ""
+
+    def _policy(self, policy: str) -> None:
+        if policy in POLICIES:
+            self.mcp.policy = policy

@@ -1,0 +1,115 @@
+"""The MCP server inside the window (`vigil gui --mcp`): a real MCP client (the SDK's, over HTTP with the
+bearer token, on a thread of its own) drives the window's tab; each step waits in the window's approval
+bar and runs only when the person approves there; a rejection's reason reaches the client; the run is the
+window's tab session, recorded with planner `mcp`. Real window (offscreen), real Chromium."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from PySide6.QtCore import Qt
+
+from engine.mcp.probe import http_probe
+from gui_helpers import aio, open_window, run  # noqa: F401
+from test_mcp import items_of, ref
+
+WAIT_MS = 60_000
+
+
+class ClientThread:
+    """The SDK's client connected over HTTP, on its own event loop: the window's loop stays free, and the
+    test waits for answers with qtbot (Qt, and so the server, keeps running)."""
+
+    def __init__(self, qtbot, url: str, token: str):
+        self.qtbot = qtbot
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.probe = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._main = asyncio.run_coroutine_threadsafe(self._serve(url, token), self.loop)
+        qtbot.waitUntil(lambda: self._ready.is_set() or self._main.done(), timeout=WAIT_MS)
+        if self._main.done():
+            self._main.result()
+
+    async def _serve(self, url: str, token: str) -> None:
+        self._stop = asyncio.Event()
+        try:
+            async with http_probe(url, token, client_name="window-test-client", timeout=120) as probe:
+                self.probe = probe
+                self._ready.set()
+                await self._stop.wait()
+        finally:
+            self._ready.set()
+
+    def submit(self, name: str, arguments: dict | None = None):
+        return asyncio.run_coroutine_threadsafe(self.probe.call(name, arguments), self.loop)
+
+    def call(self, name: str, arguments: dict | None = None):
+        fut = self.submit(name, arguments)
+        self.qtbot.waitUntil(fut.done, timeout=WAIT_MS)
+        return fut.result()
+
+    def close(self) -> None:
+        if self._stop is not None:
+            self.loop.call_soon_threadsafe(self._stop.set)
+        self.qtbot.waitUntil(self._main.done, timeout=WAIT_MS)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot, aio, server,  # noqa: F811
+                                                                            tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from gui.mcp_host import WindowMcpHost
+
+    layout = QSettings(str(tmp_path / "window.ini"), QSettings.IniFormat)  # not the suite's remembered layout
+    with open_window(qtbot, server.url("mcp_shop.html"), settings=layout) as window:
+        host = WindowMcpHost(window)
+        endpoint, token, _ = run(qtbot, host.start_http(0))
+        assert endpoint.startswith("http://127.0.0.1:") and endpoint.endswith("/mcp")
+        assert endpoint in window.findChild(type(host.label), "mcpStatus").text()
+        client = ClientThread(qtbot, endpoint, token)
+        try:
+            snap = client.call("browser_snapshot")  # reading needs no approval
+            assert not snap.is_error, snap.text
+            items = items_of(snap)
+
+            pending = client.submit("browser_click", {"ref": ref(items, "Add to cart"),
+                                                      "element": "the shop's Add to cart button"})
+            qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
+            assert 'Click button "Add to cart"' in window.approval.summary.text()
+            assert "the shop's Add to cart button" in window.approval.thought.text(), "the client's intent is shown"
+            assert not pending.done(), "nothing runs before the person approves"
+            assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "0"
+            qtbot.mouseClick(window.approval.approve_btn, Qt.LeftButton)
+            qtbot.waitUntil(pending.done, timeout=WAIT_MS)
+            done = pending.result()
+            assert not done.is_error and "done, verified" in done.text, done.text
+            assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "1"
+
+            pending = client.submit("browser_click", {"ref": ref(items, "Delete invoice 4411")})
+            qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
+            qtbot.mouseClick(window.approval.reject_btn, Qt.LeftButton)
+            qtbot.keyClicks(window.approval.reject_reason, "keep the invoices")
+            qtbot.mouseClick(window.approval.reject_apply, Qt.LeftButton)
+            qtbot.waitUntil(pending.done, timeout=WAIT_MS)
+            refused = pending.result()
+            assert refused.is_error and "REJECTED by the person" in refused.text
+            assert "Their reason: keep the invoices" in refused.text
+            assert "1 match" in client.call("browser_find", {"name": "Delete invoice 4411"}).text, "still there"
+            assert window.sup.running() and window.chat.message_count() >= 3, "the run shows in the window's chat"
+
+            session = window.sup.current_session()
+            assert session, "the MCP run is the window tab's recorded session"
+            data = window.sup.sessions.load(session)
+            assert data.session.planner == "mcp"
+            assert data.session.metadata["mcp"]["client"] == "window-test-client"
+            assert [s.status for s in data.steps] == ["completed", "rejected"]
+        finally:
+            client.close()
+            run(qtbot, host.stop(), 30)
+        assert not window.sup.running(), "the client went away: its run ended"
