@@ -211,6 +211,8 @@ class MainWindow(QMainWindow):
         self.approval.decided.connect(s.decide)
         self.approval.take_over_requested.connect(lambda text: spawn(self._quick(text)))
         self.approval.policy_changed.connect(self._policy_from_bar)
+        # Edit: the page's boxes take clicks (a click picks the step's new target instead of clicking the page)
+        self.approval.edit_btn.clicked.connect(lambda: self.act_overlay.setChecked(True))
         self.policy.currentTextChanged.connect(s.set_policy)
         self.page.node_clicked.connect(self._select_node)
         self.nodes.node_selected.connect(self._select_node)
@@ -357,6 +359,8 @@ class MainWindow(QMainWindow):
     def _select_node(self, node_id: str) -> None:
         self.page.highlight(node_id, kind="selected")
         self.nodes.select_node(node_id)
+        if self.approval.retarget(node_id):  # Edit is open: the picked node is the step's new target
+            self.page.highlight(node_id, kind="target")
 
     def _run(self) -> None:
         text = self.task.text().strip()

@@ -91,6 +91,23 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             assert not done.is_error and "done, verified" in done.text, done.text
             assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "1"
 
+            # Edit: a click on an element of the live view makes it the step's target
+            add = ref(items, "Add to cart")
+            pending = client.submit("browser_click", {"ref": ref(items, "Load more")})
+            qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
+            qtbot.mouseClick(window.approval.edit_btn, Qt.LeftButton)
+            assert window.act_overlay.isChecked(), "the page's boxes take the click while editing"
+            qtbot.waitUntil(lambda: any(b.node_id == add for b in window.page._boxes), timeout=WAIT_MS)
+            box = next(b for b in window.page._boxes if b.node_id == add)
+            qtbot.mouseClick(window.page, Qt.LeftButton,
+                             pos=window.page.page_rect_to_widget(box.page_rect).center().toPoint())
+            assert window.approval.edit_action.text() == f"click({add})"
+            qtbot.mouseClick(window.approval.edit_apply, Qt.LeftButton)
+            qtbot.waitUntil(pending.done, timeout=WAIT_MS)
+            edited = pending.result()
+            assert f"EDITED by the person to click({add})" in edited.text, edited.text
+            assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "2"
+
             pending = client.submit("browser_click", {"ref": ref(items, "Delete invoice 4411")})
             qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
             qtbot.mouseClick(window.approval.reject_btn, Qt.LeftButton)
@@ -108,7 +125,8 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             data = window.sup.sessions.load(session)
             assert data.session.planner == "mcp"
             assert data.session.metadata["mcp"]["client"] == "window-test-client"
-            assert [s.status for s in data.steps] == ["completed", "rejected"]
+            assert [s.status for s in data.steps] == ["completed", "completed", "rejected"]
+            assert data.steps[1].decision.kind == "edit"
         finally:
             client.close()
             run(qtbot, host.stop(), 30)

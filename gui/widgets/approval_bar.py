@@ -155,6 +155,9 @@ class ApprovalBar(QWidget):
         row2.addWidget(self.edit_expect, 1)
         el.addLayout(row1)
         el.addLayout(row2)
+        self.edit_hint = _plain("Or click an element on the page to make it the step's target.", "editHint",
+                                "color:#6b7280;")
+        el.addWidget(self.edit_hint)
         self.edit_error = _plain(name="editError", style="color:#b91c1c;")
         el.addWidget(self.edit_error)
         row3 = QHBoxLayout()
@@ -318,6 +321,26 @@ class ApprovalBar(QWidget):
             return self._inline(self.edit_error, "Nothing changed: edit the action or the expected outcome, "
                                                  "or Approve the step as it is.")
         self._emit(Decision(kind="edit", action=action, expected_outcome=expect))
+
+    def editing(self) -> bool:
+        """The Edit panel is open for the request on show."""
+        return self.request is not None and self.edit_panel.isVisibleTo(self)
+
+    def retarget(self, node_id: str) -> bool:
+        """Edit: a node picked on the live view becomes the target of the action being edited. False (and
+        a line saying why) when the action has no target to change, or no edit is open."""
+        if not self.editing() or self.request is None:
+            return False
+        try:
+            action = parse_action_string(self.edit_action.text().strip() or self._edit_action0)
+        except ActionStringError:
+            action = self.request.proposal.action
+        if action.target is None:
+            self._inline(self.edit_error, f"{action.name} has no target to change: edit the action instead.")
+            return False
+        self.edit_action.setText(action.model_copy(update={"target": node_id}).to_string())
+        self.edit_error.hide()
+        return True
 
     def start_reject(self) -> None:
         if self.request is None:
