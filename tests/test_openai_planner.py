@@ -21,7 +21,8 @@ from engine.planners.payload import DeltaTracker, rag_filter
 from fake_llm import FakeLLM, call, hang, say, status  # noqa: F401 - the fake server and its reply helpers
 
 KEY = "sk-test-DO-NOT-LEAK-4f9a"
-TOOL_NAMES = {"click", "type", "press", "select", "scroll", "navigate", "finish", "fail", "request_context"}
+TOOL_NAMES = {"click", "type", "press", "select", "scroll", "navigate", "finish", "fail", "request_context",
+              "switch_tab", "close_tab", "new_tab", "dialog", "upload"}  # tabs, dialogs, uploads: issue [9]
 
 
 @pytest.fixture(scope="module")

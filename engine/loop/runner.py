@@ -284,7 +284,7 @@ class AgentLoop:
                                   summary=describe_action(p.action, node, p.expected_outcome),
                                   sensitive_reasons=reasons, policy=self.policy, warnings=self._warnings)
         draft = StepDraft(index=index, proposal=shown, auto_approved=not ask, url=snap.url, snapshot_nodes=len(snap),
-                          timings_ms=timings, exchange=self._exchange)
+                          timings_ms=timings, exchange=self._exchange, tab=self.watch.tab_info())
         seen, page_seen = snap, self.page  # the target as the person (or the policy) approves it
         while True:
             t = time.monotonic()
@@ -481,7 +481,7 @@ class AgentLoop:
         t = time.monotonic()
         self.journal.set_state("acting")
         t_act = time.monotonic()
-        acted_on, tab_before = self.page, self.watch.tab_info()
+        acted_on = self.page
         try:
             if run.name in TAB_ACTIONS:
                 result = await self._tab_action(run)
@@ -529,7 +529,7 @@ class AgentLoop:
             url_before=fresh.url,
             url_after=self._url(), snapshot_nodes=len(fresh), screenshots=(before, after, distance),
             target=target_record(node, fresh) if node is not None else None)
-        rec = rec.model_copy(update={"tab": tab_before, "incidents": None if incidents.empty() else incidents})
+        rec = rec.model_copy(update={"incidents": None if incidents.empty() else incidents})
         return self.journal.record(rec, artifacts), result
 
     async def _tab_action(self, action: Action) -> ActionResult:

@@ -22,6 +22,7 @@ from engine.models import (
     StepRecord,
     VerificationResult,
 )
+from engine.models.browsing import TabInfo
 from engine.models.loop import Actor, RecordStatus
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
@@ -50,6 +51,7 @@ class StepDraft:
     timings_ms: dict[str, float]    # filled in as the step goes: observe, model, approval, act …
     exchange: dict[str, Any] | None = None  # what a model or backend planner was sent and answered
     decision: Decision | None = None
+    tab: TabInfo | None = None      # the tab the step was proposed in (its index, title, URL)
 
     def record(self, status: RecordStatus, *, note: str = "", actor: Actor = "agent", action: Action | None = None,
                result: ActionResult | None = None, verification: VerificationResult | None = None,
@@ -66,7 +68,7 @@ class StepDraft:
                           actor=actor, action=action, result=result,
                           verification=verification, events=events or [], screenshot_before=before,
                           screenshot_after=after, screenshot_distance=distance, target=target, status=status,
-                          note=note)
+                          note=note, tab=self.tab)
 
 
 def chosen(d: Decision, p: ProposedStep, node: VirtualNode | None, fresh: DomSnapshot

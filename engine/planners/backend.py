@@ -78,7 +78,8 @@ SKELETON_LIMIT = 100_000
 FULL_DOM_LIMIT = 200_000
 RECENT_EVENTS = 10
 UNTRUSTED_FIELDS = ("url", "pageTitle", "interactiveTree", "scrollableContainers", "recentEvents", "skeletonDom", "dom",
-                    "screenshot", "errors_detected", "success_messages", "verification_message", "lastActionResult")
+                    "screenshot", "errors_detected", "success_messages", "verification_message", "lastActionResult",
+                    "tabs")
 TREE_TOKENS = 2000  # DOM RAG budget for interactiveTree: seed 000 §2.6.2 filterDomForQuery maxTokens
 _KINDS = {"skeleton": {"skeleton"}, "skeletondom": {"skeleton"}, "screenshot": {"screenshot"},
           "image": {"screenshot"}, "vision": {"screenshot"}, "hybrid": {"skeleton", "screenshot"},
@@ -156,6 +157,9 @@ class BackendPlanner:
                     hasErrors=any(e.category == "error" for e in events),
                     hasSuccess=any(e.category == "success" for e in events))
         body.update(self._last_step_fields(obs))
+        if len(obs.tabs) > 1:  # the open tabs; the backend answers switchTab(1), closeTab(1), newTab("url")
+            body["tabs"] = [{"index": t.index, "title": cut(t.title, 200), "url": t.url, "active": t.active}
+                            for t in obs.tabs]
         # which fields were read from the page (untrusted data that never carries instructions)
         body["untrustedContent"] = {"fields": list(UNTRUSTED_FIELDS), "note": UNTRUSTED_RULE}
         if rag.dom_filtered:  # token_reduction as the seed's percentage (92 = 92 % fewer tokens)

@@ -12,6 +12,7 @@ guessing. It also serves the GUI's quick-command box: `await planner.propose(obs
 from __future__ import annotations
 
 import re
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
@@ -56,6 +57,7 @@ class HeuristicPlanner:
         self._state: _State | None = None
         self._task = ""
         self._may_browse = False
+        self._readings: list[str] = []   # values read for the task ("read its total"), the answer
 
     @property
     def _st(self) -> _State:
@@ -68,6 +70,7 @@ class HeuristicPlanner:
     async def propose(self, obs: Observation) -> ProposedStep:
         if self._state is None or obs.task != self._task:
             self._task = obs.task
+            self._readings = []
             try:
                 self._state = _State(parse_task(obs.task))
             except TaskParseError as exc:
@@ -151,6 +154,13 @@ class HeuristicPlanner:
             if it.value == "__back__":
                 return self._propose("main", None, Action(name="back"), "Go back.")
             return self._propose("main", None, Action(name="press", key=it.value), f"Press {it.value}.")
+        if k == "read":
+            return self._read(it, snap)
+        if k == "switch_tab":
+            return self._propose("main", None, Action(name="switch_tab", tab=int(it.value or 0)),
+                                 f"Switch to tab {it.value}.")
+        if k == "close_tab":
+            return self._propose("main", None, Action(name="close_tab"), "Close this tab.")
         if k == "scroll":
             return self._scroll(it, snap)
         if k == "expand":
@@ -185,7 +195,24 @@ class HeuristicPlanner:
             return self._propose("main", node, Action(name="check" if k == "check" else "uncheck",
                                                       target=node.node_id), f"{k.capitalize()} {m.describe(node)}.")
         verb = "Focus" if k == "focus" else "Open" if k == "open" else "Click"
+        href = str((node.attrs or {}).get("href") or "")
+        if it.new_tab and href and not href.lower().startswith(("javascript:", "#")):
+            url = urllib.parse.urljoin(snap.url, href)
+            return self._propose("main", node, Action(name="new_tab", url=url),
+                                 f"Open {m.describe(node)} in a new tab ({url}).")
         return self._propose("main", node, Action(name="click", target=node.node_id), f"{verb} {m.describe(node)}.")
+
+    def _read(self, it: Intent, snap: DomSnapshot) -> ProposedStep | None:
+        """Read the value shown for a label; the last instruction's reading is the run's answer."""
+        value = _read_value(snap, it.value_from)
+        if value is None:
+            raise _NoTarget(f'Could not find "{it.value_from}" on {snap.url} to read its value.')
+        self._readings.append(f"{it.value_from}: {value}")
+        if self._st.pos < len(self._st.intents) - 1:
+            return None  # more to do; the reading is kept for the answer
+        return ProposedStep(thought=f'The page shows {it.value_from} as "{value}".',
+                            action=Action(name="finish", answer="; ".join(self._readings)),
+                            description=f"Finish: {it.value_from} is {value}")
 
     def _find(self, it: Intent, spec: TargetSpec, snap: DomSnapshot, roles) -> list[VirtualNode] | ProposedStep | None:
         """The node(s) to act on, an exploring step, None when a "both"/"all" intent is complete,

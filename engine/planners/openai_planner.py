@@ -72,6 +72,15 @@ TOOLS: dict[str, tuple[str, dict, tuple[str, ...]]] = {
     "scroll": ("Scroll the page, or the scroll container node_id (an element that is not one is scrolled into view).",
                {"direction": {"type": "string", "enum": _DIRECTIONS}, "node_id": _ID}, ("direction",)),
     "navigate": ("Open a URL in this tab.", {"url": _STR}, ("url",)),
+    "switch_tab": ("Work in another open tab (its index from TABS).", {"tab": {"type": "integer"}}, ("tab",)),
+    "close_tab": ("Close a tab (its index from TABS; the active one when left out).", {"tab": {"type": "integer"}},
+                  ()),
+    "new_tab": ("Open a URL in a new tab and work there.", {"url": _STR}, ("url",)),
+    "dialog": ("Answer the page's open dialog (confirm/prompt/leave page): accept=true is OK, false is Cancel; "
+               "text answers a prompt. With no dialog open, answers the next one.",
+               {"accept": {"type": "boolean"}, "text": _STR}, ("accept",)),
+    "upload": ("Put files from this machine into a file input (or the button that opens it); paths the task "
+               "names only.", {"node_id": _ID, "paths": {"type": "array", "items": _STR}}, ("node_id", "paths")),
     "finish": ("The task is done; give the answer when the task asks for one.", {"answer": _STR}, ()),
     "fail": ("The task cannot be done; say why.", {"reason": _STR}, ("reason",)),
     "request_context": ("Ask for more context about this page before acting (at most two per step).",
@@ -430,6 +439,16 @@ class OpenAIPlanner:
                 fields[k] = str(args[k])
         if name == "type":
             fields["submit"] = _bool(args.get("submit"))
+        if name in ("switch_tab", "close_tab") and args.get("tab") not in (None, ""):
+            try:
+                fields["tab"] = int(args["tab"])
+            except (TypeError, ValueError):
+                raise _BadReply(f"{name} needs the tab's index (a number from TABS), not {args['tab']!r}.") from None
+        if name == "dialog":
+            fields["accept"] = _bool(args.get("accept"))
+        if name == "upload":
+            paths = args.get("paths")
+            fields["paths"] = [str(x) for x in paths] if isinstance(paths, list) else [str(paths)]
         if name == "scroll":
             fields["direction"] = str(args["direction"]).strip().lower()
             if fields["direction"] not in _DIRECTIONS:

@@ -290,6 +290,8 @@ def build_observation(obs: Observation, *, budget_tokens: int = 6000, delta: Del
               if not e.at or e.at > events_since][-10:]
     page = [f"RECENT PAGE EVENTS{' (new since your last step)' if events_since else ''}:\n"
             + ("\n".join(f"- {e}" for e in events) if events else "- none")]
+    if len(obs.tabs) > 1:  # which tab this is, and the others (switch_tab / close_tab take the index)
+        page.append("TABS:\n" + "\n".join(f"- {scrub(cut(t.describe(), 200), secrets)}" for t in obs.tabs))
     more = ", more content below" if data.get("more_below") else ""
     vp = data["viewport"]
     page.append(f"PAGE: {data['url']}\nTITLE: {cut(data['title'], 200)}\n"

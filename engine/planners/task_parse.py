@@ -47,7 +47,9 @@ _VERBS = {
     "scroll": "scroll", "focus": "focus", "go": "navigate", "navigate": "navigate", "visit": "navigate",
     "browse": "navigate", "search": "search", "find": "find", "locate": "find", "look": "find",
     "submit": "submit", "use": "use", "set": "set", "copy": "type",
+    "read": "read",
 }
+_NEW_TAB = re.compile(r"\s+in\s+(?:a\s+)?new\s+(?:tab|window)\b", re.I)
 _SPLIT_VERB = re.compile(r"\s+(?=(?:then\s+)?(?:click|press|hit|tap|push)\b)", re.I)
 _URL = re.compile(r"^(https?://|file://|www\.)\S+$|^[\w-]+(\.[\w-]+)+(/\S*)?$", re.I)
 
@@ -80,6 +82,7 @@ class Intent:
     transform: str = ""          # lower / upper
     direction: str = ""          # scroll: up/down/top/bottom
     submit: bool = False
+    new_tab: bool = False        # open/click: "in a new tab" (a link's address opens in a tab of its own)
     text: str = ""               # the clause as written
 
     def describe(self) -> str:
@@ -94,7 +97,9 @@ class Intent:
                 f" to {t}" if self.target.name or self.target.roles else ""),
             "focus": f"Focus {t}", "navigate": f"Go to {self.value}", "search": f"Search for {v}",
             "press": f"Press {self.value}", "slider": f"Set {t} to {v}",
-        }.get(self.kind, self.text)
+            "read": f"Read {self.value_from}", "switch_tab": f"Switch to tab {self.value}",
+            "close_tab": "Close this tab",
+        }.get(self.kind, self.text) + (" in a new tab" if self.new_tab else "")
 
 
 class TaskParseError(ValueError):
@@ -250,6 +255,19 @@ def _read(verb: str, rest: str, quotes: list[str], clause: str) -> list[Intent]:
         return []
     if verb == "find":
         return []  # "find X" alone: the following click grounds (and explores) for it
+    if verb == "read":  # "read its total": the value shown for "total" becomes the answer
+        name = " ".join(w for w in _unprotect(r, quotes).split() if w.lower() not in FILLER)
+        return [Intent("read", TargetSpec(name=name), value_from=name)] if name else []
+    m = re.fullmatch(r"(?:to\s+)?(?:the\s+)?tab\s+(?:number\s+)?(\d+)", r.strip(), re.I)
+    if verb in ("open", "expand") and m:  # "switch to tab 1"
+        return [Intent("switch_tab", value=m.group(1))]
+    if verb == "click" and re.fullmatch(r"(?:this|the|that)\s+(?:tab|popup|window)", r.strip(), re.I):
+        return [Intent("close_tab")]
+    if verb in ("open", "click") and _NEW_TAB.search(r):
+        got = _read(verb, _NEW_TAB.sub("", r), quotes, clause)
+        for it in got:
+            it.new_tab = True
+        return got
     if verb in ("type", "set"):
         m = re.match(r"(?:in\s+)?(.+?)\s+with\s+(.+)$", r) if re.match(r"(in\s+)?\S", r) and " with " in r and \
             not r.lstrip().startswith("«") else None
