@@ -9,6 +9,8 @@ reading the names of the files the input now holds."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -34,6 +36,16 @@ _FIND_INPUT = """function () {
     const id = el.getAttribute && el.getAttribute(a);
     const t = id && (root.getElementById ? root.getElementById(id) : document.getElementById(id));
     if (isFile(t)) return t;
+  }
+  // a file input right beside it (<input hidden><button>), or beside its wrapper (<span><button></span><input>)
+  for (const [node, reach] of [[el, 2], [el.parentElement, 1]]) {
+    let before = node && node.previousElementSibling, after = node && node.nextElementSibling;
+    for (let k = 0; k < reach && (before || after); k++) {
+      if (isFile(before)) return before;
+      if (isFile(after)) return after;
+      before = before && before.previousElementSibling;
+      after = after && after.nextElementSibling;
+    }
   }
   let p = el.parentElement;
   for (let i = 0; p && i < 4; i++, p = p.parentElement) {
@@ -95,11 +107,13 @@ async def upload(page: PageTarget, snapshots: SnapshotCache, node_id: str, paths
                                                            "objectId": target.object_id, "objectGroup": GROUP},
                                 session_id=sid, timeout=10)
         obj = r.get("result", {})
-        if obj.get("subtype") == "null" or not obj.get("objectId"):
+        oid = obj.get("objectId") if obj.get("subtype") != "null" else None
+        if not oid:  # a button whose script opens the chooser: press it and catch the chooser it opens
+            oid = await _chooser_input(page, sid, target.object_id)
+        if not oid:
             return failed(ErrorCode.NO_FILE_INPUT, f"Element {node_id} ({target.node.label()}) is not a file input "
-                          "and no file input belongs to it (inside it, labelled by it, or beside it). Choose the "
-                          "file input or the button that opens the file chooser.")
-        oid = obj["objectId"]
+                          "and no file input belongs to it (inside it, labelled by it, beside it, or opened by "
+                          "pressing it). Choose the file input or the button that opens the file chooser.")
         before = await _files(page, sid, oid)
         if before[2]:
             return failed(ErrorCode.DISABLED, f"The file input of element {node_id} is disabled.")
@@ -134,6 +148,34 @@ async def upload(page: PageTarget, snapshots: SnapshotCache, node_id: str, paths
                                 f"{', '.join(wanted)}. {feedback}",
                         verification=v, data={"files": [str(f) for f in files], "settled": settle.stable},
                         timings_ms={"total": round((time.monotonic() - t0) * 1000, 1), "settle": settle.waited_ms})
+
+
+async def _chooser_input(page: PageTarget, sid: str, oid: str, wait: float = 1.5) -> str | None:
+    """Press the element (a script click with a user gesture) with file choosers intercepted: the object
+    id of the file input whose chooser it opened, or None when it opened none."""
+    loop = asyncio.get_running_loop()
+    opened: asyncio.Future[int] = loop.create_future()
+
+    def on_open(p: dict, s: str | None) -> None:
+        if s == sid and not opened.done() and p.get("backendNodeId"):
+            opened.set_result(int(p["backendNodeId"]))
+
+    page.cdp.on("Page.fileChooserOpened", on_open)
+    try:
+        await page.cdp.send("Page.setInterceptFileChooserDialog", {"enabled": True}, session_id=sid, timeout=5)
+        await page.cdp.send("Runtime.callFunctionOn", {"functionDeclaration": "function () { this.click(); }",
+                                                       "objectId": oid, "userGesture": True}, session_id=sid,
+                            timeout=10)
+        backend = await asyncio.wait_for(opened, wait)
+        r = await page.cdp.send("DOM.resolveNode", {"backendNodeId": backend, "objectGroup": GROUP},
+                                session_id=sid, timeout=5)
+        return str(r.get("object", {}).get("objectId") or "") or None
+    except (TimeoutError, VigilError):
+        return None
+    finally:
+        page.cdp.off("Page.fileChooserOpened", on_open)
+        with contextlib.suppress(VigilError):
+            await page.cdp.send("Page.setInterceptFileChooserDialog", {"enabled": False}, session_id=sid, timeout=5)
 
 
 async def _files(page: PageTarget, sid: str, oid: str) -> tuple[list[str], bool, bool, str]:

@@ -21,6 +21,7 @@ from engine.models import MessageAdded, PlanUpdated, RunResult, StepRecorded
 from engine.models.loop import LoopEvent
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.stored import snapshot_bytes
+from engine.store.downloads import downloads_folder
 from engine.store.store import Store
 
 log = logging.getLogger("vigil.store")
@@ -43,6 +44,7 @@ class SessionRecorder:
         self._unsubscribe: Callable[[], None] | None = None
         self._snap_cache: tuple[DomSnapshot, bytes] | None = None  # consecutive steps share one snapshot
         self._loop: AgentLoop | None = None
+        self._downloads: Any = None  # the browser's DownloadKeeper while a run saves into this session's folder
         self._secrets: set[str] = set()  # typed secrets of this tab's runs (memory only), scrubbed from all we write
 
     # -- a run ---------------------------------------------------------------------------------
@@ -64,14 +66,25 @@ class SessionRecorder:
             return None
         self.error = None
         self._plan_steps = None
+        self._keep_downloads(loop)
         loop.artifacts = True
         self._loop = loop
         self._unsubscribe = loop.bus.subscribe(self._on_event)
         return self.session_id
 
+    def _keep_downloads(self, loop: AgentLoop) -> None:
+        """The run's downloads go into the session's own folder under the store's directory."""
+        browser = getattr(loop.page, "browser", None)
+        if browser is not None and self.session_id is not None:
+            browser.downloads.folder = downloads_folder(self.store.path, self.session_id)
+            self._downloads = browser.downloads
+
     def finish(self, result: RunResult) -> None:
         """The run ended: stop listening and store its status, reason and answer."""
         self.stop_listening()
+        if self._downloads is not None:  # downloads after the run are not this session's
+            self._downloads.folder = None
+            self._downloads = None
         if self.session_id is None or self.error:
             return
         try:

@@ -42,6 +42,7 @@ from typing import Any
 
 from engine.errors import ErrorCode, VigilError
 from engine.models import StepRecord
+from engine.store.downloads import session_downloads
 from engine.store.pictures import step_picture
 from engine.store.store import SessionData, Store
 
@@ -172,7 +173,8 @@ def _document(store: Store, data: SessionData) -> str:
            + "".join(f'<a href="#step-{r.index + 1}">Step {r.index + 1}</a>' for r in data.steps) + "</nav>")
     titles: dict[str, str | None] = {}  # snapshot sha256 → page title; consecutive steps share snapshots
     steps = "".join(_step(store, data, r, titles) for r in data.steps) or '<p class="muted">No steps were recorded.</p>'
-    body = (head + nav + _plan(data) + _chat(data) + f'<section id="steps"><h2>Steps</h2>{steps}</section>'
+    body = (head + nav + _plan(data) + _chat(data) + _downloads(data)
+            + f'<section id="steps"><h2>Steps</h2>{steps}</section>'
             f'<footer>Exported {_t(_when(datetime.now(UTC).isoformat()))} by Vigil. This file is '
             'self-contained: no scripts, no network; page and model text is shown as text.</footer>')
     return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -181,6 +183,21 @@ def _document(store: Store, data: SessionData) -> str:
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<title>Vigil report — {_t(s.title)}</title><style>{CSS}</style></head>'
             f'<body><main>{body}</main></body></html>\n')
+
+
+def _downloads(data: SessionData) -> str:
+    """The files the session's pages downloaded, each linked where it was saved (a file: link, not loaded)."""
+    items = session_downloads(data.steps)
+    if not items:
+        return ""
+    rows = []
+    for index, d in items:
+        where = (f'<a href="{_t(Path(d.path).as_uri())}">{_t(d.path)}</a>' if d.path else
+                 f'<span class="err">{_t(d.error or "not saved")}</span>')
+        size = f"{d.size:,} bytes" if d.size is not None else ""
+        rows.append(f'<li><a href="#step-{index + 1}">Step {index + 1}</a>: <strong>{_t(d.name)}</strong> '
+                    f'{_t(size)} {_t(d.mime)} — {where}</li>')
+    return f'<section id="downloads" class="card"><h2>Downloads</h2><ul>{"".join(rows)}</ul></section>'
 
 
 def _plan(data: SessionData) -> str:
@@ -284,7 +301,7 @@ def _step(store: Store, data: SessionData, rec: StepRecord, cache: dict[str, str
         ("Expected", _t(ver.expected.describe()) if ver.expected else ""), ("Saw", _t(ver.actual_outcome)),
         ("Feedback", _t(ver.feedback)), ("Errors on page", "<br>".join(_t(x) for x in ver.errors_detected)),
         ("Success messages", "<br>".join(_t(x) for x in ver.success_messages))])
-    page = _kv([("URL before", _t(rec.url_before)),
+    page = _kv([("Tab", _t(rec.tab.describe()) if rec.tab is not None else ""), ("URL before", _t(rec.url_before)),
                 ("URL after", "" if not rec.url_after else "(unchanged)" if rec.url_after == rec.url_before
                  else _t(rec.url_after)),
                 ("Title before", _t(before)),

@@ -1,0 +1,61 @@
+"""Downloads on real Chromium: saved into the session's own folder under the store's directory,
+reported in the step (name, size, MIME type, path), listed and linked in the HTML report; a download
+link is a sensitive step under auto-safe; an unrecorded run says the temporary folder it used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
+from engine.observe.stability import StabilityConfig
+from engine.store import Store
+from engine.store.recorder import SessionRecorder
+from engine.store.report import export_html
+
+FAST = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=1500)
+STEPS = [{"action": "click", "target": {"role": "link", "name": "Download invoice"}}, {"action": "finish"}]
+CONTENT = Path(__file__).parent / "fixtures" / "downloads_invoice.csv"
+
+
+def test_a_download_is_saved_in_the_sessions_folder_reported_and_linked_in_the_report(harness, server, tmp_path):
+    store = Store.open(tmp_path / "sessions.db")
+
+    async def go(tab):
+        tab.stability = FAST
+        gate = AutoApprove()
+        loop = AgentLoop(tab, ScriptedPlanner(STEPS), gate=gate, policy="auto-safe", screenshots=False)
+        rec = SessionRecorder(store)
+        sid = rec.start(loop, "download the invoice", tab.url, planner="script", policy="auto-safe")
+        res = await loop.run("download the invoice")
+        rec.finish(res)
+        return sid, res, gate
+
+    sid, res, gate = harness.page(server.url("downloads_page.html"), go)
+    try:
+        assert res.status == "success", res.reason
+        assert len(gate.requests) == 1 and any("downloads a file" in r for r in gate.requests[0].sensitive_reasons)
+        step = res.steps[0]
+        d = step.incidents.downloads[0]
+        folder = tmp_path / "downloads" / sid
+        assert d.name == "invoice-2026-11.csv" and d.mime == "text/csv" and d.size == CONTENT.stat().st_size
+        assert Path(d.path).parent == folder and Path(d.path).read_bytes() == CONTENT.read_bytes()
+        assert "downloaded invoice-2026-11.csv" in step.result.message and step.verification.success
+        stored = store.load(sid).steps[0]
+        assert stored.incidents.downloads[0].path == d.path      # listed with the session
+        html = export_html(store, sid)
+        assert 'id="downloads"' in html and "invoice-2026-11.csv" in html and Path(d.path).as_uri() in html
+    finally:
+        store.close()
+
+
+def test_an_unrecorded_run_saves_into_a_temporary_folder_it_names(harness, server):
+    async def go(tab):
+        tab.stability = FAST
+        res = await AgentLoop(tab, ScriptedPlanner(STEPS), gate=AutoApprove(), policy="auto",
+                              screenshots=False).run("download")
+        return res, tab.browser.downloads.folder
+
+    res, folder = harness.page(server.url("downloads_page.html"), go)
+    d = res.steps[0].incidents.downloads[0]
+    assert folder is None and Path(d.path).exists() and Path(d.path).parent.name.startswith("vigil-downloads-")
+    assert d.path in res.steps[0].result.message and "1 file(s) downloaded" in res.incidents
