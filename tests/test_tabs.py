@@ -180,3 +180,22 @@ def test_the_planner_observation_lists_the_open_tabs(harness, server):
         assert "tabs_report.html (active)" in text
 
     _run(harness, server, go)
+
+
+# -- the step line tells the truth ----------------------------------------------------------------
+def test_a_step_that_ran_but_was_not_verified_says_so_and_fail_is_a_failure(harness, server):
+    from engine.cli.run import result_line, step_line
+
+    async def go(tab):
+        steps = [{"action": "click", "target": {"role": "button", "name": "Do nothing"}},
+                 {"action": "fail", "reason": "nothing to do here"}]
+        return await _loop(tab, steps).run("press the button")
+
+    res = harness.page(server.url("uploads_page.html"), go)
+    first, last = res.steps
+    assert first.status == "completed" and not first.verification.success
+    assert step_line(first).startswith("[1] unverified click(")
+    turn = next(m for m in res.messages if m.role == "assistant")
+    assert turn.status == "error" and turn.error.startswith("Unverified:") and turn.metadata["unverified"]
+    assert step_line(last).startswith("[2] FAILED   fail(")
+    assert res.exit_code == 1 and result_line(res) == "failed: nothing to do here"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 from engine.errors import BrowserClosedError, ErrorCode, TabCrashedError, UnknownNodeError, VigilError
@@ -120,6 +120,9 @@ class AgentLoop:
         self._stop_requested = False
         self._stop_event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # a person's standing grants (engine.store.grants): (action, page URL) → what covers it, or None;
+        # consulted only for steps the policy would ask about and that have no sensitive reason
+        self.grants: Callable[[Action, str], str | None] | None = None
 
     # -- control -------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -279,6 +282,9 @@ class AgentLoop:
             reasons.append("the page shows text that reads like instructions to the agent (possible prompt "
                            "injection): check that this step is what the task asks")
         ask = needs_approval(self.policy, reasons)
+        granted = self.grants(p.action, snap.url) if ask and not reasons and self.grants is not None else None
+        if granted:
+            ask = False
         shown = mask_proposal(p, node)
         request = ApprovalRequest(step_index=index, proposal=shown, target=node_summary(node) if node else None,
                                   summary=describe_action(p.action, node, p.expected_outcome),
@@ -288,7 +294,9 @@ class AgentLoop:
         seen, page_seen = snap, self.page  # the target as the person (or the policy) approves it
         while True:
             t = time.monotonic()
-            decision = await self._decide(request) if ask else Decision.approve()
+            decision = await self._decide(request) if ask else (
+                Decision(kind="approve", reason=f"a standing grant of the person: {granted}") if granted
+                else Decision.approve())
             timings["approval"] = timings.get("approval", 0) + _ms(t)
             draft.decision = decision
             if decision.kind == "stop":
@@ -358,8 +366,10 @@ class AgentLoop:
             return Turn("taken_over", f"The person took over and ran {said} instead of your step: "
                                        f"{result.message}", result)
         unverified = ok and rec.verification is not None and not rec.verification.success
-        j.update_message(msg, status="success" if ok else "error", actionString=said,
-                         error=None if ok else result.message,
+        # a step that ran but whose check failed is not shown as a success: "Unverified: …"
+        j.update_message(msg, status="success" if ok and not unverified else "error", actionString=said,
+                         error=(f"Unverified: {rec.verification.feedback}" if unverified and rec.verification
+                                else None if ok else result.message),
                          metadata={**msg.metadata, "edited": decision.kind == "edit", "unverified": unverified,
                                    **({"incidents": rec.incidents.lines()} if rec.incidents else {})})
         j.mark_plan(p.plan_index, "completed" if ok else "failed")
