@@ -305,7 +305,10 @@ class BackendPlanner:
     def _step(self, data: dict, obs: Observation, exchange: dict) -> ProposedStep:
         thought = str(data.get("thought") or "")
         action = self._action(data, thought)
+        action, healed = selector_fallback(action, data, obs)
         details = {k: data[k] for k in _DETAIL_KEYS if data.get(k) is not None}
+        if healed:
+            details["selectorPathUsed"] = healed
         details["backend"] = self.endpoint
         if exchange["rounds"]:
             details["negotiation"] = exchange["requested"]
@@ -352,6 +355,30 @@ class BackendPlanner:
 
 
 # -- helpers --------------------------------------------------------------------------------------
+def selector_fallback(action: Action, data: dict, obs: Observation) -> tuple[Action, dict | None]:
+    """Seed 001 §4: `actionDetails.selectorPath` stands in for an element ID the page no longer has.
+    When the action's ID is not in the snapshot the backend was sent, the selector must match exactly
+    one element of it, which the action then targets; else the backend's answer is refused, naming
+    what the selector found. An ID still on the page is used as sent."""
+    details = data.get("actionDetails")
+    sel = details.get("selectorPath") if isinstance(details, dict) else None
+    target = action.target
+    if not isinstance(sel, str) or not sel.strip() or not isinstance(target, str) or target in obs.snapshot:
+        return action, None
+    from engine.snapshot.locators import match_selector
+    try:
+        hits = match_selector(obs.snapshot, sel)
+    except ValueError as exc:
+        raise BackendError(f"sent {action.name} on element {target}, which is not on the page, and its "
+                           f"selectorPath cannot stand in for it: {exc}.") from None
+    if len(hits) != 1:
+        found = "no element" if not hits else f"{len(hits)} elements ({', '.join(n.node_id for n in hits[:5])})"
+        raise BackendError(f"sent {action.name} on element {target}, which is not on the page, and its selectorPath "
+                           f"{sel!r} matches {found}; it must match exactly one.")
+    return action.model_copy(update={"target": hits[0].node_id}), {"from": target, "to": hits[0].node_id,
+                                                                    "selectorPath": sel}
+
+
 def requested_artifacts(data: dict) -> set[str]:
     """What a negotiation answer asks for: a subset of {"skeleton", "screenshot", "full"}. An
     answer with an action is an answer, unless its status says it needs context."""

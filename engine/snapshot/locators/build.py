@@ -57,6 +57,23 @@ class Locators:
     def resolve(self, loc: Locator) -> list[VirtualNode]:
         return resolve(loc, self.snap, self.scopes)
 
+    def alternatives(self, node: VirtualNode | str) -> list[Locator]:
+        """Every locator of the node that is unique in this snapshot, the chosen one first: what is
+        kept of a node to find it again once its ID goes stale (a renamed button keeps its test id
+        or #id; a moved one keeps its name)."""
+        n = self.snap.get(node) if isinstance(node, str) else node
+        best = self.for_node(n)
+        out = [best] if best is not None else []
+        prefix = self._frame_chain(n.frame_id)
+        if prefix is None:
+            return out
+        fs = self.scopes.scope(n.frame_id)
+        for step in own_steps(n, fs):
+            loc = Locator((*prefix, step))
+            if loc not in out and self._unique_in_frame(step, n, fs):
+                out.append(loc)
+        return out
+
     # -- building --------------------------------------------------------------------------
     def _build(self, n: VirtualNode) -> Locator | None:
         prefix = self._frame_chain(n.frame_id)

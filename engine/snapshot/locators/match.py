@@ -11,11 +11,11 @@ in one frame (shadow roots included), a chained one in its scope's descendants, 
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from engine.snapshot.locators.css import css_predicate
 from engine.snapshot.locators.model import Locator, Step
 from engine.snapshot.locators.roles import own_aria_role
 from engine.snapshot.vnode import VirtualNode
@@ -24,12 +24,6 @@ if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
 
 Pred = Callable[[VirtualNode], bool]
-_CSS = re.compile(r'^(?P<tag>[a-zA-Z][\w-]*)?(?:#(?P<id>[A-Za-z_][\w-]*))?'
-                  r'(?P<attrs>(?:\[[\w-]+="(?:[^"\\]|\\.)*"\])*)$')
-_ATTR = re.compile(r'\[([\w-]+)="((?:[^"\\]|\\.)*)"\]')
-_CSS_UNESCAPE = re.compile(r"\\(a |.)")
-
-
 def norm_text(s: str | None) -> str:
     return " ".join((s or "").split())
 
@@ -123,25 +117,6 @@ def predicate(step: Step, labels: dict[str, list[str]]) -> Pred:
     if k in ("testid", "label", "placeholder", "text"):
         return lambda n: v in keys(k, n, labels)
     raise ValueError(f"no predicate for a {k} step")
-
-
-def css_predicate(selector: str) -> Pred:
-    """The CSS subset Vigil writes; ValueError for anything else (match it in the page instead)."""
-    m = _CSS.match(selector.strip())
-    if not m or not selector.strip():
-        raise ValueError(f"not a selector Vigil can match on a snapshot: {selector!r}")
-    tag, ident = m.group("tag"), m.group("id")
-    attrs = [(k, _CSS_UNESCAPE.sub(lambda x: "\n" if x.group(1) == "a " else x.group(1), v))
-             for k, v in _ATTR.findall(m.group("attrs") or "")]
-
-    def pred(n: VirtualNode) -> bool:
-        a = n.attrs or {}
-        if tag and n.tag != tag.lower():
-            return False
-        if ident and a.get("id") != ident:
-            return False
-        return all(a.get(k) == v for k, v in attrs)
-    return pred
 
 
 class SnapshotScopes:
@@ -254,3 +229,10 @@ def name_official(n: VirtualNode, labels: dict[str, list[str]]) -> bool:
         official.add(norm_text(a["placeholder"]))
     official.update(label_texts(n, labels))
     return n.name in official
+
+
+def match_selector(snap: DomSnapshot, selector: str) -> list[VirtualNode]:
+    """Every node of the snapshot (any frame, shadow roots included) a CSS selector matches;
+    ValueError for a selector outside what a snapshot can answer (see `locators.css`)."""
+    pred = css_predicate(selector)
+    return [n for n in snap.nodes() if pred(n)]
