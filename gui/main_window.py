@@ -280,7 +280,7 @@ class MainWindow(QMainWindow):
         self.status_snap.setText(
             f"snapshot {st.timings_ms.get('capture', 0):.0f} ms · {st.nodes} nodes (semantic {st.tiers['semantic']}, "
             f"non-semantic {st.tiers['non-semantic']}, structural {st.tiers['structural']}) · "
-            f"{st.interactive} interactive · payload ~{tokens} tokens")
+            f"{st.interactive} interactive · payload ~{tokens} tokens · {snap.walk.describe()}")
 
     def _on_record(self, rec) -> None:
         self.chat.add_step_record(rec)

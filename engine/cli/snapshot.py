@@ -98,7 +98,7 @@ async def snapshot_command(args: argparse.Namespace) -> int:
             print(f"-- {args.format}: ~{out.tokens} tokens, {out.node_count} nodes | page: {st.nodes} nodes "
                   f"(semantic {st.tiers['semantic']}, non-semantic {st.tiers['non-semantic']}, structural "
                   f"{st.tiers['structural']}), {st.interactive} interactive, {st.frames} frame(s), "
-                  f"captured in {st.timings_ms.get('capture', 0):.0f} ms", file=sys.stderr)
+                  f"captured in {st.timings_ms.get('capture', 0):.0f} ms, {snap.walk.describe()} walk", file=sys.stderr)
             if out.truncated or st.truncated:
                 print("-- TRUNCATED: this output is not the whole page; the marker in it says what was left out "
                       "and how to get more (--max-bytes, --max-nodes)", file=sys.stderr)

@@ -15,6 +15,7 @@ from engine.browser.target import PageTarget
 from engine.errors import VigilError
 from engine.snapshot.capture import capture
 from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.incremental import RowMemo
 
 RECENT = 4  # snapshots kept for ghost-match recovery
 
@@ -27,6 +28,8 @@ class SnapshotCache:
         self._generation = -1  # the page's generation when the cached snapshot was taken
         self._keys: dict[str, tuple] | None = None  # per frame: the document versions the snapshot saw
         self.recent: collections.deque[DomSnapshot] = collections.deque(maxlen=RECENT)
+        self._rows = RowMemo()  # what each frame's walker last sent: the base of its next diff
+        self.incremental = True  # re-walk only what changed (force=True always walks everything)
 
     @property
     def latest(self) -> DomSnapshot | None:
@@ -43,7 +46,8 @@ class SnapshotCache:
                 if keys is not None and keys == self._keys:
                     return self._snapshot
             gen = self.page.generation
-            taken = await capture(self.page, max_nodes=max_nodes, timeout=timeout)
+            taken = await capture(self.page, max_nodes=max_nodes, timeout=timeout, memo=self._rows,
+                                  full=force or not self.incremental)
             self._snapshot, self._keys, self._generation = taken.snapshot, taken.walk_keys, gen
             self.recent.append(taken.snapshot)
             return taken.snapshot

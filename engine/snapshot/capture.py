@@ -21,6 +21,7 @@ from engine.browser.target import PageScripts, PageTarget
 from engine.errors import CDPError, CDPTimeoutError, ErrorCode, NoContextError, SnapshotError, VigilError
 from engine.models import FrameInfo
 from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.incremental import RowMemo, summarize
 from engine.snapshot.vnode import TIERS, VirtualNode
 
 GROUP = "vigil-snapshot"
@@ -60,7 +61,20 @@ class Capture:
 FAST_CALL = "function(KEY, opts) { const S = window[KEY]; return S && S.walk ? S.walk(KEY, opts) : null; }"
 
 
-async def _walk(page: PageTarget, frame_id: str, opts: dict, timeout: float) -> dict:
+async def _walk(page: PageTarget, frame_id: str, opts: dict, timeout: float, memo: RowMemo | None = None,
+                full: bool = True) -> dict:
+    data = await _walk_raw(page, frame_id, memo.opts_for(frame_id, opts, full=full) if memo else opts, timeout)
+    if memo is not None:
+        try:
+            memo.take(frame_id, data)
+        except ValueError:  # the rows held here are not the ones the page diffed against: ask for all
+            memo.forget(frame_id)
+            data = await _walk_raw(page, frame_id, memo.opts_for(frame_id, opts, full=full), timeout)
+            memo.take(frame_id, data)
+    return data
+
+
+async def _walk_raw(page: PageTarget, frame_id: str, opts: dict, timeout: float) -> dict:
     sid, ctx = await page.context_for(frame_id)
     params = {"executionContextId": ctx, "arguments": [{"value": page.key}, {"value": opts}],
               "returnByValue": True, "awaitPromise": False}
@@ -125,9 +139,11 @@ async def _occlusion_across_frames(page: PageTarget, parent: str, index: int, ch
     """Mark a child frame's controls occluded when something in the parent document (a cookie
     banner, a modal) covers that part of the <iframe> — the frame's own walk cannot see it."""
     rows = child.get("rows") or []
-    todo = [r for r in rows if r[7] & 8 and r[7] & 1 and not r[7] & 2 and r[13] > 0 and r[11] > 0 and r[12] > 0]
-    if not todo:
+    idx = [i for i, r in enumerate(rows)
+           if r[7] & 8 and r[7] & 1 and not r[7] & 2 and r[13] > 0 and r[11] > 0 and r[12] > 0]
+    if not idx:
         return
+    todo = [rows[i] for i in idx]
     vw, vh = view
     pts = []
     for r in todo:  # the centre of the part inside the top-level viewport, in the parent's coordinates
@@ -141,12 +157,11 @@ async def _occlusion_across_frames(page: PageTarget, parent: str, index: int, ch
             "arguments": [{"value": page.key}, {"value": index}, {"value": pts}]}, session_id=sid, timeout=5)
     except VigilError:
         return  # the frame is still walked; only this refinement is lost
-    for row, cover in zip(todo, res.get("result", {}).get("value") or [], strict=False):
-        if cover:
-            row[7] |= 2
-            ex = row[14] if row[14] else {}
+    for i, row, cover in zip(idx, todo, res.get("result", {}).get("value") or [], strict=False):
+        if cover:  # a new row: the rows as the page sent them are kept for its next diff
+            ex = dict(row[14]) if row[14] else {}
             ex["ob"], ex["obd"] = cover
-            row[14] = ex
+            rows[i] = [*row[:7], row[7] | 2, *row[8:14], ex]
 
 
 async def _frame_ids_of_owners(page: PageTarget, frame_id: str) -> list[str | None]:
@@ -178,7 +193,8 @@ async def _adopt_closed_roots(page: PageTarget, frame_id: str) -> int:
                                                             "executionContextId": ctx, "objectGroup": GROUP},
                                         session_id=sid)
                 await page.cdp.send("Runtime.callFunctionOn", {
-                    "functionDeclaration": "function(root, KEY){ window[KEY].closed.set(this, root); }",
+                    "functionDeclaration": "function(root, KEY){ const S = window[KEY]; S.closed.set(this, root); "
+                                          "if (S.hook) S.hook(this); }",
                     "objectId": oid, "arguments": [{"objectId": rr["object"]["objectId"]}, {"value": page.key}]},
                     session_id=sid)
                 found += 1
@@ -199,12 +215,13 @@ async def _release(page: PageTarget) -> None:
             pass
 
 
-async def _walk_frame(page: PageTarget, frame_id: str, opts: dict, timeout: float, timings: dict) -> dict:
+async def _walk_frame(page: PageTarget, frame_id: str, opts: dict, timeout: float, timings: dict,
+                      memo: RowMemo | None = None, full: bool = True) -> dict:
     t = time.perf_counter()
-    data = await _walk(page, frame_id, opts, timeout)
+    data = await _walk(page, frame_id, opts, timeout, memo, full)
     if data.get("suspects"):
         if await _adopt_closed_roots(page, frame_id):
-            data = await _walk(page, frame_id, opts, timeout)
+            data = await _walk(page, frame_id, opts, timeout, memo, full)
     timings["walk"] = timings.get("walk", 0.0) + (time.perf_counter() - t) * 1000
     for k, v in (data.get("t") or {}).items():
         if k in ("walk", "ids", "occlusion", "info"):
@@ -212,12 +229,15 @@ async def _walk_frame(page: PageTarget, frame_id: str, opts: dict, timeout: floa
     return data
 
 
-async def capture(page: PageTarget, *, max_nodes: int | None = None, timeout: float = 30.0) -> Capture:
-    """Take a complete snapshot of the page: every frame, every shadow root, one tree."""
+async def capture(page: PageTarget, *, max_nodes: int | None = None, timeout: float = 30.0,
+                  memo: RowMemo | None = None, full: bool = True) -> Capture:
+    """Take a complete snapshot of the page: every frame, every shadow root, one tree. With a `memo`
+    (the rows of the last capture of this page) and `full=False`, each frame's walker may re-walk only
+    what changed since; the tree is the same either way (`snapshot.walk` says which way it went)."""
     last_exc: Exception | None = None
     for attempt in range(3):
         try:
-            return await asyncio.wait_for(_capture_once(page, max_nodes, timeout), timeout + 5)
+            return await asyncio.wait_for(_capture_once(page, max_nodes, timeout, memo, full), timeout + 5)
         except CDPTimeoutError:
             raise SnapshotError(f"The page did not answer the snapshot within {timeout:.0f} s (a script may be "
                                 "stuck in a loop). Reload the page or raise the timeout.",
@@ -243,14 +263,15 @@ async def capture(page: PageTarget, *, max_nodes: int | None = None, timeout: fl
                         "and try again.", code=ErrorCode.NAVIGATED)
 
 
-async def _capture_once(page: PageTarget, max_nodes: int | None, timeout: float) -> Capture:
+async def _capture_once(page: PageTarget, max_nodes: int | None, timeout: float, memo: RowMemo | None = None,
+                        full: bool = True) -> Capture:
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     gen = page.generation
     main = page.main_frame_id
     opts = {"prefix": "", "maxNodes": max_nodes or 200000}
     docs: list[tuple[str, dict, str | None, str | None]] = []  # (frame_id, data, parent frame, owner row id)
-    main_data = await _walk_frame(page, main, opts, timeout, timings)
+    main_data = await _walk_frame(page, main, opts, timeout, timings, memo, full)
     if main_data.get("empty"):
         main_data["rows"] = []
         main_data["frames"] = []
@@ -281,8 +302,8 @@ async def _capture_once(page: PageTarget, max_nodes: int | None, timeout: float)
                 tasks.append((child_id, fid, owner_row, copts, ordinal))
         if not tasks:
             break
-        results = await asyncio.gather(*(_walk_frame(page, cid, co, timeout, timings) for cid, _, _, co, _ in tasks),
-                                       return_exceptions=True)
+        results = await asyncio.gather(*(_walk_frame(page, cid, co, timeout, timings, memo, full)
+                                         for cid, _, _, co, _ in tasks), return_exceptions=True)
         for (cid, pfid, owner_row, co, ordinal), res in zip(tasks, results, strict=True):
             ft = page.frames.get(cid)
             if isinstance(res, BaseException):
@@ -312,8 +333,12 @@ async def _capture_once(page: PageTarget, max_nodes: int | None, timeout: float)
     timings["build"] = (t_built - t_walked) * 1000
     timings["capture"] = (t_built - t0) * 1000
     timings["transfer_bytes"] = float(sum(d.get("_bytes", 0) for _, d, _, _ in docs))
+    if memo is not None:
+        memo.keep_only({fid for fid, _, _, _ in docs})
+    walk = summarize([d["inc"] for _, d, _, _ in docs if d.get("inc")])
     snap = DomSnapshot.create(page=page, main=main_data, root=root, by_id=by_id, counts=counts, frames=frame_infos,
-                              timings=timings, generation=gen, truncated=any(d.get("truncated") for _, d, _, _ in docs))
+                              timings=timings, generation=gen, truncated=any(d.get("truncated") for _, d, _, _ in docs),
+                              walk=walk)
     return Capture(snap, keys)
 
 

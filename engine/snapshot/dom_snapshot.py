@@ -12,6 +12,7 @@ from engine.browser.target import PageTarget
 from engine.errors import SnapshotError, UnknownNodeError
 from engine.models import FORMATS, FrameInfo, PageContext, Serialization, SnapshotStats, Viewport
 from engine.names import norm
+from engine.snapshot.incremental import WalkInfo
 from engine.snapshot.resolve import NodeRef, backend_node_id
 from engine.snapshot.vnode import VirtualNode
 
@@ -20,7 +21,7 @@ class DomSnapshot:
     """The complete VirtualNode tree of a page plus lookups; never changes after creation."""
 
     __slots__ = ("_root", "_by_id", "_nodes", "context", "frames", "stats", "taken_at", "generation",
-                 "_page", "_cache", "_sessions", "_frozen")
+                 "_page", "_cache", "_sessions", "_frozen", "walk")
     # set once, in create() (or engine.snapshot.stored.load_snapshot), through object.__setattr__
     _root: VirtualNode | None
     _by_id: Mapping[str, VirtualNode]
@@ -34,10 +35,12 @@ class DomSnapshot:
     _cache: dict[tuple[str, tuple[tuple[str, Any], ...]], Serialization]
     _sessions: Mapping[str, str]
     _frozen: bool
+    walk: WalkInfo  # full or incremental, why, and how many rows were walked again
 
     @classmethod
     def create(cls, *, page: PageTarget, main: dict, root: VirtualNode | None, by_id: dict[str, VirtualNode],
-               counts: dict, frames: list[FrameInfo], timings: dict, generation: int, truncated: bool) -> DomSnapshot:
+               counts: dict, frames: list[FrameInfo], timings: dict, generation: int, truncated: bool,
+               walk: WalkInfo | None = None) -> DomSnapshot:
         self = object.__new__(cls)
         set_ = object.__setattr__
         url = main.get("url", "")
@@ -70,6 +73,7 @@ class DomSnapshot:
         set_(self, "_page", page)
         set_(self, "_cache", {})
         set_(self, "_sessions", MappingProxyType(sessions))
+        set_(self, "walk", walk or WalkInfo())
         set_(self, "_frozen", True)
         return self
 

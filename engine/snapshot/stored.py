@@ -13,6 +13,7 @@ from types import MappingProxyType
 from engine.errors import ErrorCode, SnapshotError
 from engine.models import FrameInfo, PageContext, SnapshotStats
 from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.incremental import WalkInfo
 from engine.snapshot.vnode import VirtualNode
 
 FORMAT = "vigil-snapshot/1"
@@ -68,6 +69,6 @@ def load_snapshot(data: bytes) -> DomSnapshot:
     for key, value in (("_root", root), ("_by_id", MappingProxyType(by_id)), ("_nodes", tuple(nodes)),
                        ("context", ctx), ("frames", frames), ("stats", stats), ("taken_at", body.get("taken_at", 0.0)),
                        ("generation", -1), ("_page", None), ("_cache", {}), ("_sessions", MappingProxyType({})),
-                       ("_frozen", True)):
+                       ("walk", WalkInfo("stored", "loaded from the session store")), ("_frozen", True)):
         object.__setattr__(snap, key, value)
     return snap

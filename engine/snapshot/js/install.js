@@ -27,6 +27,7 @@
     const wrapped = function attachShadow(init) {
       const root = origAttach.call(this, init);
       if (init && init.mode === 'closed') state.closed.set(this, root);
+      if (state.hook) state.hook(this);   // the host now renders its shadow tree (incremental walks)
       return root;
     };
     Element.prototype.attachShadow = disguise(wrapped, origAttach);
@@ -34,13 +35,17 @@
   const proto = EventTarget.prototype;
   const origAdd = proto.addEventListener, origRemove = proto.removeEventListener;
   proto.addEventListener = disguise(function addEventListener(type, fn, opts) {
-    if (CLICKY.has(type) && this instanceof Element) state.listeners.set(this, (state.listeners.get(this) || 0) + 1);
+    if (CLICKY.has(type) && this instanceof Element) {
+      state.listeners.set(this, (state.listeners.get(this) || 0) + 1);
+      if (state.hook) state.hook(this);
+    }
     return origAdd.call(this, type, fn, opts);
   }, origAdd);
   proto.removeEventListener = disguise(function removeEventListener(type, fn, opts) {
     if (CLICKY.has(type) && this instanceof Element && state.listeners.has(this)) {
       const n = state.listeners.get(this) - 1;
       if (n <= 0) state.listeners.delete(this); else state.listeners.set(this, n);
+      if (state.hook) state.hook(this);
     }
     return origRemove.call(this, type, fn, opts);
   }, origRemove);

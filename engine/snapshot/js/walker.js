@@ -123,6 +123,8 @@ function vigilWalk(KEY, opts) {
   const suspects = [];   // custom elements that may hide a closed shadow root we do not know yet
   const pendingNames = []; // interactive, unnamed form controls: label hunting after the walk
   const occCandidates = [];
+  // Styles and layout brought up to date first: a focused element that became hidden loses focus then.
+  if (document.documentElement) document.documentElement.getBoundingClientRect();
   let focused = document.activeElement;
   while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
   if (focused && S.closed.has(focused)) { const a = S.closed.get(focused).activeElement; if (a) focused = a; }
@@ -298,6 +300,224 @@ function vigilWalk(KEY, opts) {
   const testidOf = (el) => el.hasAttribute('data-testid') || el.hasAttribute('data-test') || el.hasAttribute('data-cy');
   const onAttr = (el) => el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown') || el.hasAttribute('onmouseup');
 
+  // ---- incremental walks -------------------------------------------------------------------
+  // The previous walk's rows (before the whole-tree passes) and what each row was computed from
+  // are kept in S.inc.prev. A later walk re-walks only what can have changed — dirty subtrees
+  // (mutations, form state, focus, hover, listeners, image loads, inner scrolls, animations),
+  // rows that read other parts of the page (form controls and their labels, aria-labelledby) and
+  // their ancestors — and copies every other subtree whose context and box are unchanged. The
+  // whole-tree passes (delegating containers, text blocks, label hunting, IDs, occlusion) then
+  // run over all rows as in a full walk. Anything it cannot bound (styles, fonts, viewport or page
+  // scroll, :has() rules, layout animations, too many changes) makes a full walk, and says why.
+  const I = S.inc || (S.inc = incState());
+  function incState() {
+    const st = { prev: null, seq: 0, recs: [], over: false, style: false, marks: new Set(), observed: new WeakSet(),
+      roots: [], css: null, why: '', tok: Math.random().toString(36).slice(2), sent: 0 };
+    const onRecs = (rs) => {
+      if (st.recs.length + rs.length > 4000) { st.over = true; st.recs.length = 0; return; }
+      for (const r of rs) st.recs.push(r);
+    };
+    st.mo = new MutationObserver(onRecs);
+    st.observe = (root) => {
+      if (st.observed.has(root)) return;
+      st.observed.add(root);
+      if (root.nodeType === 11) st.roots.push(root);
+      try { st.mo.observe(root, { subtree: true, childList: true, attributes: true, characterData: true }); } catch (e) {}
+      const mark = (ev) => { const t = ev.composedPath ? ev.composedPath()[0] : ev.target; if (t && t.nodeType === 1) S.hook(t); };
+      try { root.addEventListener('load', mark, true); root.addEventListener('error', mark, true); } catch (e) {}
+    };
+    // listeners added or removed and shadow roots attached change rows without a mutation
+    S.hook = (el) => { if (st.marks.size > 5000) { st.over = true; st.marks.clear(); } else st.marks.add(el); };
+    st.observe(document);
+    try { if (document.fonts) document.fonts.addEventListener('loadingdone', () => { st.style = true; }); } catch (e) {}
+    // style sheets changed through the CSSOM (CSS-in-JS) change any element's style
+    try {
+      const P = CSSStyleSheet.prototype;
+      for (const m of ['insertRule', 'deleteRule', 'replace', 'replaceSync', 'addRule', 'removeRule']) {
+        const orig = P[m];
+        if (typeof orig !== 'function') continue;
+        const wrapped = { [m](...a) { st.style = true; return orig.apply(this, a); } }[m];
+        try { Object.defineProperty(wrapped, 'toString', { value: () => Function.prototype.toString.call(orig), enumerable: false }); } catch (e) {}
+        P[m] = wrapped;
+      }
+    } catch (e) {}
+    return st;
+  }
+  // What the page's CSS can do across elements: :has() (a change styles its ancestors), sibling
+  // combinators (a change styles the following siblings), :focus-within (focus styles ancestors).
+  function cssFlags() {
+    const f = { has: false, sib: false, fw: false };
+    const seen = new Set();
+    const scanRules = (rules, depth) => {
+      for (const r of rules) {
+        const s = r.selectorText;
+        if (s) {
+          if (s.indexOf(':has(') >= 0) f.has = true;
+          if (s.indexOf('+') >= 0 || s.indexOf('~') >= 0) f.sib = true;
+          if (s.indexOf(':focus-within') >= 0) f.fw = true;
+        }
+        if (r.cssRules && depth < 8) scanRules(r.cssRules, depth + 1);
+        if (r.styleSheet && depth < 8) scanSheet(r.styleSheet, depth + 1);
+      }
+    };
+    const scanSheet = (sh, depth) => {
+      if (!sh || seen.has(sh)) return;
+      seen.add(sh);
+      let rules;
+      try { rules = sh.cssRules; } catch (e) { f.has = f.sib = f.fw = true; return; }  // cross-origin: unknown
+      if (rules) scanRules(rules, depth);
+    };
+    for (const r of [document].concat(I.roots)) {
+      try { for (const sh of r.styleSheets) scanSheet(sh, 0); } catch (e) { f.has = true; }
+      try { for (const sh of (r.adoptedStyleSheets || [])) scanSheet(sh, 0); } catch (e) {}
+    }
+    return f;
+  }
+  const optsKey = JSON.stringify([prefix, OX, OY, C0, opts.maxText || 200, opts.maxBlockText || 2000]);
+  const deepFocus = () => {
+    let f = document.activeElement;
+    while (f && f.shadowRoot && f.shadowRoot.activeElement) f = f.shadowRoot.activeElement;
+    if (f && S.closed.has(f)) { const a = S.closed.get(f).activeElement; if (a) f = a; }
+    return f;
+  };
+  const hoverChain = () => { try { return Array.from(document.querySelectorAll(':hover')); } catch (e) { return []; } };
+  const SAFE_ANIM = new Set(['offset', 'composite', 'easing', 'computedOffset', 'transform', 'opacity', 'color',
+    'backgroundColor', 'filter', 'boxShadow', 'outlineColor', 'borderColor', 'translate', 'rotate', 'scale',
+    'fill', 'stroke', 'strokeDashoffset', 'visibility']);
+  const ctlSig = (el) => {
+    const t = el.localName;
+    let s = el.value + '\u0001' + (t === 'input' ? (el.checked ? 1 : 0) + (el.indeterminate ? 2 : 0) : '');
+    if (t === 'select') { for (const o of el.options) if (o.selected) s += ',' + o.index; }
+    if (t === 'input' && el.files) s += '\u0001' + el.files.length;
+    return s + (safeMatches(el, ':user-invalid') ? '!' : '');
+  };
+  const upOf = (n) => n.parentNode || (n.nodeType === 11 ? n.host : null);
+  // Decide the walk: null for a full walk (with I.why), or {sub, touched} for an incremental one.
+  function plan() {
+    const P = I.prev;
+    const recs = I.recs; I.recs = [];
+    for (const r of I.mo.takeRecords()) recs.push(r);
+    const over = I.over, style = I.style, marks = I.marks;
+    I.over = false; I.style = false; I.marks = new Set();
+    if (opts.full) return fail(opts.why || 'forced');
+    if (!P) return fail('first walk of this document');
+    if (P.key !== optsKey) return fail('the frame moved or its clip changed');
+    if (P.vw !== VW || P.vh !== VH || P.dpr !== window.devicePixelRatio) return fail('the viewport changed');
+    if (P.sx !== window.scrollX || P.sy !== window.scrollY) return fail('the page scrolled');
+    if (P.truncated) return fail('the last walk hit the node limit');
+    if (over) return fail('too many changes');
+    if (style) { I.css = null; return fail('style sheets or fonts changed'); }
+    if (document.fonts && document.fonts.status === 'loading') return fail('fonts are loading');
+    // A float shapes the lines of the blocks after it without changing their boxes: one that moved,
+    // went or changed its margins makes a full walk (a new one is caught during the walk).
+    for (const [el, x, y, w, h, mg] of P.floats) {
+      if (!el.isConnected) return fail('a floating box went away');
+      const rc = el.getBoundingClientRect(), fc = getComputedStyle(el);
+      if (rc.left !== x || rc.top !== y || rc.width !== w || rc.height !== h || fc.float === 'none' || floatMargins(fc) !== mg) return fail('a floating box moved');
+    }
+    const sub = new Set(), rowp = [];
+    let sib = false;
+    const addSub = (el) => {
+      if (!el || el.nodeType !== 1 || !el.isConnected) return;
+      sub.add(el);
+      if (sib) for (let s = el.nextElementSibling; s; s = s.nextElementSibling) sub.add(s);
+    };
+    for (const r of recs) {
+      const t = r.target;
+      if (r.type === 'childList') {
+        for (const lst of [r.addedNodes, r.removedNodes]) for (const n of lst) {
+          const nn = n.localName;
+          if (nn === 'style' || nn === 'link') { I.css = null; return fail('style sheets changed'); }
+        }
+      }
+      const tl = t.localName || (t.parentNode && t.parentNode.localName);
+      if (tl === 'style' || (t.localName === 'link')) { I.css = null; return fail('style sheets changed'); }
+    }
+    if (!I.css) I.css = cssFlags();
+    const css = I.css;
+    if (css.has && (recs.length || marks.size)) return fail('the page styles with :has()');
+    sib = css.sib;
+    for (const r of recs) {
+      let t = r.target;
+      if (r.type === 'characterData') t = t.parentNode;
+      if (!t) continue;
+      if (t.nodeType === 11) { if (t.host) addSub(t.host); continue; }
+      if (t.nodeType === 9) return fail('the document was replaced');
+      if (r.type === 'characterData') { if (t.isConnected && t.nodeType === 1) sub.add(t); continue; }
+      addSub(t);
+      // a slotted light child whose slot changes is re-placed: its host is re-walked
+      if (r.type === 'attributes' && r.attributeName === 'slot' && t.parentNode && (t.parentNode.shadowRoot || S.closed.has(t.parentNode))) addSub(t.parentNode);
+    }
+    for (const el of marks) {
+      if (el.localName === 'img' || el.localName === 'video' || el.localName === 'object' || el.localName === 'embed' || el.localName === 'input') addSub(el.parentElement || el);
+      else if (el.localName === 'link' || el.localName === 'style') { I.css = null; return fail('style sheets changed'); }
+      else addSub(el);
+    }
+    for (const [el, sg] of P.controls) if (el.isConnected && ctlSig(el) !== sg) addSub(el);
+    for (const [el, l, t] of P.scrollers) if (el.isConnected && (el.scrollLeft !== l || el.scrollTop !== t)) sub.add(el);
+    const foc = deepFocus();
+    if (foc !== P.focused) {
+      if (css.fw) return fail('focus moved and the page styles :focus-within');
+      if (P.focused) addSub(P.focused);
+      if (foc && foc !== document.body && foc !== document.documentElement) addSub(foc);
+      else if (foc) rowp.push(foc);
+    }
+    const hov = hoverChain();
+    const hp = P.hover;
+    let k = 0;
+    while (k < hov.length && k < hp.length && hov[k] === hp[k]) k++;
+    if (k < hov.length || k < hp.length) {
+      if (k === 0) return fail('the pointer entered or left the page');
+      if (hp[k]) addSub(hp[k]);
+      if (hov[k]) addSub(hov[k]);
+    }
+    const deep = hov.length ? hov[hov.length - 1] : null;
+    if (deep && (deep.shadowRoot || S.closed.has(deep))) addSub(deep);
+    if (ANIM.layout) return fail('an animation moves the layout');
+    for (const tg of ANIM.targets) addSub(tg);
+    for (const tg of P.anims) addSub(tg);
+    for (const el of P.remote) if (el.isConnected) rowp.push(el);
+    if (sub.size > 2000) return fail('too many changes');
+    // every ancestor of a changed element (through shadow hosts, and through the slot a light
+    // child renders in) is re-read: its name, text block or box may come from what changed
+    const touched = new Set();
+    const todo = [];
+    for (const el of sub) todo.push(el);
+    for (const el of rowp) { touched.add(el); todo.push(el); }
+    while (todo.length) {
+      let n = todo.pop();
+      if (n.assignedSlot) todo.push(n.assignedSlot);
+      n = upOf(n);
+      while (n && n.nodeType !== 9 && !touched.has(n)) {
+        if (n.nodeType === 1) touched.add(n);
+        if (n.assignedSlot) todo.push(n.assignedSlot);
+        n = upOf(n);
+      }
+    }
+    I.why = sub.size + ' changed subtree(s)';
+    return { sub: sub, touched: touched };
+  }
+  function fail(why) { I.why = why; return null; }
+  const floatMargins = (c) => c.marginTop + ' ' + c.marginRight + ' ' + c.marginBottom + ' ' + c.marginLeft + ' ' + c.float + ' ' + c.shapeOutside;
+  // Animations and transitions under way change boxes and styles without a mutation.
+  function runningAnims() {
+    const out = { targets: [], layout: false };
+    let anims = [];
+    try { anims = document.getAnimations ? document.getAnimations() : []; } catch (e) {}
+    for (const a of anims) {
+      const ef = a.effect, tg = ef && ef.target;
+      if (!tg || a.playState === 'finished' || a.playState === 'idle') continue;
+      out.targets.push(tg);
+      if (!out.layout) {
+        let kf = [];
+        try { kf = ef.getKeyframes(); } catch (e) {}
+        for (const f of kf) for (const p in f) if (!SAFE_ANIM.has(p)) out.layout = true;
+      }
+    }
+    return out;
+  }
+  const ANIM = runningAnims();
+
   // Walk: iterative, pre-order; a stack of
   //   [node, parentRow, clip, posClip, inShadow, parentPointer, atomicAncestor, deadAncestor, transparentAncestor,
   //    composer (see composeText), slotted (1: a light child of a host with an open root, 2: a closed one)]
@@ -310,17 +530,21 @@ function vigilWalk(KEY, opts) {
   // control it sits in come from that slot (walked first), and a child no slot takes is not shown.
   const stack = [];
   const slotCtx = new Map();
-  const pushChildren = (host, parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, ahid, bg) => {
+  const pushChildren = (host, parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, ahid, bg, posEl, forced) => {
     const sr = host.shadowRoot || S.closed.get(host);
+    if (sr) I.observe(sr);
     // Shadow content first (it is what renders), then light children (slotted or fallback).
     const kids = host.children;
     const slotted = sr ? (host.shadowRoot ? 1 : 2) : 0;
-    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, slotted, ahid, bg]);
-    if (sr) { const sk = sr.children; for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], parentRow, clip, posClip, true, ptr, atomic, dead, transp, null, 0, ahid, bg]); }
+    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, slotted, ahid, bg, posEl, forced]);
+    if (sr) { const sk = sr.children; for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], parentRow, clip, posClip, true, ptr, atomic, dead, transp, null, 0, ahid, bg, posEl, forced]); }
   };
   const rootEl = document.documentElement;
   if (!rootEl) return JSON.stringify({ empty: true, url: location.href, title: '', vw: VW, vh: VH });
-  stack.push([rootEl, -1, C0, C0, false, false, false, false, false, null, 0, false, WHITE]);
+  const PLAN = plan();
+  const P = PLAN ? I.prev : null;
+  const DSUB = PLAN ? PLAN.sub : null, DTOUCH = PLAN ? PLAN.touched : null;
+  stack.push([rootEl, -1, C0, C0, false, false, false, false, false, null, 0, false, WHITE, null, !PLAN]);
   const SX = window.scrollX, SY = window.scrollY;
   let count = 0;
   const maxNodes = opts.maxNodes || 200000;
@@ -334,19 +558,83 @@ function vigilWalk(KEY, opts) {
   const compRows = [];
   const cutsScratch = [];
   const lstOnly = [];          // [row, role, tier]: rows whose only sign of interactivity is a listener or a tab stop
+  // Per row, what the next incremental walk needs (index-free, so a copied subtree shares them).
+  const memo = [];
+  const NC = [];               // 1: the subtree's layout may depend on boxes outside it (fixed, sticky, absolute)
+  const escRows = [];          // walked rows positioned against something above them
+  const scrollers = [], controls = [], remote = [], floats = [];
+  let newFloat = false;
+  let walked = 0, copied = 0;
+  const sameClip = (a, b) => a === b || (a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3] && a[4] === b[4]);
+  function sameCtx(c, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posEl) {
+    return sameClip(c[0], clipIn) && sameClip(c[1], posIn) && c[2] === inShadow && c[3] === parentPtr && c[4] === atomicAnc &&
+      c[5] === deadAnc && c[6] === transpAnc && c[7] === ahidAnc && c[8] === bgAnc && c[9] === posEl;
+  }
+  // Copy the previous walk's subtree at row k (its rows, and what the whole-tree passes need).
+  function copyTree(k, parent, pcomp) {
+    const e = P.end[k], d = rows.length - k;
+    if (pcomp) pcomp.kids.push(rows.length);
+    for (let q = k; q < e; q++) {
+      let r = P.raw[q];
+      const np = q === k ? parent : r[0] + d;
+      if (np !== r[0]) { r = r.slice(); r[0] = np; }
+      const i = rows.length;
+      rows.push(r);
+      const m = P.memo[q];
+      memo.push(m);
+      NC.push(P.nc[q]);
+      inl.push(m.il);
+      if (m.rt) rawT.set(i, m.rt);
+      if (m.cp) {
+        const kids = new Array(m.cp.k.length);
+        for (let z = 0; z < kids.length; z++) kids[z] = m.cp.k[z] + i;
+        comp.set(i, { raw: m.cp.raw, cuts: m.cp.cuts, kids: kids, nfc: m.cp.nfc, flat: '', plain: false });
+        compRows.push(i);
+      }
+      if (m.lst) lstOnly.push([i, m.lst[0], m.lst[1]]);
+      if (m.fr) { frames.push([i].concat(m.fr)); S.lastFrames.push(m.el); }
+      if (m.su) suspects.push(m.el);
+      if (m.pn) pendingNames.push([i, m.el]);
+      if (m.cand) occCandidates.push([i].concat(m.cand));
+      if (m.sl) slotCtx.set(m.el, m.sl);
+      if (m.scr) scrollers.push([m.el, m.scr[0], m.scr[1]]);
+      if (m.ctl !== null) controls.push([m.el, m.ctl]);
+      if (m.rem) remote.push(m.el);
+      if (m.fl) floats.push([m.el].concat(m.fl));
+    }
+    copied += e - k;
+    return e - k;
+  }
   while (stack.length) {
-    let [el, parent, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, pcomp, slotted, ahidAnc, bgAnc] = stack.pop();
+    let [el, parent, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, pcomp, slotted, ahidAnc, bgAnc, posElIn, forced] = stack.pop();
     const tag = el.localName;
     if (SKIP.has(tag)) continue;
     if (slotted) {
       const sl = el.assignedSlot;
       const si = sl && slotCtx.get(sl);
-      if (si) [clipIn, posIn, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc] = si;
+      if (si) [clipIn, posIn, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posElIn] = si;
       else if (slotted === 1 && !sl) deadAnc = true;     // no slot takes it: not rendered
     }
+    if (!forced) {
+      if (DSUB.has(el)) forced = true;
+      else if (!DTOUCH.has(el)) {
+        const k = P.map.get(el);
+        if (k !== undefined && !P.nc[k] && count + (P.end[k] - k) <= maxNodes) {
+          const m = P.memo[k];
+          let ok = m.b !== 0 && sameCtx(m.cx, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posElIn);
+          if (ok && m.b === 1) {
+            const rc = el.getBoundingClientRect();
+            ok = rc.left === m.r[0] && rc.top === m.r[1] && rc.width === m.r[2] && rc.height === m.r[3];
+          } else if (ok && m.b === 2) ok = getComputedStyle(el).display === 'none';
+          if (ok) { count += copyTree(k, parent, pcomp); continue; }
+        }
+      }
+    }
     if (count++ >= maxNodes) break;
+    walked++;
     let id = S.ids.get(el);
     const rowIndex = rows.length;
+    let memoLst = null, memoFr = null, memoSu = false, memoPn = false, memoCand = null, memoScr = null;
     if (id === undefined) fresh.push([rowIndex, el]);
     const cs = getComputedStyle(el);
     const display = deadAnc ? 'none' : cs.display;
@@ -356,6 +644,13 @@ function vigilWalk(KEY, opts) {
     // (pointer-events: none — a faded-out menu, the native <select> a custom one mirrors) is taken
     // as not there; a checkbox or radio stays (its label takes the click).
     const transp = transpAnc || (!dead && cs.opacity === '0');
+    let memoFl = null;
+    if (!dead && cs.float !== 'none') {
+      const rc = el.getBoundingClientRect();
+      memoFl = [rc.left, rc.top, rc.width, rc.height, floatMargins(cs)];
+      floats.push([el].concat(memoFl));
+      if (P && !P.floatSet.has(el)) newFloat = true;
+    }
     let rendered = !dead && cs.visibility !== 'hidden' && cs.visibility !== 'collapse';
     // So is a transparent part hidden from assistive technology too (aria-hidden: the mirror input
     // a component keeps for form validation).
@@ -419,7 +714,7 @@ function vigilWalk(KEY, opts) {
       const ptrItem = ptr && (!parentPtr || (pe && LIST_TAGS.has(pe.localName)));
       const onattr = el.attributes.length > 0 && onAttr(el);
       if (inRole || onattr || listener || ptrItem || ti >= 0) {
-        if (listener && !inRole && !onattr && !ptrItem && !(ti >= 0)) lstOnly.push([rowIndex, role, tier]);
+        if (listener && !inRole && !onattr && !ptrItem && !(ti >= 0)) { lstOnly.push([rowIndex, role, tier]); memoLst = [role, tier]; }
         role = inRole || null; roleIsAria = !!inRole; tier = 1;
         if (!atomicAnc) interactive = true;
       }
@@ -436,7 +731,7 @@ function vigilWalk(KEY, opts) {
         // click target; a container of other controls is delegating their clicks, is a focusable
         // scroller, or is a component wrapping its real control (<sl-button> around its <button>)
         // — decided after the walk, when its descendants are known.
-        if (!onattr && !ce && !(role && !roleIsAria) && !testid && (isHost || !(ptr && !parentPtr))) lstOnly.push([rowIndex, role, 0]);
+        if (!onattr && !ce && !(role && !roleIsAria) && !testid && (isHost || !(ptr && !parentPtr))) { lstOnly.push([rowIndex, role, 0]); memoLst = [role, 0]; }
       }
     }
     if (tier === 2 && ce) interactive = true;
@@ -540,6 +835,7 @@ function vigilWalk(KEY, opts) {
       const ov = cs.overflowY, ovx = cs.overflowX;
       const clipsY = ov !== 'visible', clipsX = ovx !== 'visible';
       const isDocScroller = el === document.scrollingElement;
+      if ((clipsY || clipsX) && !isDocScroller) memoScr = [el.scrollLeft, el.scrollTop];
       let ownClip = clipsY || clipsX;
       if (el === rootEl) { htmlClips = ownClip; ownClip = false; }      // the viewport's overflow
       else if (el === document.body && !htmlClips) ownClip = false;     // propagated to the viewport
@@ -569,12 +865,13 @@ function vigilWalk(KEY, opts) {
       }
       const vx = Math.max(cx, clip[0]), vy = Math.max(cy, clip[1]);
       const vx2 = Math.min(cx + cw, clip[0] + clip[2]), vy2 = Math.min(cy + ch, clip[1] + clip[3]);
-      frames.push([rowIndex, cx + OX, cy + OY, cw, ch, [vx - cx, vy - cy, Math.max(0, vx2 - vx), Math.max(0, vy2 - vy)], rendered]);
+      memoFr = [cx + OX, cy + OY, cw, ch, [vx - cx, vy - cy, Math.max(0, vx2 - vx), Math.max(0, vy2 - vy)], rendered];
+      frames.push([rowIndex].concat(memoFr));
       S.lastFrames.push(el);
     }
-    if (tag.indexOf('-') > 0 && !el.shadowRoot && !S.closed.has(el) && !S.noRoot.has(el)) suspects.push(el);
-    if (interactive && !name && (tag === 'input' || tag === 'textarea' || tag === 'select' || role === 'textbox' || role === 'combobox')) pendingNames.push([rowIndex, el]);
-    if (interactive && rendered && ratio > 0) occCandidates.push([rowIndex, el, x, y, w, h, clip]);
+    if (tag.indexOf('-') > 0 && !el.shadowRoot && !S.closed.has(el) && !S.noRoot.has(el)) { suspects.push(el); memoSu = true; }
+    if (interactive && !name && (tag === 'input' || tag === 'textarea' || tag === 'select' || role === 'textbox' || role === 'combobox')) { pendingNames.push([rowIndex, el]); memoPn = true; }
+    if (interactive && rendered && ratio > 0) { memoCand = [el, x, y, w, h, clip]; occCandidates.push([rowIndex].concat(memoCand)); }
     // Hidden from a person: rendered (laid out, in the tree), but nobody can see it. Such text and
     // controls never reach the model's payload and are marked in the other formats.
     const ahid = ahidAnc || (el.attributes.length > 0 && el.getAttribute('aria-hidden') === 'true');
@@ -605,11 +902,61 @@ function vigilWalk(KEY, opts) {
       wf(text), value === null ? null : wf(value), flags, tier,
       Math.round(x + OX), Math.round(y + OY), Math.round(w), Math.round(h),
       Math.round(ratio * 100) / 100, extra]);
-    if (tag === 'svg' || tag === 'iframe' || tag === 'frame' || tag === 'math') continue;  // opaque subtrees
     const atomicHere = atomicAnc || (interactive && ATOMIC.has(role || ''));
-    if (tag === 'slot') slotCtx.set(el, [childClip, pos === 'static' ? posIn : childClip, ptr, atomicHere, dead, transp, ahid, bg]);
-    if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, pos === 'static' ? posIn : childClip, inShadow, ptr, atomicHere, dead, transp, cpHere, ahid, bg);
+    const posElHere = pos === 'static' ? posElIn : el;
+    const mm = {
+      el: el, cx: [clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posElIn],
+      r: rect ? [rect.left, rect.top, rect.width, rect.height] : null,
+      b: deadAnc ? 3 : display === 'none' ? 2 : (!rect || display === 'contents' || display === 'inline') ? 0 : 1,
+      il: isInl ? 1 : 0, rt: rawT.get(rowIndex) || null, cp: null, lst: memoLst, fr: memoFr,
+      su: memoSu, pn: memoPn, cand: memoCand, sl: null, scr: memoScr, ctl: null, rem: false, fl: memoFl,
+    };
+    if (tag === 'input' || tag === 'select' || tag === 'textarea') mm.ctl = ctlSig(el);
+    mm.rem = memoPn || tag === 'input' || tag === 'select' || tag === 'textarea' || tag === 'meter' || tag === 'progress' ||
+      (el.attributes.length > 0 && el.hasAttribute('aria-labelledby'));
+    memo.push(mm);
+    NC.push(0);
+    if (pos === 'fixed' || pos === 'sticky') escRows.push([rowIndex, null]);
+    else if (pos === 'absolute') escRows.push([rowIndex, posElIn]);
+    if (memoScr) scrollers.push([el, memoScr[0], memoScr[1]]);
+    if (mm.ctl !== null) controls.push([el, mm.ctl]);
+    if (mm.rem) remote.push(el);
+    if (tag === 'svg' || tag === 'iframe' || tag === 'frame' || tag === 'math') continue;  // opaque subtrees
+    if (tag === 'slot') slotCtx.set(el, mm.sl = [childClip, pos === 'static' ? posIn : childClip, ptr, atomicHere, dead, transp, ahid, bg, posElHere]);
+    if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, pos === 'static' ? posIn : childClip, inShadow, ptr, atomicHere, dead, transp, cpHere, ahid, bg, posElHere, forced);
   }
+  // A float that was not there makes the lines of the blocks after it wrap anew: walk it all.
+  if (newFloat) return vigilWalk(KEY, Object.assign({}, opts, { full: true, why: 'a floating box appeared' }));
+  const nRows = rows.length;
+  // Where each subtree ends, and which subtrees lean on boxes above them.
+  const END = new Int32Array(nRows);
+  for (let i = nRows - 1; i >= 0; i--) {
+    if (END[i] < i + 1) END[i] = i + 1;
+    const p = rows[i][0];
+    if (p >= 0 && END[p] < END[i]) END[p] = END[i];
+  }
+  {
+    let budget = 400000;
+    for (const [ri, cb] of escRows) {
+      for (let p = rows[ri][0]; p >= 0 && budget-- > 0; p = rows[p][0]) {
+        if (cb !== null && memo[p].el === cb) break;
+        NC[p] = 1;
+      }
+      if (budget <= 0) { for (let i = 0; i < nRows; i++) NC[i] = 1; break; }
+    }
+  }
+  // Text-block inputs of every row, index-free (kids relative to their row) for later copies.
+  for (const ri of compRows) {
+    const m = memo[ri];
+    if (m.cp) continue;
+    const c = comp.get(ri);
+    const k = new Array(c.kids.length);
+    for (let z = 0; z < k.length; z++) k[z] = c.kids[z] - ri;
+    m.cp = { raw: c.raw, cuts: c.cuts, k: k, nfc: c.nfc };
+  }
+  // The whole-tree passes work on copies: the rows above stay as the walk made them, for reuse.
+  const RAW = rows.slice();
+  for (let i = 0; i < nRows; i++) rows[i] = rows[i].slice();
 
   // A container whose only sign of interactivity is a click listener and which holds other
   // controls is delegating its children's clicks (a framework root, a list's handler): it is not
@@ -736,6 +1083,7 @@ function vigilWalk(KEY, opts) {
       S.ids.set(el, nid);
       S.byId.set(nid, new WeakRef(el));
       row[1] = nid;
+      RAW[ri][1] = nid;
     }
   }
   const tIds = performance.now();
@@ -785,7 +1133,7 @@ function vigilWalk(KEY, opts) {
         // Name the covering element by its highest ancestor that does not contain the target.
         let b = blocker;
         while (b.parentElement && b.parentElement !== document.body && !b.parentElement.contains(el)) b = b.parentElement;
-        const ex = rows[ri][14] || (rows[ri][14] = {});
+        const ex = rows[ri][14] = rows[ri][14] ? Object.assign({}, rows[ri][14]) : {};
         ex.ob = S.ids.get(b) || null;
         ex.obd = wf(cut(b.localName + (b.id ? '#' + b.id : '') + ' "' + contentText(b, 80) + '"', 120));
       }
@@ -824,12 +1172,51 @@ function vigilWalk(KEY, opts) {
     return row[2] + '|' + row[3] + '|' + row[4] + '|' + ctx;
   }
 
+  // Keep this walk for the next one, and send only the rows that changed since the last one the
+  // caller holds (opts.base: [token, seq] of the rows it kept).
+  const old = I.prev;
+  const map = new Map();
+  for (let i = 0; i < nRows; i++) map.set(memo[i].el, i);
+  const truncated = count > maxNodes;
+  I.prev = {
+    raw: RAW, memo: memo, nc: NC, end: END, map: map, final: rows, key: optsKey, vw: VW, vh: VH,
+    dpr: window.devicePixelRatio, sx: window.scrollX, sy: window.scrollY, truncated: truncated,
+    controls: controls, scrollers: scrollers, remote: remote, focused: focused, floats: floats,
+    floatSet: new Set(floats.map((f) => f[0])), hover: hoverChain(), anims: ANIM.targets,
+  };
+  const seq = ++I.seq;
+  let out = rows, diff = null;
+  const base = opts.base;
+  if (old && base && base[0] === I.tok && base[1] === I.sent) {
+    const same = [], ch = [], body = [], par = new Array(nRows);
+    const of = old.final;
+    let runI = -1, runJ = -1, runN = 0;
+    for (let i = 0; i < nRows; i++) {
+      const r = rows[i];
+      par[i] = r[0];
+      const j = old.map.get(memo[i].el);
+      let eq = j !== undefined;
+      if (eq) {
+        const o = of[j];
+        for (let f = 1; f < 14; f++) if (r[f] !== o[f]) { eq = false; break; }
+        if (eq && r[14] !== o[14]) eq = !!(r[14] && o[14]) && JSON.stringify(r[14]) === JSON.stringify(o[14]);
+      }
+      if (!eq) { ch.push(i); body.push(r); continue; }
+      if (runN && i === runI + runN && j === runJ + runN) runN++;
+      else { if (runN) same.push(runI, runJ, runN); runI = i; runJ = j; runN = 1; }
+    }
+    if (runN) same.push(runI, runJ, runN);
+    diff = { base: I.sent, n: nRows, par: par, same: same, ch: ch };
+    out = body;
+  }
+  I.sent = seq;
   const se = document.scrollingElement || document.documentElement;
   return JSON.stringify({
     url: location.href, title: wf(document.title || ''), vw: VW, vh: VH,
     sx: window.scrollX, sy: window.scrollY, sw: se.scrollWidth, sh: se.scrollHeight,
     dpr: window.devicePixelRatio, ver: S.ver, ready: document.readyState,
-    rows: rows, frames: frames, suspects: suspects.length, truncated: count > maxNodes,
+    rows: out, diff: diff, tok: I.tok, seq: seq, frames: frames, suspects: suspects.length, truncated: truncated,
+    inc: { mode: PLAN ? 'incremental' : 'full', why: I.why, walked: walked, copied: copied },
     t: { walk: tWalk - t0, ids: tIds - tWalk, occlusion: tOcc - tIds, info: tEnd - tOcc, hits: hits, recovered: recovered },
   });
 }
