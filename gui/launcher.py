@@ -41,7 +41,7 @@ def _mcp_in_window(argv: list[str]) -> int | None:
             args = p.parse_args(argv[1:])
     except SystemExit:
         return None  # a bad option: the engine's parser says it
-    if args.approve != "ask" or args.terminal or _display_problem():
+    if args.what == "grants" or args.approve != "ask" or args.terminal or _display_problem():
         return None
     url = None
     if args.url:

@@ -55,6 +55,8 @@ class WindowMcpHost:
         self.label.setTextFormat(Qt.PlainText)
         window.statusBar().addPermanentWidget(self.label)
         window.policy.currentTextChanged.connect(self._policy)
+        window.approval.grant_offer = self._grant_offer
+        window.approval.grant_requested.connect(self._grant)
 
     # -- what the server asks of its host (engine.mcp.supervisor.TabHost) --------------------------------
     @property
@@ -125,6 +127,48 @@ class WindowMcpHost:
             with contextlib.suppress(Exception, asyncio.CancelledError, asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._serving), 10)
         await self.mcp.aclose()
+
+    # -- standing grants ("Always allow …" in the approval bar) -------------------------------------------
+    def _grant_offer(self, req: Any) -> str | None:
+        """The grant the bar may offer for this request of the server's run (none for the window's own runs,
+        for actions no grant covers, or on a page without a site)."""
+        from engine.store.grants import KIND_WORDS, kind_of, site_of_url
+
+        if self._task is None or self.ctl.run_task_handle is not self._task or self.ctl.tab is None:
+            return None
+        if getattr(req, "dialog", None) is not None:  # a page's dialog is answered, never granted
+            return None
+        kind, site = kind_of(req.proposal.action.name), site_of_url(self.ctl.tab.url)
+        if kind is None or not site:
+            return None
+        return f"Always allow {KIND_WORDS[kind]} on {site}"
+
+    def _grant(self, req: Any) -> None:
+        from engine.errors import VigilError
+        from engine.mcp.supervisor import ToolFailure
+        from engine.store.grants import kind_of
+
+        kind = kind_of(req.proposal.action.name)
+        if kind is None or self.ctl.tab is None:
+            return
+        try:
+            g = self.mcp.grant(kind, self.ctl.tab.url)
+        except (VigilError, ToolFailure) as exc:
+            self.window.show_error(f"The grant was not kept: {getattr(exc, 'message', exc)}")
+            return
+        self.window.statusBar().showMessage(f"Granted #{g.id}: {g.describe()} — vigil mcp grants --revoke {g.id} "
+                                            "takes it back.", 10000)
+        self._show_grants()
+
+    def _show_grants(self) -> None:
+        try:
+            book = self.mcp._grants()
+            grants = book.active() if book is not None else []
+        except Exception:  # noqa: BLE001 - the list is a courtesy; the grants themselves are in the store
+            grants = []
+        listed = "\n".join(f"#{g.id} {g.describe()}" for g in grants) or "none"
+        tip = self.label.toolTip().split("\n\nStanding grants")[0]
+        self.label.setToolTip(f"{tip}\n\nStanding grants (vigil mcp grants --revoke ID):\n{listed}")
 
     # -- internals ----------------------------------------------------------------------------------------
     def _where(self) -> str:

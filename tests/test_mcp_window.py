@@ -61,8 +61,10 @@ class ClientThread:
 
 
 def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot, aio, server,  # noqa: F811
-                                                                            tmp_path):
+                                                                            tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
+
+    monkeypatch.setenv("VIGIL_HOME", str(tmp_path))  # a store of its own: the grant given here stays here
 
     from gui.mcp_host import WindowMcpHost
 
@@ -108,8 +110,22 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             assert f"EDITED by the person to click({add})" in edited.text, edited.text
             assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "2"
 
+            # "Always allow clicks on 127.0.0.1": this click runs, and the next one is not asked
+            pending = client.submit("browser_click", {"ref": ref(items, "Load more")})
+            qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
+            assert window.approval.grant_btn.isVisible()
+            assert window.approval.grant_btn.text() == "Always allow clicks on 127.0.0.1"
+            qtbot.mouseClick(window.approval.grant_btn, Qt.LeftButton)
+            qtbot.waitUntil(pending.done, timeout=WAIT_MS)
+            assert "done" in pending.result().text
+            granted = client.call("browser_click", {"ref": add})
+            assert "done, verified" in granted.text and not window.approval.is_pending()
+            assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "3"
+            assert "#1 clicks on 127.0.0.1" in host.label.toolTip()
+
             pending = client.submit("browser_click", {"ref": ref(items, "Delete invoice 4411")})
             qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
+            assert not window.approval.grant_btn.isVisible(), "a sensitive step is never offered a grant"
             qtbot.mouseClick(window.approval.reject_btn, Qt.LeftButton)
             qtbot.keyClicks(window.approval.reject_reason, "keep the invoices")
             qtbot.mouseClick(window.approval.reject_apply, Qt.LeftButton)
@@ -125,7 +141,8 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             data = window.sup.sessions.load(session)
             assert data.session.planner == "mcp"
             assert data.session.metadata["mcp"]["client"] == "window-test-client"
-            assert [s.status for s in data.steps] == ["completed", "completed", "rejected"]
+            assert [s.status for s in data.steps] == ["completed"] * 4 + ["rejected"]
+            assert data.steps[3].auto_approved and "standing grant" in data.steps[3].decision.reason
             assert data.steps[1].decision.kind == "edit"
         finally:
             client.close()

@@ -41,6 +41,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("what", nargs="?", choices=("grants",),
+                   help="grants: list the person's standing grants (--allow KIND --site SITE adds one, --revoke ID "
+                        "revokes one) instead of serving")
     p.add_argument("--http", type=int, metavar="PORT",
                    help="serve streamable HTTP on 127.0.0.1:PORT (0: any free port) instead of stdio; requests need "
                         "the bearer token printed at start (or given in VIGIL_MCP_TOKEN)")
@@ -55,6 +58,13 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-record", action="store_true", help="do not keep the session in the session store")
     p.add_argument("--allow-file-urls", action="store_true",
                    help="let the client open file:// URLs (off: a page opened from disk could show it any local file)")
+    g = p.add_argument_group("grants (vigil mcp grants …): approve ordinary steps of one kind on one site without "
+                             "asking; never sensitive ones")
+    g.add_argument("--allow", metavar="KIND", help="grant KIND: click, type, scroll, select, check or hover")
+    g.add_argument("--site", help="the site of the grant (example.com, or a URL on it)")
+    g.add_argument("--revoke", type=int, metavar="ID", help="revoke the grant with this ID")
+    g.add_argument("--all", action="store_true", help="also list revoked grants")
+    g.add_argument("--json", action="store_true", help="print the grants as JSON")
 
 
 def _has_display() -> bool:
@@ -101,6 +111,10 @@ def _gate(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Run `vigil mcp` with parsed arguments; returns the exit code (bad input never raises)."""
+    if getattr(args, "what", None) == "grants":
+        return grants_command(args)
+    if getattr(args, "allow", None) or getattr(args, "revoke", None) is not None:
+        return _fail("BAD_ARGUMENT", "--allow and --revoke belong to `vigil mcp grants`.")
     problem = approval_problem(args)
     if problem:
         return _fail("NEEDS_PERSON" if "person" in problem else "BAD_ARGUMENT", problem)
@@ -168,6 +182,42 @@ async def _serve(args: argparse.Namespace) -> int:
         _say(f"kept as session {sid[:8]} (vigil export {sid[:8]} --html report.html)")
     if sup.store_error:
         _say(sup.store_error)
+    return 0
+
+
+def grants_command(args: argparse.Namespace) -> int:
+    """`vigil mcp grants [--allow KIND --site SITE | --revoke ID] [--all] [--json]`."""
+    import json
+
+    from engine.store import Store
+    from engine.store.grants import GrantBook
+
+    if args.allow and args.revoke is not None:
+        return _fail("BAD_ARGUMENT", "give --allow or --revoke, not both.")
+    if bool(args.allow) != bool(args.site):
+        return _fail("BAD_ARGUMENT", "--allow KIND needs --site SITE (and --site needs --allow), e.g. "
+                                     "vigil mcp grants --allow click --site example.com")
+    try:
+        with Store.open() as store:
+            book = GrantBook(store)
+            if args.allow:
+                g = book.add(args.allow, args.site)
+                _say(f"granted #{g.id}: {g.describe()} (never sensitive steps); vigil mcp grants --revoke {g.id} "
+                     "takes it back")
+            elif args.revoke is not None:
+                g = book.revoke(args.revoke)
+                _say(f"revoked #{g.id}: {g.describe()}")
+            grants = book.all() if args.all else book.active()
+    except VigilError as exc:
+        return _fail(exc.code, exc.message)
+    if args.json:
+        print(json.dumps([g.model_dump() for g in grants], indent=2))
+    elif not grants:
+        print("No standing grants: every step the policy asks about is asked." if not args.all else "No grants.")
+    else:
+        for g in grants:
+            state = "active" if g.active else f"revoked {g.revoked_at}"
+            print(f"#{g.id}  {g.kind:<6} {g.site:<30} since {g.created_at}  {state}")
     return 0
 
 

@@ -128,6 +128,7 @@ class McpSupervisor:
         self._run_task: asyncio.Task | None = None
         self.session_ids: list[str] = []
         self._known_secrets: set[str] = set()  # kept across browsers and runs of this server (memory only)
+        self._grant_store = None  # the store the person's standing grants are read from (engine.store.grants)
 
     # -- the client ---------------------------------------------------------------------------------
     def seen_client(self, name: str | None, version: str | None = None, transport: str | None = None) -> None:
@@ -277,6 +278,7 @@ class McpSupervisor:
         planner = ToolCallPlanner()
         loop = AgentLoop(tab, planner, gate=self.gate, policy=self.policy, max_steps=MAX_STEPS,
                          target_timeout_ms=TARGET_TIMEOUT_MS, artifacts=self.host is not None)
+        loop.grants = self.granted
         task = f"MCP session with {self.client.name}"
         recorder = self._session_recorder()
         if recorder is not None:
@@ -325,6 +327,42 @@ class McpSupervisor:
             self._recorder = SessionRecorder(self._store)
         return self._recorder
 
+    # -- standing grants ----------------------------------------------------------------------------------
+    def _grants(self):
+        """The person's grants (a GrantBook on the session store), or None without a store."""
+        from engine.store.grants import GrantBook
+
+        if self._grant_store is None:
+            store = self._store
+            if store is None:
+                from engine.store import Store
+                try:
+                    store = Store.open()
+                except VigilError as exc:
+                    log.warning("grants cannot be read: %s", exc.message)
+                    return None
+            self._grant_store = store
+        return GrantBook(self._grant_store)
+
+    def granted(self, action: Action, url: str) -> str | None:
+        """What grant of the person covers this (non-sensitive) step on the page at `url`, or None (the
+        loop asks then, as without grants)."""
+        try:
+            book = self._grants()
+            g = book.covering(action.name, url) if book is not None else None
+        except Exception as exc:  # noqa: BLE001 - a grant that cannot be read never approves anything
+            log.warning("grants could not be checked: %s", exc)
+            return None
+        return g.describe() if g is not None else None
+
+    def grant(self, kind: str, url: str):
+        """The person grants `kind` steps on the site of `url` (the window's approval bar)."""
+        book = self._grants()
+        if book is None:
+            raise ToolFailure("STORE_UNAVAILABLE", "Grants need the session store, which cannot be opened.")
+        sid = self.session_ids[-1] if self.session_ids else None
+        return book.add(kind, url, session_id=sid)
+
     def _store_failed(self, message: str) -> None:
         if self.store_error is None:
             log.error("%s", message)
@@ -350,13 +388,17 @@ class McpSupervisor:
             await self._end_run("The MCP client disconnected.", ask_ok=False)
             if self.host is not None:  # the host's tab, browser and store are the host's to close
                 self._forget_run()
+                if self._grant_store is not None:
+                    with contextlib.suppress(Exception):
+                        self._grant_store.close()
+                    self._grant_store = None
                 return
             await self._drop_tab(None)
             await self._close_browser()
-            if self._store is not None:
+            for store in {id(s): s for s in (self._store, self._grant_store) if s is not None}.values():
                 with contextlib.suppress(Exception):
-                    self._store.close()
-                self._store = None
+                    store.close()
+            self._store = self._grant_store = None
 
     async def _end_run(self, reason: str, *, ask_ok: bool) -> StepOutcome | None:
         task, planner, loop = self._run_task, self._planner, self._loop

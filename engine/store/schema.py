@@ -86,6 +86,18 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             PRIMARY KEY (session_id, idx, role),
             FOREIGN KEY (session_id, idx) REFERENCES steps(session_id, idx) ON DELETE CASCADE)""",
     ),
+    3: (
+        # a person's standing "approve steps like this on this site" (engine.store.grants); never deleted,
+        # revoked by stamping revoked_at, so what was allowed when stays on record
+        """CREATE TABLE grants (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            site TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            session_id TEXT,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT)""",
+        "CREATE INDEX grants_by_site ON grants(site, kind)",
+    ),
 }
 LATEST_VERSION = max(MIGRATIONS)
 

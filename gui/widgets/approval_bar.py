@@ -7,12 +7,15 @@ Signals:
 - `take_over_requested(str)` — a quick command in plain words ("click Place order") for the window
   to ground with the offline planner and answer with `Decision(kind="take_over", action=…)`.
 - `policy_changed(str)` — "ask", "auto" or "auto-safe".
+- `grant_requested(ApprovalRequest)` — "Always allow …": the person approves this step and grants steps
+  like it on this site from now on; offered only where a host sets `grant_offer`, never for a sensitive step.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -78,6 +81,7 @@ class ApprovalBar(QWidget):
     decided = Signal(object)            # Decision
     take_over_requested = Signal(str)   # a quick command in plain words
     policy_changed = Signal(str)
+    grant_requested = Signal(object)    # the ApprovalRequest approved with "Always allow …"
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -134,6 +138,12 @@ class ApprovalBar(QWidget):
                                        buttons)
         self.take_over_btn = self._button("Take over", "Act yourself: a command, or in the page",
                                           self.start_take_over, buttons)
+        # a host that keeps standing grants (the MCP server in the window) says what it can grant for a request
+        self.grant_offer: Callable[[ApprovalRequest], str | None] | None = None
+        self.grant_btn = self._button("Always allow", "Approve this step, and from now on steps like it on this "
+                                      "site without asking (never sensitive ones; revocable)", self.approve_and_grant,
+                                      buttons)
+        self.grant_btn.hide()
         buttons.addStretch(1)
         self.stop_btn = self._button("Stop", "Stop the run", self.stop, buttons)
         self.stop_btn.setStyleSheet("QPushButton { color:#b91c1c; }")
@@ -249,6 +259,9 @@ class ApprovalBar(QWidget):
         self.close_panels()
         for b in self.buttons():
             b.setEnabled(True)
+        offer = self.grant_offer(req) if self.grant_offer is not None and not req.sensitive_reasons else None
+        self.grant_btn.setText(offer or "Always allow")
+        self.grant_btn.setVisible(bool(offer))
         self.show()
         self.approve_btn.setFocus()
 
@@ -273,6 +286,13 @@ class ApprovalBar(QWidget):
 
     # -- answers --------------------------------------------------------------------------------
     def approve(self) -> None:
+        self._emit(Decision.approve())
+
+    def approve_and_grant(self) -> None:
+        req = self.request
+        if req is None or not self.grant_btn.isVisible():
+            return
+        self.grant_requested.emit(req)
         self._emit(Decision.approve())
 
     def skip(self) -> None:
