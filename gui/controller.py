@@ -55,6 +55,8 @@ class Supervisor(QObject):
     session_changed = Signal(str)               # the tab's session id ("" when the next task starts a new one)
     sessions_changed = Signal()                 # a session was created, changed or ended: lists re-read
     notice = Signal(str)                        # something worth a line in the chat (not an error)
+    tabs_changed = Signal(object, object)       # the browser's tabs (list[TabInfo]), the active index (or None)
+    tab_switched = Signal(object)               # the Tab the window now shows (a new tab, a closed popup's opener)
 
     def __init__(self, *, headless: bool = True, viewport: tuple[int, int] = (1280, 800)) -> None:
         super().__init__()
@@ -78,6 +80,7 @@ class Supervisor(QObject):
         self._wanted_viewport: tuple[int, int] | None = None
         self._resizing = False
         self.loop_state = "idle"     # the running loop's state (engine LoopState), "idle" without a run
+        self._followed: set[int] = set()  # tabs whose navigations this window listens to (by id)
         self._handlers: dict[type, Callable[[Any], None]] = {
             MessageAdded: self._on_message, PlanUpdated: self._on_plan, StepRecorded: self._on_step_recorded,
             AwaitingApproval: self._on_awaiting, StatusChanged: self._on_status, SnapshotTaken: self._on_snapshot_taken}
@@ -164,6 +167,8 @@ class Supervisor(QObject):
             self.browser = await self._cm.__aenter__()
             self.tab = await self.browser.new_tab()
             self.tab.on_navigated(self._on_navigated)
+            self._followed.add(id(self.tab))
+            self.browser.on_tabs(self._on_tabs)
         except VigilError as exc:
             self.error.emit(f"Could not start the browser: {exc.message}")
             self.busy.emit("")
@@ -261,7 +266,53 @@ class Supervisor(QObject):
         if snap is not self.snapshot:
             self.previous, self.snapshot = self.snapshot, snap
             self.snapshot_changed.emit(snap, self.previous)
+            self._retitle_tabs()
         return snap
+
+    # -- tabs: the window shows the browser's active tab ------------------------------------------------
+    def _on_tabs(self, what: str, tab: Any) -> None:
+        """A tab opened, closed or became active (a link, a popup, a run's switch_tab, the person)."""
+        if what == "active" and tab is not self.tab:
+            self.tab = tab
+            if id(tab) not in self._followed:
+                self._followed.add(id(tab))
+                tab.on_navigated(self._on_navigated)
+            self.tab_switched.emit(tab)
+            self.page_changed.emit(tab.url)
+            if not self.running():  # during a run the loop's own snapshots of the new tab are shown
+                asyncio.ensure_future(self.refresh())
+        asyncio.ensure_future(self.publish_tabs())
+
+    async def publish_tabs(self) -> None:
+        """Tell the window the open tabs, with their titles read now."""
+        if self.browser is None:
+            return
+        try:
+            infos = await self.browser.refresh_titles()
+        except VigilError as exc:
+            log.debug("tab titles not read: %s", exc)
+            infos = self.browser.tab_infos()
+        self.tabs_changed.emit(infos, next((t.index for t in infos if t.active), None))
+
+    def _retitle_tabs(self) -> None:
+        """A new snapshot may come with a new title (a tab that was still loading): the strip shows it."""
+        if self.browser is not None and len(self.browser.tabs) > 1:
+            asyncio.ensure_future(self.publish_tabs())
+
+    async def switch_tab(self, index: int) -> bool:
+        """The person picked a tab: show it (not while a run works: the run decides which tab it acts in)."""
+        if self.browser is None:
+            return False
+        if self.running():
+            self.notice.emit("A run is working in its own tab: stop it to look at another one.")
+            await self.publish_tabs()
+            return False
+        try:
+            await self.browser.switch_to(index)
+        except VigilError as exc:
+            self.error.emit(exc.message)
+            return False
+        return True
 
     # -- the supervised loop ----------------------------------------------------------------------
     def running(self) -> bool:
@@ -435,6 +486,7 @@ class Supervisor(QObject):
         if snap is not None and snap is not self.snapshot:
             self.previous, self.snapshot = self.snapshot, snap
             self.snapshot_changed.emit(snap, self.previous)
+            self._retitle_tabs()
 
     async def _marked(self, index: int, jpeg: bytes, snap, phash: str) -> None:
         """The step's own after-screenshot with the Set-of-Mark of the snapshot taken with it (drawn

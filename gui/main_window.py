@@ -37,6 +37,7 @@ from gui.widgets.page_view import PageView
 from gui.widgets.plan_view import PlanView
 from gui.widgets.sessions_panel import SessionsPanel
 from gui.widgets.settings_dialog import SettingsDialog
+from gui.widgets.tab_strip import TabStrip, with_tab_strip
 from gui.window_layout import clamp_to, first_geometry, screen_at, to_bytes, window_settings
 
 log = logging.getLogger("vigil.gui")
@@ -121,7 +122,8 @@ class MainWindow(QMainWindow):
         # or collapse the side panel altogether
         self.split = split = QSplitter(Qt.Horizontal)
         split.setObjectName("mainSplit")
-        split.addWidget(self.page)
+        self.tab_strip = TabStrip()  # the browser's tabs above the page; the page follows the active one
+        split.addWidget(with_tab_strip(self.page, self.tab_strip))
         split.addWidget(self.tabs)
         split.setCollapsible(0, False)
         split.setStretchFactor(0, 1)
@@ -227,6 +229,9 @@ class MainWindow(QMainWindow):
         s.busy.connect(lambda t: self.statusBar().showMessage(t) if t else self.statusBar().clearMessage())
         s.page_changed.connect(self._on_page_changed)
         s.step_picture.connect(self._on_step_picture)
+        s.tabs_changed.connect(self.tab_strip.set_tabs)
+        s.tab_switched.connect(lambda tab: spawn(self._show_tab(tab)))
+        self.tab_strip.switch_requested.connect(lambda i: spawn(s.switch_tab(i)))
         QAction(self, shortcut=QKeySequence("Ctrl+L"), triggered=self.url.setFocus)
 
     # -- reactions -----------------------------------------------------------------------------
@@ -486,6 +491,17 @@ class MainWindow(QMainWindow):
             self.page.attach(self.sup.tab)
             await self.page.start()
         return ok
+
+    async def _show_tab(self, tab) -> None:
+        """Another tab became active: the live view (screencast, input, overlay) moves to it."""
+        if self._closing:
+            return
+        try:
+            await self.page.stop()
+            self.page.attach(tab)
+            await self.page.start()
+        except Exception as exc:  # the tab may close again at once (a popup): the next switch shows another
+            log.debug("could not show the tab: %s", exc)
 
     async def shutdown(self) -> None:
         """Stop painting and the screencast, then the loop and the browser (in that order)."""

@@ -209,6 +209,22 @@ class ApprovalBar(QWidget):
         self.take_error = _plain(name="takeOverError", style="color:#b91c1c;")
         tl.addWidget(self.take_error)
         lay.addWidget(self.take_panel)
+
+        # a JavaScript dialog the page raised (ApprovalRequest.dialog): OK / Cancel, text for a prompt
+        self.dialog_panel, dl = self._panel("dialogPanel")
+        row = QHBoxLayout()
+        self.dialog_text = QLineEdit()
+        self.dialog_text.setObjectName("dialogText")
+        self.dialog_text.setPlaceholderText("The text to answer the page's prompt with")
+        self.dialog_text.returnPressed.connect(self.dialog_ok)
+        row.addWidget(self.dialog_text, 1)
+        self.dialog_ok_btn = self._button("OK", "Answer the page's dialog OK (Enter)", self.dialog_ok, row)
+        self.dialog_ok_btn.setStyleSheet("QPushButton { background:#16a34a; color:white; font-weight:bold; "
+                                         "padding:4px 14px; border-radius:4px; }")
+        self.dialog_cancel_btn = self._button("Cancel", "Answer the page's dialog Cancel", self.dialog_cancel, row)
+        self.dialog_cancel_btn.setObjectName("dialog_cancel_button")
+        dl.addLayout(row)
+        lay.addWidget(self.dialog_panel)
         lay.addStretch(1)  # spare height goes below the bar's content, never between its lines
         self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)
 
@@ -264,6 +280,40 @@ class ApprovalBar(QWidget):
         self.grant_btn.setVisible(bool(offer))
         self.show()
         self.approve_btn.setFocus()
+        self._show_dialog(req)
+
+    def _show_dialog(self, req: ApprovalRequest) -> None:
+        """A dialog request: OK / Cancel (and the prompt's text) instead of the step's buttons."""
+        d = req.dialog
+        self.dialog_panel.setVisible(d is not None)
+        for b in (self.approve_btn, self.edit_btn, self.skip_btn, self.reject_btn, self.take_over_btn):
+            b.setVisible(d is None)
+        if d is None:
+            return
+        self.step_label.setText(f"The page asks something during step {req.step_index + 1}")
+        self.target.setText(f"From: {d.url}" if d.url else "")
+        self.target.setVisible(bool(d.url))
+        self.expect.setText({"confirm": "OK confirms, Cancel refuses.", "beforeunload": "OK leaves the page, "
+                             "Cancel stays.", "prompt": "OK answers with the text below, Cancel refuses."}
+                            .get(d.kind, "OK acknowledges it."))
+        self.dialog_text.setVisible(d.kind == "prompt")
+        self.dialog_text.setText(d.default_prompt if d.kind == "prompt" else "")
+        (self.dialog_text if d.kind == "prompt" else self.dialog_ok_btn).setFocus()
+
+    def is_dialog(self) -> bool:
+        """The pending request is a page dialog (OK / Cancel)."""
+        return self.request is not None and self.request.dialog is not None
+
+    def dialog_ok(self) -> None:
+        req = self.request
+        if req is None or req.dialog is None:
+            return
+        text = self.dialog_text.text() if req.dialog.kind == "prompt" else None
+        self._emit(Decision(kind="approve", text=text))
+
+    def dialog_cancel(self) -> None:
+        if self.is_dialog():
+            self._emit(Decision(kind="reject", reason="Cancel"))
 
     def clear(self) -> None:
         """Nothing is pending: hide the bar."""
@@ -286,6 +336,8 @@ class ApprovalBar(QWidget):
 
     # -- answers --------------------------------------------------------------------------------
     def approve(self) -> None:
+        if self.is_dialog():
+            return self.dialog_ok()
         self._emit(Decision.approve())
 
     def approve_and_grant(self) -> None:

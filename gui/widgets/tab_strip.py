@@ -1,0 +1,78 @@
+"""TabStrip: the browser's open tabs, above the live page.
+
+One tab per page of the controlled browser (title, its URL in the tooltip, a popup marked with
+its opener); the active one is selected and follows the browser — a link that opened a new tab, a
+popup that closed itself, a run's switch_tab. Clicking a tab asks to switch (`switch_requested(int)`);
+the window decides whether it may (not while a run acts). Hidden while only one tab is open.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QTabBar, QVBoxLayout, QWidget
+
+from engine.models.browsing import TabInfo
+
+MAX_TITLE = 28
+
+
+class TabStrip(QTabBar):
+    switch_requested = Signal(int)   # the index of the tab the person clicked
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("tabStrip")
+        self.setDocumentMode(True)
+        self.setExpanding(False)
+        self.setElideMode(Qt.TextElideMode.ElideRight)
+        self.setUsesScrollButtons(True)
+        self.tabs: list[TabInfo] = []
+        self._updating = False
+        self.currentChanged.connect(self._clicked)
+        self.hide()
+
+    def set_tabs(self, tabs: list[TabInfo], active: int | None) -> None:
+        """Show `tabs` with `active` selected (no switch_requested is emitted for it)."""
+        self._updating = True
+        try:
+            self.tabs = list(tabs)
+            while self.count() > len(tabs):
+                self.removeTab(self.count() - 1)
+            for i, t in enumerate(tabs):
+                title = t.title or t.url or "(untitled)"
+                text = title if len(title) <= MAX_TITLE else title[:MAX_TITLE - 1] + "…"
+                if t.opener is not None:
+                    text = f"↳ {text}"
+                if i < self.count():
+                    self.setTabText(i, text)
+                else:
+                    self.addTab(text)
+                tip = f"{title}\n{t.url}" + (f"\nopened by tab {t.opener}" if t.opener is not None else "")
+                self.setTabToolTip(i, tip)
+            if active is not None and 0 <= active < self.count():
+                self.setCurrentIndex(active)
+        finally:
+            self._updating = False
+        self.setVisible(len(tabs) > 1)
+
+    def active(self) -> int:
+        return self.currentIndex()
+
+    def texts(self) -> list[str]:
+        return [self.tabText(i) for i in range(self.count())]
+
+    def _clicked(self, index: int) -> None:
+        if not self._updating and index >= 0:
+            self.switch_requested.emit(index)
+
+
+def with_tab_strip(page: QWidget, strip: TabStrip) -> QWidget:
+    """The live page with the tab strip above it, as one widget for the window's splitter."""
+    box = QWidget()
+    box.setObjectName("pageColumn")
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(0)
+    lay.addWidget(strip)
+    lay.addWidget(page, 1)
+    return box

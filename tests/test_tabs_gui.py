@@ -1,0 +1,71 @@
+"""The window and what a page does besides itself (issue [9]), in-process and offscreen with a real
+Chromium: a new tab shows in the tab strip and the live view, node tree and overlay follow it; a tab
+picked in the strip is shown; a page dialog is answered from the approval bar (OK / Cancel / text)."""
+
+from __future__ import annotations
+
+from gui_helpers import aio, open_window, run  # noqa: F401
+
+
+def _out(qtbot, window) -> str:
+    return run(qtbot, window.sup.tab.page.text_content("#out"))
+
+
+def test_the_window_follows_a_new_tab_and_shows_the_tab_picked_in_the_strip(qtbot, aio, server):  # noqa: F811
+    from PySide6.QtCore import Qt
+
+    with open_window(qtbot, server.url("tabs_home.html")) as window:
+        home = window.sup.tab
+        assert not window.tab_strip.isVisible()  # one tab: no strip
+        qtbot.keyClicks(window.task, "open the report in a new tab and read its total")
+        window.policy.setCurrentText("auto")
+        qtbot.keyClick(window.task, Qt.Key_Return)
+        qtbot.waitUntil(lambda: not window.sup.running() and window.chat.status == "COMPLETED", timeout=30000)
+        qtbot.waitUntil(lambda: window.tab_strip.count() == 2 and window.tab_strip.isVisible()
+                        and "Quarterly report" in window.tab_strip.texts()[1], timeout=10000)
+        assert window.tab_strip.active() == 1 and "Accounts home" in window.tab_strip.texts()[0]
+        report = window.sup.tab
+        assert report is not home and report.url.endswith("tabs_report.html")
+        assert window.page.tab is report                   # the live view (screencast, input) moved with it
+        qtbot.waitUntil(lambda: window.sup.snapshot is not None and window.sup.snapshot.title == "Quarterly report",
+                        timeout=10000)                    # the node tree and overlay show the new tab's snapshot
+        assert window.url.text().endswith("tabs_report.html")
+        # the person picks the first tab in the strip: the window shows it
+        window.tab_strip.setCurrentIndex(0)
+        qtbot.waitUntil(lambda: window.sup.tab is home and window.page.tab is home, timeout=10000)
+        qtbot.waitUntil(lambda: window.sup.snapshot.title == "Accounts home", timeout=10000)
+        assert window.url.text().endswith("tabs_home.html")
+
+
+def test_a_page_dialog_is_answered_from_the_approval_bar(qtbot, aio, server):  # noqa: F811
+    from PySide6.QtCore import Qt
+
+    with open_window(qtbot, server.url("dialogs_page.html")) as window:
+        bar = window.approval
+        for task, answer, shown in (("click Delete all", "cancel", "kept"), ("click Rename", "Bob", "name: Bob")):
+            window.task.clear()
+            qtbot.keyClicks(window.task, task)
+            qtbot.keyClick(window.task, Qt.Key_Return)
+            qtbot.waitUntil(bar.is_pending, timeout=15000)
+            assert not bar.is_dialog()
+            qtbot.mouseClick(bar.approve_btn, Qt.LeftButton)          # the step itself
+            qtbot.waitUntil(lambda: bar.is_pending() and bar.is_dialog(), timeout=15000)
+            assert bar.dialog_ok_btn.isVisible() and bar.dialog_cancel_btn.isVisible()
+            assert not bar.approve_btn.isVisible() and not bar.edit_btn.isVisible()
+            assert "The page asks" in bar.summary.text()
+            if answer == "cancel":
+                assert not bar.dialog_text.isVisible() and "Delete all records?" in bar.summary.text()
+                qtbot.mouseClick(bar.dialog_cancel_btn, Qt.LeftButton)
+            else:
+                assert bar.dialog_text.isVisible() and bar.dialog_text.text() == "old name"
+                bar.dialog_text.clear()
+                qtbot.keyClicks(bar.dialog_text, answer)
+                qtbot.keyClick(bar.dialog_text, Qt.Key_Return)
+            qtbot.waitUntil(lambda: bar.is_pending() and not bar.is_dialog(), timeout=15000)  # finish
+            assert _out(qtbot, window) == shown
+            qtbot.mouseClick(bar.approve_btn, Qt.LeftButton)
+            qtbot.waitUntil(lambda: not window.sup.running(), timeout=15000)
+            # the step's observation in the chat says what the page asked and who answered how
+            said = "Cancel (by person" if answer == "cancel" else 'OK with "Bob" (by person'
+            turns = [t for t in window.chat.turns() if t.role == "assistant" and t.observation is not None]
+            assert any(said in t.observation.text() for t in turns), [t.observation.text() for t in turns]
