@@ -29,7 +29,8 @@ def guarded(sup: "McpSupervisor") -> Callable[[Callable[..., Awaitable[Any]]], C
             except ToolFailure as exc:
                 return error_result(exc.code, exc.message, sup)
             except VigilError as exc:
-                return error_result(exc.code, exc.message, sup)
+                hint = " (Here: browser_handle_dialog with accept true or false.)" if exc.code == "DIALOG_OPEN" else ""
+                return error_result(exc.code, exc.message + hint, sup)
             except ValueError as exc:  # a bad argument (pydantic's ValidationError is one too)
                 return error_result("BAD_ARGUMENT", _first_line(exc), sup)
             except Exception as exc:  # noqa: BLE001 - a bug must not take the server down

@@ -32,10 +32,12 @@ def build_server(sup: "McpSupervisor", *, name: str = "vigil") -> "MCPServer":
 
     from engine import __version__
     from engine.mcp.tools_act import register_action_tools
+    from engine.mcp.tools_browsing import register_browsing_tools
     from engine.mcp.tools_read import register_read_tools
 
     server = MCPServer(name, title="Vigil", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
                        description="A supervised browser: every step approvable, verified and recorded.")
     register_read_tools(server, sup)
     register_action_tools(server, sup)
+    register_browsing_tools(server, sup)
     return server

@@ -167,7 +167,25 @@ class McpSupervisor:
             await self._steps_done()
             yield await self._ensure_tab()
 
+    def _follow_loop_tab(self) -> "Tab | None":
+        """The tab the run works on now, when a step opened, selected or closed a tab (or a popup closed
+        itself): the reading tools follow it, with its console and a fresh view. None when unchanged."""
+        loop, task = self._loop, self._run_task
+        if loop is None or task is None or task.done():
+            return None
+        page = loop.page
+        if page is self._tab or getattr(page, "closed", False) or not _alive(page):  # type: ignore[arg-type]
+            return None
+        self._tab = page  # type: ignore[assignment]
+        self.console = ConsoleLog()
+        self.console.attach(self._tab.page)
+        self.view.forget()
+        return self._tab
+
     async def _ensure_tab(self) -> "Tab":
+        followed = self._follow_loop_tab()
+        if followed is not None:
+            return followed
         if self.host is not None:
             return await self._host_tab(self.host)
         tab = self._tab
@@ -238,6 +256,7 @@ class McpSupervisor:
             for p in proposals:
                 planner = await self._ensure_run(tab)
                 out = await planner.submit(p)
+                tab = self._follow_loop_tab() or tab
                 if out.snapshot is None or out.status == "ended":
                     out.snapshot = await self._snapshot_or_none()
                 outcomes.append(out)
