@@ -56,6 +56,7 @@ class DialogWatcher:
         self.blocked = asyncio.Event()          # a dialog is open and nobody is deciding it
         self._window_start = 0                  # `total` when the current window began
         self._window_flood = False
+        self._window_first: list[DialogInfo] = []  # the first dialogs of the window (the log keeps the last)
         self._listeners: list[Callable[[DialogInfo], None]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -64,12 +65,12 @@ class DialogWatcher:
         """Start counting afresh (the loop calls this as each step begins)."""
         self._window_start = self.total
         self._window_flood = False
+        self._window_first = []
 
     def window(self) -> tuple[list[DialogInfo], int, bool]:
-        """(dialogs of the current window still in the log, how many there were in all, flood?)"""
+        """(the first dialogs of the current window, how many there were in all, flood?)"""
         count = self.total - self._window_start
-        items = [d for d in self.log if d.id > self._window_start]
-        return items, count, self._window_flood
+        return list(self._window_first), count, self._window_flood
 
     def arm(self, answer: DialogAnswer | None) -> None:
         """Answer the next confirm/prompt/beforeunload this way (None disarms)."""
@@ -94,6 +95,8 @@ class DialogWatcher:
                        url=str(p.get("url") or ""), default_prompt=str(p.get("defaultPrompt") or ""),
                        tab=self.tab_index())
         self.log.append(d)
+        if len(self._window_first) < 10:
+            self._window_first.append(d)
         self.pending, self._pending_sid = d, sid
         self._notify(d)
         if self.total - self._window_start > self.flood_limit:

@@ -655,6 +655,10 @@ def _with_incidents(result: ActionResult, inc: PageIncidents, acted_on: object, 
                                                       "actual_outcome": feedback})
         message = message.replace(v.feedback, feedback)
     lines = inc.lines()
+    if result.error_code == ErrorCode.CDP_TIMEOUT and any(d.kind != "alert" and d.answer for d in inc.dialogs):
+        # the input waited on the dialog while it was decided (past the DevTools timeout): it did run
+        update.update(success=True, error_code=None)
+        message = "The action ran; the page waited while its dialog was answered."
     if lines:
         message = (message + " " if message else "") + "Besides the page: " + "; ".join(lines) + "."
     if message != result.message:

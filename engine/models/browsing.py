@@ -112,8 +112,10 @@ class PageIncidents(BaseModel):
         if self.dialog_flood:
             out.append(f"dialog flood: the page raised {self.dialog_count} dialogs in one step; past the limit "
                        "they were dismissed without asking")
-        for t in self.tabs_opened:
+        for t in self.tabs_opened[:3]:
             out.append(f"opened a new tab: {t.title or '(untitled)'} — {t.url}")
+        if len(self.tabs_opened) > 3:
+            out.append(f"and {len(self.tabs_opened) - 3} more new tab(s) ({len(self.tabs_opened)} in all)")
         if self.popups_blocked:
             out.append(f"popup flood: {self.popups_blocked} more new tab(s) were closed at once")
         for c in self.tabs_closed:
