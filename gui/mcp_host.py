@@ -16,8 +16,8 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QMenu, QToolButton
 
 from engine.loop import QueueGate
 from engine.models import POLICIES
@@ -50,9 +50,18 @@ class WindowMcpHost:
         self._http: Any = None
         self._serving: asyncio.Future | None = None
         self.endpoint = ""
-        self.label = QLabel("MCP: starting…")
+        self._token = ""
+        # the server's place in the status bar: what it does now; its menu copies the endpoint and token and
+        # lists the standing grants, each revocable
+        self.label = QToolButton()
         self.label.setObjectName("mcpStatus")
-        self.label.setTextFormat(Qt.PlainText)
+        self.label.setText("MCP: starting…")
+        self.label.setAutoRaise(True)
+        self.label.setPopupMode(QToolButton.InstantPopup)
+        self.menu = QMenu(self.label)
+        self.menu.setObjectName("mcpMenu")
+        self.label.setMenu(self.menu)
+        self.menu.aboutToShow.connect(self.fill_menu)
         window.statusBar().addPermanentWidget(self.label)
         window.policy.currentTextChanged.connect(self._policy)
         window.approval.grant_offer = self._grant_offer
@@ -102,10 +111,11 @@ class WindowMcpHost:
             await asyncio.sleep(0.02)
         if self._serving.done():
             self._serving.result()  # its error, if it failed to start
-        self.endpoint = f"http://{HOST}:{sock.getsockname()[1]}{PATH}"
+        self.endpoint, self._token = f"http://{HOST}:{sock.getsockname()[1]}{PATH}", token
         self.label.setText("MCP: waiting for a client" + self._where())
-        self.label.setToolTip(f"MCP server (streamable HTTP) at {self.endpoint}\nHeader: Authorization: Bearer "
-                              f"{token}")
+        self.label.setToolTip(f"MCP server (streamable HTTP) at {self.endpoint}; its menu copies the endpoint and "
+                              "the bearer token")
+        self._show_grants()
         return self.endpoint, token, from_env
 
     async def serve_stdio(self) -> None:
@@ -113,6 +123,7 @@ class WindowMcpHost:
         self.mcp.seen_client(None, transport="stdio")
         self.endpoint = "stdio"
         self.label.setText("MCP: serving the client that started Vigil (stdio)")
+        self._show_grants()
         self._serving = asyncio.ensure_future(self.server.run_stdio_async())
         with contextlib.suppress(asyncio.CancelledError):
             await self._serving
@@ -160,15 +171,44 @@ class WindowMcpHost:
                                             "takes it back.", 10000)
         self._show_grants()
 
-    def _show_grants(self) -> None:
+    def grants(self) -> list:
         try:
-            book = self.mcp._grants()
-            grants = book.active() if book is not None else []
+            return self.mcp.active_grants()
         except Exception:  # noqa: BLE001 - the list is a courtesy; the grants themselves are in the store
-            grants = []
+            log.debug("grants could not be listed", exc_info=True)
+            return []
+
+    def fill_menu(self) -> None:
+        """The status button's menu, built as it opens: copy the endpoint and token; revoke a grant."""
+        self.menu.clear()
+        clip = QGuiApplication.clipboard()
+        if self.endpoint and self.endpoint != "stdio":
+            self.menu.addAction(f"Copy the endpoint ({self.endpoint})", lambda: clip.setText(self.endpoint))
+            self.menu.addAction("Copy the bearer token", lambda: clip.setText(self._token))
+            self.menu.addSeparator()
+        grants = self.grants()
+        if not grants:
+            self.menu.addAction("No standing grants: every step the policy asks about is asked").setEnabled(False)
+        for g in grants:
+            self.menu.addAction(f"Revoke: {g.describe()} (#{g.id})", lambda gid=g.id: self.revoke(gid))
+
+    def revoke(self, grant_id: int) -> None:
+        from engine.errors import VigilError
+        from engine.mcp.supervisor import ToolFailure
+
+        try:
+            g = self.mcp.revoke_grant(grant_id)
+        except (VigilError, ToolFailure) as exc:
+            self.window.show_error(f"The grant was not revoked: {getattr(exc, 'message', exc)}")
+            return
+        self.window.statusBar().showMessage(f"Revoked #{g.id}: {g.describe()}; such steps are asked again.", 8000)
+        self._show_grants()
+
+    def _show_grants(self) -> None:
+        grants = self.grants()
         listed = "\n".join(f"#{g.id} {g.describe()}" for g in grants) or "none"
         tip = self.label.toolTip().split("\n\nStanding grants")[0]
-        self.label.setToolTip(f"{tip}\n\nStanding grants (vigil mcp grants --revoke ID):\n{listed}")
+        self.label.setToolTip(f"{tip}\n\nStanding grants (revoke them from this menu):\n{listed}")
 
     # -- internals ----------------------------------------------------------------------------------------
     def _where(self) -> str:

@@ -122,6 +122,15 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             assert "done, verified" in granted.text and not window.approval.is_pending()
             assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "3"
             assert "#1 clicks on 127.0.0.1" in host.label.toolTip()
+            host.fill_menu()  # the status button's menu: the grant is listed there, and revocable
+            revoke = next(a for a in host.menu.actions() if a.text() == "Revoke: clicks on 127.0.0.1 (#1)")
+            assert any(a.text() == "Copy the bearer token" for a in host.menu.actions())
+            revoke.trigger()
+            assert host.grants() == [] and "#1" not in host.label.toolTip()
+            pending = client.submit("browser_click", {"ref": add})
+            qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)  # revoked: asked again
+            qtbot.mouseClick(window.approval.approve_btn, Qt.LeftButton)
+            qtbot.waitUntil(pending.done, timeout=WAIT_MS)
 
             pending = client.submit("browser_click", {"ref": ref(items, "Delete invoice 4411")})
             qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
@@ -141,7 +150,7 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             data = window.sup.sessions.load(session)
             assert data.session.planner == "mcp"
             assert data.session.metadata["mcp"]["client"] == "window-test-client"
-            assert [s.status for s in data.steps] == ["completed"] * 4 + ["rejected"]
+            assert [s.status for s in data.steps] == ["completed"] * 5 + ["rejected"]
             assert data.steps[3].auto_approved and "standing grant" in data.steps[3].decision.reason
             assert data.steps[1].decision.kind == "edit"
         finally:

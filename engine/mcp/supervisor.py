@@ -382,6 +382,17 @@ class McpSupervisor:
         sid = self.session_ids[-1] if self.session_ids else None
         return book.add(kind, url, session_id=sid)
 
+    def active_grants(self) -> list:
+        """The person's standing grants now in force ([] without a store)."""
+        book = self._grants()
+        return book.active() if book is not None else []
+
+    def revoke_grant(self, grant_id: int):
+        book = self._grants()
+        if book is None:
+            raise ToolFailure("STORE_UNAVAILABLE", "Grants need the session store, which cannot be opened.")
+        return book.revoke(grant_id)
+
     def _store_failed(self, message: str) -> None:
         if self.store_error is None:
             log.error("%s", message)
