@@ -183,3 +183,20 @@ def test_a_flood_of_dialogs_is_counted_stopped_and_said(harness, server):
         assert "dialog flood" in res.messages[-1].content
 
     harness.page(server.url("dialogs_page.html"), go)
+
+
+def test_vigil_run_asks_the_person_at_the_terminal_and_says_the_answer(server, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    cmd = [sys.executable, "-m", "engine.cli", "run", "click Rename", "--url", server.url("dialogs_page.html"),
+           "--approve", "ask", "--no-record"]
+    # approve the click, answer the prompt with a text, approve the finish
+    p = subprocess.run(cmd, input="y\nAda Lovelace\ny\n", capture_output=True, text=True, timeout=90, cwd=root)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert 'The page asks: prompt("New name?")' in p.stdout and 'Enter for "old name"' in p.stdout
+    step = p.stdout[p.stdout.index("[1] "):].splitlines()[0]  # the step line follows the prompt it answered
+    assert step.startswith("[1] ok") and 'answered OK with "Ada Lovelace" (by person)' in step
+    assert "(note: the page raised 1 dialog(s))" in p.stdout
