@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.models import ChatMessage
+from engine.snapshot.serialize.limits import status_words, walk_cut
 from gui.aio import spawn
 from gui.controller import Supervisor
 from gui.widgets.approval_bar import ApprovalBar
@@ -88,10 +89,15 @@ class MainWindow(QMainWindow):
         self.act_overlay = QAction("Set-of-Mark", self, checkable=True,
                                    toolTip="Draw every interactive node's box and ID")
         self.act_snapshot = QAction("Snapshot", self, toolTip="Take a fresh snapshot")
+        # on at every start: turning it off lasts until Vigil closes (never saved)
+        self.act_mask = QAction("Mask secrets", self, checkable=True, checked=True,
+                                toolTip="Paint over password, one-time-code, PIN and card fields (and any secret a "
+                                        "run typed) in the live page. Off: only until Vigil closes; pictures that "
+                                        "are stored, exported or sent to a model are always masked")
         self.act_settings = QAction("Settings", self)
         self.act_new_session = QAction("New session", self, toolTip="The next task starts a new recorded session "
                                                                     "in this tab instead of adding to this one")
-        for a in (self.act_overlay, self.act_snapshot, self.act_new_session, self.act_settings):
+        for a in (self.act_overlay, self.act_mask, self.act_snapshot, self.act_new_session, self.act_settings):
             bar.addAction(a)
 
         self.banner = QLabel()
@@ -194,6 +200,7 @@ class MainWindow(QMainWindow):
         self.act_reload.triggered.connect(lambda: spawn(s.history(0)))
         self.act_snapshot.triggered.connect(lambda: spawn(s.refresh(force=True)))
         self.act_overlay.toggled.connect(self.page.set_overlay)
+        self.act_mask.toggled.connect(self.page.set_masking)
         self.act_settings.triggered.connect(self._settings)
         self.act_new_session.triggered.connect(self._new_session)
         self.sessions.new_session_requested.connect(self._new_session)
@@ -286,6 +293,11 @@ class MainWindow(QMainWindow):
             f"snapshot {st.timings_ms.get('capture', 0):.0f} ms · {st.nodes} nodes (semantic {st.tiers['semantic']}, "
             f"non-semantic {st.tiers['non-semantic']}, structural {st.tiers['structural']}) · "
             f"{st.interactive} interactive · payload ~{tokens} tokens · {snap.walk.describe()}")
+        cut = status_words(snap)  # a walk stopped at its node budget is said, not hidden
+        if cut:
+            self.status_snap.setText(f"{cut} · {self.status_snap.text()}")
+        self.status_snap.setToolTip(walk_cut(snap) or "")
+        self.status_snap.setStyleSheet("color:#8a1c13;font-weight:bold" if cut else "")
 
     def _on_record(self, rec) -> None:
         self.chat.add_step_record(rec)

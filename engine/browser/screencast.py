@@ -16,7 +16,7 @@ import base64
 import collections
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from engine.browser.keys import KeyNameError, key_def
@@ -25,6 +25,7 @@ from engine.browser.target import HasTarget, PageTarget, target_of
 log = logging.getLogger("vigil.screencast")
 
 FrameCallback = Callable[[bytes, dict], Any]
+FrameFilter = Callable[[bytes, dict], Awaitable[bytes | None]]
 META_KEYS = ("deviceWidth", "deviceHeight", "offsetTop", "pageScaleFactor", "scrollOffsetX", "scrollOffsetY",
              "timestamp")
 FPS_WINDOW_S = 2.0
@@ -48,6 +49,13 @@ class Screencast:
         self._acks: set[asyncio.Task] = set()
         self._params: dict[str, Any] = {}
         self.last_meta: dict = {}
+        # frames pass through this first when set (the page view's secret masking, engine.vision.mask):
+        # one frame filtered at a time, in order; a frame that arrives meanwhile waits, a newer one
+        # replaces it; a frame the filter returns None for (or fails on) is never delivered
+        self.frame_filter: FrameFilter | None = None
+        self._filtering: asyncio.Task | None = None
+        self._waiting: tuple[bytes, dict] | None = None
+        self.frames_dropped = 0
 
     # -- public ------------------------------------------------------------------------------
     async def start(self, on_frame: FrameCallback, *, max_width: int = 1600, quality: int = 70,
@@ -101,12 +109,22 @@ class Screencast:
             return
         await self._nudge()
 
+    async def request_frame(self) -> None:
+        """Ask for a frame now (a still page paints none by itself), e.g. after changing `frame_filter`."""
+        if self.running and not _gone(self.tab):
+            await self._nudge()
+
     async def stop(self) -> None:
         """Stop streaming and unsubscribe. Idempotent; safe when the tab or browser is gone."""
         was_running = self.running
         self.running = False
         self._on_frame = None
         self._unsubscribe()
+        self._waiting = None
+        if self._filtering is not None and not self._filtering.done():
+            self._filtering.cancel()
+            await asyncio.gather(self._filtering, return_exceptions=True)
+        self._filtering = None
         for t in list(self._acks):
             t.cancel()
         if self._acks:
@@ -144,9 +162,11 @@ class Screencast:
     async def _nudge(self) -> None:
         try:
             await self.tab.cdp.send("Runtime.evaluate", {
+                # an opacity a hair below 1 for two animation frames repaints the whole page (a 0px
+                # outline did not: a still page sent no frame)
                 "expression": "(()=>{const e=document.documentElement; if(!e) return;"
-                              "const o=e.style.outline; e.style.outline='0px solid transparent';"
-                              "requestAnimationFrame(()=>{e.style.outline=o;});})()",
+                              "const o=e.style.opacity; e.style.opacity='0.999';"
+                              "requestAnimationFrame(()=>requestAnimationFrame(()=>{e.style.opacity=o;}));})()",
                 "returnByValue": True}, session_id=self._session_id, timeout=3)
         except Exception as exc:
             log.debug("screencast nudge: %s", exc)
@@ -166,6 +186,16 @@ class Screencast:
         self.last_meta = meta
         self.frames += 1
         self._times.append(time.monotonic())
+        if self._on_frame is None:
+            return
+        if self.frame_filter is not None:
+            self._waiting = (data, meta)
+            if self._filtering is None or self._filtering.done():
+                self._filtering = asyncio.get_running_loop().create_task(self._filter_frames())
+            return
+        self._deliver(data, meta)
+
+    def _deliver(self, data: bytes, meta: dict) -> None:
         cb = self._on_frame
         if cb is None:
             return
@@ -175,6 +205,22 @@ class Screencast:
                 asyncio.get_running_loop().create_task(r)
         except Exception:
             log.exception("screencast frame callback failed")
+
+    async def _filter_frames(self) -> None:
+        while self._waiting is not None and self.running:
+            (data, meta), self._waiting = self._waiting, None
+            flt = self.frame_filter
+            try:
+                out = await flt(data, meta) if flt is not None else data
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.info("screencast frame withheld: its filter failed (%s)", exc)
+                out = None
+            if out is None:
+                self.frames_dropped += 1
+            elif self.running:
+                self._deliver(out, meta)
 
     async def _ack(self, screencast_session: Any) -> None:
         if _gone(self.tab) or not self.running:

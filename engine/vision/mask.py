@@ -137,3 +137,39 @@ def paint_encoded(data: bytes, fmt: str, boxes: list[Box], scale: float, quality
     else:
         img.save(buf, "JPEG", quality=quality)
     return buf.getvalue()
+
+
+class LiveMasker:
+    """A screencast's frame filter (`Screencast.frame_filter`): every live frame of the tab with the
+    same boxes painted over as every screenshot (`secret_boxes`). The boxes are asked for as each
+    frame arrives, and the last frame's boxes are painted too, so a field that moves between two
+    frames stays covered. A frame with nothing secret on it is passed on untouched (no re-encoding);
+    a frame whose boxes cannot be found is withheld (None), never shown unmasked."""
+
+    def __init__(self, page: PageTarget, quality: int = 70):
+        self.page = page
+        self.quality = quality
+        self._last: list[Box] = []
+        self.masked = 0  # frames painted over
+
+    async def __call__(self, jpeg: bytes, meta: dict) -> bytes | None:
+        try:
+            boxes = await secret_boxes(self.page, self.page.secrets.forms())
+        except VigilError as exc:
+            log.info("live frame withheld: %s", exc)
+            return None
+        painted, self._last = [*self._last, *boxes], boxes
+        if not painted:
+            return jpeg
+        css_width = float(meta.get("deviceWidth") or 0)
+        self.masked += 1
+        return await asyncio.get_running_loop().run_in_executor(None, _paint_frame, jpeg, painted, css_width,
+                                                                self.quality)
+
+
+def _paint_frame(jpeg: bytes, boxes: list[Box], css_width: float, quality: int) -> bytes:
+    img = Image.open(io.BytesIO(jpeg))
+    scale = img.width / css_width if css_width > 0 else 1.0
+    buf = io.BytesIO()
+    paint(img, boxes, scale).save(buf, "JPEG", quality=quality)
+    return buf.getvalue()

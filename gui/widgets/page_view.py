@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from engine.browser.screencast import InputForwarder, Screencast
 from engine.vision.badges import shows_own_text
+from engine.vision.mask import LiveMasker
 from engine.vision.som import OCCLUDED_COLOUR, ROLE_GROUPS, role_group
 from gui.widgets.overlay import (
     HIGHLIGHT_STYLES,
@@ -60,6 +61,7 @@ class PageView(PageInput, QWidget):
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self.setMinimumSize(160, 100)
         self.interactive = True
+        self._masking = True  # secret fields painted over in the live frames (set_masking)
         self.tab = None
         self._screencast: Screencast | None = None
         self._forwarder: InputForwarder | None = None
@@ -98,6 +100,31 @@ class PageView(PageInput, QWidget):
         self.tab = tab
         self._screencast = Screencast(tab)
         self._forwarder = InputForwarder(tab)
+        self.set_masking(self._masking)
+
+    def set_masking(self, on: bool) -> None:
+        """Paint secret fields (and any text showing a secret typed in this browser) over in the live
+        frames — the same boxes as every screenshot (engine.vision.mask). On by default; the window
+        lets the person turn it off for the session. Takes effect with the next frame (one is asked for)."""
+        self._masking = bool(on)
+        sc = self._screencast
+        if sc is None:
+            return
+        sc.frame_filter = LiveMasker(sc.tab) if self._masking else None
+        if sc.running:
+            try:
+                asyncio.ensure_future(sc.request_frame())
+            except RuntimeError:  # no event loop (a view used without the engine)
+                pass
+
+    @property
+    def masking(self) -> bool:
+        return self._masking
+
+    async def request_frame(self) -> None:
+        """Ask the page for a new frame now (a still page sends none by itself)."""
+        if self._screencast is not None:
+            await self._screencast.request_frame()
 
     async def start(self, *, quality: int = 70, every_nth: int = 1) -> None:
         """Stream frames at this view's device pixels (see `device_size`)."""

@@ -212,3 +212,13 @@ def _marker(s: Serialization) -> str | None:
         if "CUT:" in line or "truncated:" in line:
             return html.unescape(line.strip().removesuffix("-->").strip())
     return None
+
+
+def status_words(snap: DomSnapshot) -> str | None:
+    """A status line's words when the walk stopped at its node budget ("TRUNCATED: cut after 200,000
+    nodes, at …"), else None."""
+    if not snap.stats.truncated:
+        return None
+    nodes = snap.nodes()
+    where = f" at node {describe_node(nodes[-1])}" if nodes else ""
+    return f"TRUNCATED: cut after {snap.stats.nodes:,} nodes{where}; the rest of the page is not in this snapshot"
