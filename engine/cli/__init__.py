@@ -33,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     add_run_parser(sub)
     from engine.cli.sessions import add_session_parsers
     add_session_parsers(sub)
+    from engine.cli.export_test import add_playwright_option
+    add_playwright_option(sub)
     from engine.mcp import add_parser as add_mcp_parser
     add_mcp_parser(sub)
 
@@ -74,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "sessions":
             from engine.cli.sessions import sessions_command
             return sessions_command(args)
+        if args.cmd == "export" and getattr(args, "playwright", None):
+            from engine.cli.export_test import export_playwright_command
+            return export_playwright_command(args)
         if args.cmd == "export":
             from engine.cli.sessions import export_command
             return export_command(args)

@@ -1,0 +1,152 @@
+"""`vigil export ID --playwright test_x.py`: a run recorded on a local shop page is exported as a
+pytest-playwright test; run with pytest in a subprocess against the same site it passes, and once
+the page is broken (the total changed, the button gone) it fails on the right line. The typed
+password is nowhere in the file: it reads it from the environment variable it names."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main as vigil
+from engine.local_server import serve_directory
+from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
+from engine.store import Store
+from engine.store.recorder import SessionRecorder
+
+SECRET = "hunter2-Zq9!"
+SHOP = """<!doctype html><html><head><meta charset="utf-8"><title>Tiny shop</title></head><body>
+<h1>Tiny shop</h1>
+<label for="name">Name</label> <input id="name">
+<label for="size">Size</label> <select id="size"><option>Small</option><option>Large</option></select>
+<label><input type="checkbox" id="gift"> Gift wrap</label>
+<label for="pw">Password</label> <input id="pw" type="password">
+<button id="add">Add to cart</button>
+<p id="total" role="status"></p>
+<a href="done.html">Checkout</a>
+<script>document.getElementById('add').addEventListener('click', () => {
+  document.getElementById('total').textContent = 'Total: 42.00 EUR'; });</script>
+</body></html>"""
+DONE = """<!doctype html><html><head><meta charset="utf-8"><title>Done</title></head><body>
+<h1>Thank you for your order</h1></body></html>"""
+STEPS = [
+    {"action": "type", "target": {"role": "textbox", "name": "Name"}, "text": "Ada Lovelace"},
+    {"action": "select", "target": {"role": "combobox", "name": "Size"}, "option": "Large"},
+    {"action": "check", "target": {"role": "checkbox", "name": "Gift wrap"}},
+    {"action": "type", "target": {"name": "Password"}, "text": SECRET},
+    {"action": "click", "target": {"role": "button", "name": "Add to cart"}},
+    {"action": "click", "target": {"role": "link", "name": "Checkout"}, "expect": {"type": "navigation"}},
+    {"action": "finish", "answer": "ordered"},
+]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("shop")
+    (root / "index.html").write_text(SHOP)
+    (root / "done.html").write_text(DONE)
+    with serve_directory(root) as base:
+        yield root, base.rstrip("/")
+
+
+@pytest.fixture(scope="module")
+def exported(site, harness, tmp_path_factory):
+    """(path of the exported test, its text): a real recorded run, exported through the CLI."""
+    root, base = site
+    home = tmp_path_factory.mktemp("vigil-home")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("VIGIL_HOME", str(home))
+    store = Store.open()
+
+    async def run(tab):
+        loop = AgentLoop(tab, ScriptedPlanner(STEPS), gate=AutoApprove(), policy="auto")
+        rec = SessionRecorder(store)
+        rec.start(loop, "Order a large shirt", tab.page.url, planner="scripted", policy="auto")
+        result = await loop.run("Order a large shirt")
+        rec.finish(result)
+        assert rec.error is None and result.status == "success", (rec.error, result.reason)
+        return rec.session_id
+
+    sid = harness.page(base + "/index.html", run, timeout=120)
+    store.close()
+    out = tmp_path_factory.mktemp("export") / "test_tiny_shop.py"
+    assert vigil(["export", sid[:8], "--playwright", str(out)]) == 0
+    yield out, out.read_text()
+    mp.undo()
+
+
+def _run(test_file: Path, base: str, secret: str = SECRET) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIGIL_SECRET", "PYTEST_"))}
+    env.update(VIGIL_BASE_URL=base, VIGIL_TIMEOUT_MS="2500",
+               VIGIL_CHROMIUM=os.environ.get("VIGIL_CHROMIUM") or "/usr/bin/chromium")
+    env["VIGIL_SECRET_PASSWORD"] = secret
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_file.name],
+                          cwd=test_file.parent, env=env, capture_output=True, text=True, timeout=120)
+
+
+def _failed_at(out: str, line: str) -> bool:
+    """pytest's report points at this line of the exported file (`>   line`)."""
+    assert re.search(r"^>\s+" + re.escape(line) + r"\s*$", out, re.M), f"not failed at {line!r}:\n{out}"
+    return True
+
+
+def test_the_exported_file_says_what_it_does(exported, site):
+    _, text = exported
+    _, base = site
+    assert SECRET not in text and "hunter2" not in text
+    assert "secret('VIGIL_SECRET_PASSWORD')" in text and "set VIGIL_SECRET_PASSWORD" in text
+    # without the variable the test stops saying which one to set (it never falls back to a value)
+    assert 'pytest.fail(f"Set the environment variable {var}: this test types a secret' in text
+    assert "# Recorded by Vigil" in text and "Task: Order a large shirt" in text and base in text
+    for line in ('page.goto(BASE_URL + "/index.html")',
+                 'page.get_by_role("textbox", name="Name", exact=True).fill("Ada Lovelace")',
+                 'expect(page.get_by_role("textbox", name="Name", exact=True)).to_have_value("Ada Lovelace")',
+                 'page.get_by_role("combobox", name="Size", exact=True).select_option("Large")',
+                 'page.get_by_role("checkbox", name="Gift wrap", exact=True).check()',
+                 'expect(page.get_by_role("checkbox", name="Gift wrap", exact=True)).to_be_checked(checked=True)',
+                 'page.get_by_role("button", name="Add to cart", exact=True).click()',
+                 'expect(page.get_by_text("Total: 42.00 EUR").first).to_be_visible()',
+                 'expect(page).to_have_url(BASE_URL + "/done.html")',
+                 "# the run finished here: ordered"):
+        assert line in text, f"{line!r} not in:\n{text}"
+    compile(text, "test_tiny_shop.py", "exec")
+
+
+def test_the_exported_test_passes_on_the_site_and_fails_when_it_breaks(exported, site, tmp_path):
+    test_file, _ = exported
+    root, base = site
+    ok = _run(test_file, base)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "1 passed" in ok.stdout
+
+    # the same site with the total changed: red, on the total's line
+    backup = tmp_path / "index.html"
+    shutil.copy(root / "index.html", backup)
+    try:
+        (root / "index.html").write_text(SHOP.replace("42.00", "41.00"))
+        broken = _run(test_file, base)
+        assert broken.returncode == 1, broken.stdout
+        assert _failed_at(broken.stdout, 'expect(page.get_by_text("Total: 42.00 EUR").first).to_be_visible()')
+
+        # the button gone: red at the click
+        (root / "index.html").write_text(SHOP.replace('<button id="add">Add to cart</button>', ""))
+        gone = _run(test_file, base)
+        assert gone.returncode == 1, gone.stdout
+        assert _failed_at(gone.stdout, 'page.get_by_role("button", name="Add to cart", exact=True).click()')
+    finally:
+        shutil.copy(backup, root / "index.html")
+
+
+def test_export_refuses_bad_arguments(exported, tmp_path, capsys):
+    assert vigil(["export", "zzzz-no-such", "--playwright", str(tmp_path / "t.py")]) == 2
+    assert "vigil export: STORE_NO_SESSION" in capsys.readouterr().err
+    sid = exported[1].split("# Session ", 1)[1].split(" ", 1)[0]
+    assert vigil(["export", sid, "--playwright", str(tmp_path / "t.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "BAD_ARGUMENT" in err and "test_checkout.py" in err and not (tmp_path / "t.txt").exists()
