@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import VigilError
 from engine.mcp.results import error_result
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("vigil.mcp")
 
 
-def guarded(sup: "McpSupervisor") -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
+def guarded(sup: McpSupervisor) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
     """Wrap a tool: a refused call, bad input or a page problem becomes a tool error naming the
     problem and what to do (never a traceback); an unexpected bug is logged without the arguments
     (they may hold a secret) and reported as an internal error."""
@@ -56,7 +57,7 @@ def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
-def note_client(sup: "McpSupervisor", ctx: Any) -> None:
+def note_client(sup: McpSupervisor, ctx: Any) -> None:
     """Remember the client's name and version from the MCP handshake (or the request envelope)."""
     info = None
     try:

@@ -13,7 +13,8 @@ import json
 import os
 import secrets
 import socket
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from engine.errors import VigilError
 

@@ -35,7 +35,7 @@ class StepOutcome:
     status: StepStatus
     records: list[StepRecord] = field(default_factory=list)  # what the loop recorded for it (usually one)
     feedback: str | None = None               # the loop's words to the planner (a person's reason, why not run)
-    snapshot: "DomSnapshot | None" = None     # the page after the step, as the loop observed it
+    snapshot: DomSnapshot | None = None     # the page after the step, as the loop observed it
     run: RunResult | None = None              # set when the run ended with (or before) this step
 
     @property
@@ -63,7 +63,7 @@ class ToolCallPlanner:
         self._idle = asyncio.Event()
         self._idle.set()
         self.ended: RunResult | None = None
-        self.last_snapshot: "DomSnapshot | None" = None
+        self.last_snapshot: DomSnapshot | None = None
 
     async def submit(self, proposal: ProposedStep) -> StepOutcome:
         if self.ended is not None:
@@ -89,7 +89,7 @@ class ToolCallPlanner:
         """Until no step is proposed or queued (a step whose caller gave up still runs to its end)."""
         await self._idle.wait()
 
-    async def propose(self, obs: "Observation") -> ProposedStep:
+    async def propose(self, obs: Observation) -> ProposedStep:
         self.last_snapshot = obs.snapshot
         if self._current is not None:
             call, self._current = self._current, None
@@ -107,7 +107,7 @@ class ToolCallPlanner:
         self._current = call
         return call.proposal
 
-    def run_ended(self, result: RunResult, snapshot: "DomSnapshot | None" = None) -> None:
+    def run_ended(self, result: RunResult, snapshot: DomSnapshot | None = None) -> None:
         """The loop's run is over: answer the call in progress and every queued one."""
         self.ended = result
         why = _ended_text(result)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import IO, Any, AsyncIterator
+from typing import IO, Any
 
 from engine.snapshot.serialize.tokens import estimate_tokens
 

@@ -28,7 +28,7 @@ MAX_EVENTS = 5
 EVENT_CATEGORIES = frozenset({"error", "success", "warning"})  # toasts and errors, not every DOM change
 
 
-def text_result(sup: "McpSupervisor | None", header: str, page: str | None = None, *,
+def text_result(sup: McpSupervisor | None, header: str, page: str | None = None, *,
                 error: bool = False) -> CallToolResult:
     """`header` (our words) and, fenced, `page` (what came from the page); scrubbed of secrets."""
     text = header if not page else f"{header}\n{fence(page)}"
@@ -37,17 +37,17 @@ def text_result(sup: "McpSupervisor | None", header: str, page: str | None = Non
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
 
 
-def error_result(code: str, message: str, sup: "McpSupervisor | None" = None) -> CallToolResult:
+def error_result(code: str, message: str, sup: McpSupervisor | None = None) -> CallToolResult:
     return text_result(sup, f"Error {code}: {message}", error=True)
 
 
-def image_result(sup: "McpSupervisor", header: str, data_b64: str, mime: str) -> CallToolResult:
+def image_result(sup: McpSupervisor, header: str, data_b64: str, mime: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=sup.scrub(header)),
                                    ImageContent(type="image", data=data_b64, mime_type=mime)])
 
 
 # -- steps --------------------------------------------------------------------------------------------
-def said(action: Action, snap: "DomSnapshot | None") -> str:
+def said(action: Action, snap: DomSnapshot | None) -> str:
     """The action as a call string, text typed into a secret field masked."""
     node = snap.node_map.get(action.target) if snap is not None and isinstance(action.target, str) else None
     return mask_action(action, node).to_string()
@@ -78,7 +78,7 @@ def step_events(rec: StepRecord) -> list[str]:
     return out[-MAX_EVENTS:]
 
 
-def _step_lines(out: StepOutcome, asked: Action, sup: "McpSupervisor") -> tuple[str, list[str], bool]:
+def _step_lines(out: StepOutcome, asked: Action, sup: McpSupervisor) -> tuple[str, list[str], bool]:
     """(the header line, page-content lines, is an error) for one step."""
     rec = out.record
     snap = out.snapshot
@@ -150,7 +150,7 @@ def _step_lines(out: StepOutcome, asked: Action, sup: "McpSupervisor") -> tuple[
     return f"{call} — {status}", page, True
 
 
-def steps_result(sup: "McpSupervisor", outcomes: list[StepOutcome], asked: list[Action]) -> CallToolResult:
+def steps_result(sup: McpSupervisor, outcomes: list[StepOutcome], asked: list[Action]) -> CallToolResult:
     """The result of one action tool call (one step, or several for browser_fill_form)."""
     heads: list[str] = []
     page: list[str] = []

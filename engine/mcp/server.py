@@ -27,7 +27,7 @@ INSTRUCTIONS = f"""Vigil drives one browser tab for you, under a person's superv
 """
 
 
-def build_server(sup: "McpSupervisor", *, name: str = "vigil") -> "MCPServer":
+def build_server(sup: McpSupervisor, *, name: str = "vigil") -> MCPServer:
     from mcp.server.mcpserver import MCPServer
 
     from engine import __version__

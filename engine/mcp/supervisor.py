@@ -23,16 +23,17 @@ import asyncio
 import contextlib
 import logging
 import urllib.parse
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, AsyncIterator, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from engine.errors import VigilError
 from engine.loop.redact import MASK, scrub_known
-from engine.secret_values import MIN_SECRET_LEN
 from engine.mcp.console import ConsoleLog
 from engine.mcp.planner import StepOutcome, ToolCallPlanner
 from engine.mcp.view import ClientView
 from engine.models import Action, ProposedStep
+from engine.secret_values import MIN_SECRET_LEN
 
 if TYPE_CHECKING:
     from engine.browser.session import Browser, Tab
@@ -92,21 +93,21 @@ class TabHost(Protocol):
     """What a host that owns the tab gives the server (see the module docstring)."""
 
     @property
-    def recorder(self) -> "SessionRecorder | None": ...
+    def recorder(self) -> SessionRecorder | None: ...
 
-    async def mcp_tab(self) -> "Tab":
+    async def mcp_tab(self) -> Tab:
         """The tab to drive now; ToolFailure when it cannot be driven (the person runs a task in it …)."""
         ...
 
-    def mcp_run_started(self, loop: "AgentLoop", planner: ToolCallPlanner, task: asyncio.Task) -> None: ...
+    def mcp_run_started(self, loop: AgentLoop, planner: ToolCallPlanner, task: asyncio.Task) -> None: ...
 
-    def mcp_run_ended(self, result: "RunResult") -> None: ...
+    def mcp_run_ended(self, result: RunResult) -> None: ...
 
 
 class McpSupervisor:
     """The tab, the loop, the recorder and the client's view behind an MCP server."""
 
-    def __init__(self, *, policy: str, gate: "ApprovalGate", url: str | None = None, headless: bool = True,
+    def __init__(self, *, policy: str, gate: ApprovalGate, url: str | None = None, headless: bool = True,
                  record: bool = True, executable: str | None = None, allow_files: bool = False,
                  viewport: tuple[int, int] = (1280, 800), host: TabHost | None = None):
         self.policy, self.gate, self.start_url = policy, gate, url
@@ -119,12 +120,12 @@ class McpSupervisor:
         self.store_error: str | None = None
         self._lock = asyncio.Lock()
         self._stack: contextlib.AsyncExitStack | None = None
-        self._browser: "Browser | None" = None
-        self._tab: "Tab | None" = None
+        self._browser: Browser | None = None
+        self._tab: Tab | None = None
         self._store = None
-        self._recorder: "SessionRecorder | None" = None
+        self._recorder: SessionRecorder | None = None
         self._planner: ToolCallPlanner | None = None
-        self._loop: "AgentLoop | None" = None
+        self._loop: AgentLoop | None = None
         self._run_task: asyncio.Task | None = None
         self.session_ids: list[str] = []
         self._known_secrets: set[str] = set()  # kept across browsers and runs of this server (memory only)
@@ -161,13 +162,13 @@ class McpSupervisor:
 
     # -- the tab --------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager
-    async def reading(self) -> AsyncIterator["Tab"]:
+    async def reading(self) -> AsyncIterator[Tab]:
         """The tab, for a tool that only reads it: no step runs meanwhile."""
         async with self._lock:
             await self._steps_done()
             yield await self._ensure_tab()
 
-    def _follow_loop_tab(self) -> "Tab | None":
+    def _follow_loop_tab(self) -> Tab | None:
         """The tab the run works on now, when a step opened, selected or closed a tab (or a popup closed
         itself): the reading tools follow it, with its console and a fresh view. None when unchanged."""
         loop, task = self._loop, self._run_task
@@ -182,7 +183,7 @@ class McpSupervisor:
         self.view.forget()
         return self._tab
 
-    async def _ensure_tab(self) -> "Tab":
+    async def _ensure_tab(self) -> Tab:
         followed = self._follow_loop_tab()
         if followed is not None:
             return followed
@@ -214,7 +215,7 @@ class McpSupervisor:
                 log.warning("the start page %s could not be opened: %s", url, exc.message)
         return self._tab
 
-    async def _host_tab(self, host: TabHost) -> "Tab":
+    async def _host_tab(self, host: TabHost) -> Tab:
         tab = await host.mcp_tab()
         if tab is not self._tab:  # the host's tab (a new one after a restart): its console, a fresh view
             self._tab = tab
@@ -269,7 +270,7 @@ class McpSupervisor:
         if self._planner is not None and self._run_task is not None and not self._run_task.done():
             await self._planner.wait_idle()
 
-    async def _check_refs(self, tab: "Tab", refs: list[str]) -> None:
+    async def _check_refs(self, tab: Tab, refs: list[str]) -> None:
         try:
             snap = await tab.snapshot()
         except VigilError as exc:
@@ -289,7 +290,7 @@ class McpSupervisor:
         except VigilError:
             return None
 
-    async def _ensure_run(self, tab: "Tab") -> ToolCallPlanner:
+    async def _ensure_run(self, tab: Tab) -> ToolCallPlanner:
         if self._run_task is not None and not self._run_task.done() and self._planner is not None:
             return self._planner
         from engine.loop.runner import AgentLoop
@@ -314,7 +315,7 @@ class McpSupervisor:
             self.host.mcp_run_started(loop, planner, self._run_task)
         return planner
 
-    async def _run(self, loop: "AgentLoop", planner: ToolCallPlanner, recorder, task: str) -> None:
+    async def _run(self, loop: AgentLoop, planner: ToolCallPlanner, recorder, task: str) -> None:
         from engine.models import RunResult
 
         result = RunResult(task=task, status="interrupted", reason="The run was cancelled.")
@@ -329,7 +330,7 @@ class McpSupervisor:
             if self.host is not None:
                 self.host.mcp_run_ended(result)
 
-    def _session_recorder(self) -> "SessionRecorder | None":
+    def _session_recorder(self) -> SessionRecorder | None:
         if self.host is not None:
             return self.host.recorder if self.record else None
         if not self.record or self.store_error:
@@ -440,13 +441,13 @@ class McpSupervisor:
                                   action=Action(name="finish", answer=reason))
             try:
                 out = await asyncio.wait_for(planner.submit(finish), END_TIMEOUT_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.warning("the run did not end within %.0f s; stopping it", END_TIMEOUT_S)
         if not task.done():
             loop.stop()
             try:
                 await asyncio.wait_for(asyncio.shield(task), END_TIMEOUT_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
         return out
@@ -484,7 +485,7 @@ class McpSupervisor:
                 await stack.aclose()
 
 
-def _alive(tab: "Tab") -> bool:
+def _alive(tab: Tab) -> bool:
     try:
         tab.check_alive()
         return True
@@ -492,7 +493,7 @@ def _alive(tab: "Tab") -> bool:
         return False
 
 
-def _browser_alive(browser: "Browser") -> bool:
+def _browser_alive(browser: Browser) -> bool:
     pw = getattr(browser, "pw_browser", None)
     try:
         return pw is None or bool(pw.is_connected())

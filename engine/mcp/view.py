@@ -80,7 +80,7 @@ class ClientView:
         self.url = ""
 
     # -- whole payloads ---------------------------------------------------------------------------
-    def render(self, snap: "DomSnapshot", fmt: str = "semantic", *, full_page: bool = False,
+    def render(self, snap: DomSnapshot, fmt: str = "semantic", *, full_page: bool = False,
                max_tokens: int | None = None, focus: str = "") -> Rendered:
         """The page in `fmt`, within `max_tokens` when given; the view becomes what was shown."""
         if fmt not in FORMATS:
@@ -114,7 +114,7 @@ class ClientView:
         return Rendered(text=text, header=header, tokens=estimate_tokens(text), items=items)
 
     # -- changes ----------------------------------------------------------------------------------
-    def change(self, snap: "DomSnapshot", *, new_document: bool = False) -> Change:
+    def change(self, snap: DomSnapshot, *, new_document: bool = False) -> Change:
         """The change since the view — the whole payload when there is no view, or the page is a new
         document (another URL, or a load the caller saw); the view becomes the current payload."""
         data = self._semantic(snap, self.full_page)
@@ -145,10 +145,10 @@ class ClientView:
 
     # -- helpers ----------------------------------------------------------------------------------
     @staticmethod
-    def _semantic(snap: "DomSnapshot", full_page: bool) -> dict:
+    def _semantic(snap: DomSnapshot, full_page: bool) -> dict:
         return snap.serialize("semantic", **({"full_page": True} if full_page else {})).data
 
-    def _remember(self, snap: "DomSnapshot", items: list[dict], full_page: bool, data: dict) -> None:
+    def _remember(self, snap: DomSnapshot, items: list[dict], full_page: bool, data: dict) -> None:
         self.items = {str(i["i"]): i for i in items}
         self.url = snap.url
         self.full_page = full_page
@@ -181,8 +181,8 @@ def role_name(role: str | None) -> str | None:
     return _ROLE_FULL.get(r, r)
 
 
-def find_nodes(snap: "DomSnapshot", *, role: str | None = None, name: str | None = None, text: str | None = None,
-               limit: int = 20) -> tuple[list["VirtualNode"], int]:
+def find_nodes(snap: DomSnapshot, *, role: str | None = None, name: str | None = None, text: str | None = None,
+               limit: int = 20) -> tuple[list[VirtualNode], int]:
     """Nodes of the whole page (not only the viewport) matching every given filter, interactive and
     visible ones first: `role` exactly (full or short form), `name` as a case-insensitive part of the
     accessible name, `text` anywhere in the name, value or text. Returns (the first `limit`, total)."""
@@ -224,7 +224,7 @@ def _deepest(hits: list) -> list:
     return out
 
 
-def found_item(snap: "DomSnapshot", n: "VirtualNode") -> dict:
+def found_item(snap: DomSnapshot, n: VirtualNode) -> dict:
     """One match, in the payload's shape plus where it is: `vis` false when outside the viewport or
     hidden, `in` the container it sits in (a form, a row, a dialog …)."""
     from engine.snapshot.serialize.tokens import clean_text, cut
@@ -253,5 +253,5 @@ def found_item(snap: "DomSnapshot", n: "VirtualNode") -> dict:
     return e
 
 
-def find_text(snap: "DomSnapshot", nodes: list["VirtualNode"]) -> str:
+def find_text(snap: DomSnapshot, nodes: list[VirtualNode]) -> str:
     return "\n".join(_line(found_item(snap, n)) for n in nodes)
