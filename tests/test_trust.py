@@ -322,3 +322,65 @@ def test_delete_semantics_and_confirming_dialogs_are_sensitive(server, harness):
     assert any("DELETE request" in r for r in out["Leave workspace"]), out
     assert any('confirms a dialog that asks to "remove"' in r for r in out["Yes"]), out
     assert not out["Cancel"] and not out["Nickname"], out
+
+
+def test_a_form_whose_submit_is_destructive_makes_enter_and_confirm_ask(server, harness):
+    """Enter in a field submits its form: when the form's button deletes, the step is destructive; a
+    "Confirm" in a form that asks to close the account is too; a harmless form is not."""
+    from engine.loop.policy import sensitive_reasons
+    from engine.models import Action
+
+    async def go(tab):
+        snap = await tab.snapshot()
+        ids = {n.name: n.node_id for n in snap.interactive()}
+        host = snap.context.domain
+
+        def why(**a):
+            node = snap.get(a["target"]) if "target" in a else None
+            return sensitive_reasons(Action(**a), node, snap, host)
+        return {
+            "enter in workspace": why(name="press", key="Enter", target=ids["Workspace name"]),
+            "type and submit": why(name="type", target=ids["Workspace name"], text="main", submit=True),
+            "type only": why(name="type", target=ids["Workspace name"], text="main"),
+            "confirm closing": why(name="click", target=ids["Confirm"]),
+            "enter in rename": why(name="press", key="Enter", target=ids["New name"]),
+            "german": why(name="click", target=ids["Konto löschen"]),
+        }
+
+    out = harness.page(server.url("trust_risky_forms.html"), go)
+    for k in ("enter in workspace", "type and submit"):
+        assert any('submits a form whose button says "Delete workspace"' in r for r in out[k]), (k, out[k])
+    assert out["type only"] == [], out["type only"]
+    assert any('confirms a form that asks to "close your account"' in r for r in out["confirm closing"]), out
+    assert not any("destructive" in r or "confirms" in r for r in out["enter in rename"]), out["enter in rename"]
+    assert any('"löschen"' in r for r in out["german"]), out["german"]
+
+
+def test_enter_in_a_deleting_form_asks_under_auto_safe_and_a_rejection_leaves_it(server, harness):
+    asked: list = []
+
+    async def go(tab):
+        planner = ScriptedPlanner([{"action": "type", "target": {"name": "Workspace name"}, "text": "main",
+                                    "submit": True}, {"action": "finish", "answer": "done"}])
+
+        def gate(req):
+            asked.append(req)
+            return Decision(kind="reject", reason="keep it")
+        loop = AgentLoop(tab, planner, gate=CallbackGate(gate), policy="auto-safe", max_steps=3)
+        res = await loop.run("rename things")
+        return res, await tab.page.evaluate("document.getElementById('status').textContent")
+
+    res, status = harness.page(server.url("trust_risky_forms.html"), go)
+    assert asked and any("Delete workspace" in r for r in asked[0].sensitive_reasons), asked
+    assert status == "Workspace active" and res.steps[0].status == "rejected"
+
+
+def test_set_of_mark_pictures_are_masked(server, tmp_path):
+    """`vigil snapshot --som` on a page whose code and CVV fields arrive filled in: the marked picture
+    shows neither, while its ordinary words and the memo's value are read."""
+    out = tmp_path / "som.png"
+    r = _vigil("snapshot", server.url("trust_prefilled.html"), "--som", str(out), env=dict(os.environ))
+    assert r.returncode == 0, r.stderr
+    text = read_text(out.read_bytes())
+    assert not leaks(text, [CODE, PIN]), f"the Set-of-Mark picture shows a secret: {text!r}"
+    assert "harbor" in text.lower() and "rent" in text.lower(), f"OCR read none of the page's words: {text!r}"
