@@ -81,6 +81,7 @@ class Supervisor(QObject):
         self._resizing = False
         self.loop_state = "idle"     # the running loop's state (engine LoopState), "idle" without a run
         self._followed: set[int] = set()  # tabs whose navigations this window listens to (by id)
+        self._dialog_answer: asyncio.Future | None = None  # a page dialog outside a run waits for the person
         self._handlers: dict[type, Callable[[Any], None]] = {
             MessageAdded: self._on_message, PlanUpdated: self._on_plan, StepRecorded: self._on_step_recorded,
             AwaitingApproval: self._on_awaiting, StatusChanged: self._on_status, SnapshotTaken: self._on_snapshot_taken}
@@ -168,6 +169,7 @@ class Supervisor(QObject):
             self.tab = await self.browser.new_tab()
             self.tab.on_navigated(self._on_navigated)
             self._followed.add(id(self.tab))
+            self._watch_dialogs(self.tab)
             self.browser.on_tabs(self._on_tabs)
         except VigilError as exc:
             self.error.emit(f"Could not start the browser: {exc.message}")
@@ -272,6 +274,8 @@ class Supervisor(QObject):
     # -- tabs: the window shows the browser's active tab ------------------------------------------------
     def _on_tabs(self, what: str, tab: Any) -> None:
         """A tab opened, closed or became active (a link, a popup, a run's switch_tab, the person)."""
+        if what == "opened":
+            self._watch_dialogs(tab)
         if what == "active" and tab is not self.tab:
             self.tab = tab
             if id(tab) not in self._followed:
@@ -282,6 +286,31 @@ class Supervisor(QObject):
             if not self.running():  # during a run the loop's own snapshots of the new tab are shown
                 asyncio.ensure_future(self.refresh())
         asyncio.ensure_future(self.publish_tabs())
+
+    def _watch_dialogs(self, tab: Any) -> None:
+        """Outside a run, a dialog the page raises (the person clicking in the live view) is put to the
+        person in the approval bar; a run's own policy and gate take over while it runs."""
+        if tab.dialogs.handler is None:
+            tab.dialogs.handler = self._ask_dialog
+
+    async def _ask_dialog(self, d: Any) -> Any:
+        from engine.models import Action, ApprovalRequest, ProposedStep
+        from engine.models.browsing import DialogAnswer
+        while self._dialog_answer is not None and not self._dialog_answer.done():
+            await asyncio.sleep(0.05)  # one question at a time
+        fut: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        self._dialog_answer = fut
+        proposal = ProposedStep(action=Action(name="dialog", accept=True), description=f"Answer {d.call()}")
+        self.request.emit(ApprovalRequest(step_index=0, proposal=proposal, dialog=d,
+                                          policy=self.loop.policy if self.loop is not None else "ask",
+                                          summary=f"The page asks: {d.call()} — OK or Cancel?"))
+        try:
+            decision = await fut
+        finally:
+            self._dialog_answer = None
+        if decision.kind in ("approve", "edit", "take_over"):
+            return DialogAnswer(accept=True, text=decision.text if d.kind == "prompt" else None, by="person")
+        return DialogAnswer(accept=False, by="person")
 
     async def publish_tabs(self) -> None:
         """Tell the window the open tabs, with their titles read now."""
@@ -418,6 +447,10 @@ class Supervisor(QObject):
             self.loop.policy = policy
 
     def decide(self, decision: Decision) -> None:
+        if self._dialog_answer is not None and not self._dialog_answer.done():  # a dialog outside a run
+            self._dialog_answer.set_result(decision)
+            self.request_done.emit()
+            return
         if self.gate is not None:
             if self._resizing:  # the step runs on the page as it will be, not as it was being re-laid out
                 asyncio.ensure_future(self._submit_when_resized(self.gate, decision))

@@ -69,3 +69,20 @@ def test_a_page_dialog_is_answered_from_the_approval_bar(qtbot, aio, server):  #
             said = "Cancel (by person" if answer == "cancel" else 'OK with "Bob" (by person'
             turns = [t for t in window.chat.turns() if t.role == "assistant" and t.observation is not None]
             assert any(said in t.observation.text() for t in turns), [t.observation.text() for t in turns]
+
+
+def test_a_dialog_the_person_raises_outside_a_run_is_answered_from_the_approval_bar(qtbot, aio, server):  # noqa: F811
+    import asyncio
+
+    from PySide6.QtCore import Qt
+
+    with open_window(qtbot, server.url("dialogs_page.html")) as window:
+        bar, tab = window.approval, window.sup.tab
+        snap = run(qtbot, tab.snapshot())
+        click = asyncio.ensure_future(tab.click(snap.find("button", "Delete all")[0].node_id))  # as in the live view
+        qtbot.waitUntil(lambda: bar.is_pending() and bar.is_dialog(), timeout=15000)
+        assert "Delete all records?" in bar.summary.text() and not window.sup.running()
+        qtbot.mouseClick(bar.dialog_ok_btn, Qt.LeftButton)
+        qtbot.waitUntil(click.done, timeout=15000)
+        assert click.result().success and not bar.is_pending()
+        assert _out(qtbot, window) == "deleted" and tab.dialogs.log[-1].answer.by == "person"

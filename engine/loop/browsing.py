@@ -42,11 +42,12 @@ class PageWatch:
         self.step_index = 0
         self.sensitive_ok = False       # the running step was approved by the person as sensitive
         self.totals = {"dialogs": 0, "dialog_floods": 0, "popups_blocked": 0, "downloads": 0}
-        self._gate_lock = asyncio.Lock()
+        self.gate_lock = asyncio.Lock()   # the loop's gate asks one thing at a time (steps and dialogs)
         self._opened_mark = 0
         self._downloads_mark = 0
         self._stops: list[Any] = []
         self._hooked: set[int] = set()
+        self._before: list[tuple[Any, Any]] = []  # (dialog watcher, the handler it had before the run)
 
     # -- the browser and its tabs ----------------------------------------------------------------
     @property
@@ -68,11 +69,10 @@ class PageWatch:
             with contextlib.suppress(Exception):
                 s()
         self._stops.clear()
-        b = self.browser
-        for tab in (list(b.tabs) if b is not None else [self.loop.page]):
-            d = getattr(tab, "dialogs", None)
-            if d is not None and d.handler == self._decide:
-                d.handler = None
+        for d, before in self._before:  # whoever decided the dialogs before the run does again
+            if d.handler == self._decide:
+                d.handler = before
+        self._before.clear()
         self._hooked.clear()
 
     def _hook(self, tab: Any) -> None:
@@ -80,6 +80,7 @@ class PageWatch:
         if d is None or id(tab) in self._hooked:
             return
         self._hooked.add(id(tab))
+        self._before.append((d, d.handler))
         d.handler = self._decide
         self._stops.append(d.on_dialog(self._dialog_event))
 
@@ -226,8 +227,7 @@ class PageWatch:
                                                                      "sensitive")
             return DialogAnswer(accept=False, by="policy", reason="auto-safe answers Cancel unless the step was "
                                                                   "approved as sensitive")
-        async with self._gate_lock:
-            return await self._ask(d)
+        return await self._ask(d)
 
     async def _ask(self, d: DialogInfo) -> DialogAnswer:
         loop = self.loop

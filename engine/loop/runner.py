@@ -421,6 +421,12 @@ class AgentLoop:
         return Turn("failed", text, result)
 
     async def _decide(self, request: ApprovalRequest) -> Decision:
+        # one question at a time: a page dialog that opens while a step waits is asked after it, never
+        # answered by the decision meant for the step (and the other way round)
+        async with self.watch.gate_lock:
+            return await self._decide_now(request)
+
+    async def _decide_now(self, request: ApprovalRequest) -> Decision:
         self.journal.set_state("awaiting_approval")
         self.bus.publish(AwaitingApproval(request=request))
         try:
