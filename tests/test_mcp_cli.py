@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,28 +22,34 @@ def _vigil() -> list[str]:
     return [found]
 
 
-def _vigil_run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*_vigil(), *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
+def _vigil_run(capsys, *args: str) -> tuple[int, str, str]:
+    """`vigil ARGS` in this process (gui.launcher.main hands every command but the window to the engine)."""
+    from gui.launcher import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse: --help, or a bad option
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
-def test_vigil_mcp_and_vigil_bench_mcp_have_help():
-    top = _vigil_run("--help")
-    assert top.returncode == 0 and "mcp" in top.stdout and "serve the browser to MCP clients" in top.stdout
-    out = _vigil_run("mcp", "--help")
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("usage: vigil mcp") and "--approve {ask,auto,auto-safe}" in out.stdout
-    assert "--http PORT" in out.stdout
-    bench = _vigil_run("bench", "mcp", "--help")
-    assert bench.returncode == 0 and bench.stdout.startswith("usage: vigil bench mcp"), bench.stderr
-    assert "--no-playwright" in bench.stdout
+def test_vigil_mcp_and_vigil_bench_mcp_have_help(capsys):
+    code, out, _ = _vigil_run(capsys, "--help")
+    assert code == 0 and "serve the browser to MCP clients" in out
+    code, out, err = _vigil_run(capsys, "mcp", "--help")
+    assert code == 0, err
+    assert out.startswith("usage: vigil mcp") and "--approve {ask,auto,auto-safe}" in out and "--http PORT" in out
+    assert "grants" in out and "--allow KIND" in out
+    code, out, err = _vigil_run(capsys, "bench", "mcp", "--help")
+    assert code == 0 and out.startswith("usage: vigil bench mcp") and "--no-playwright" in out, err
 
 
-def test_vigil_mcp_bad_option_is_a_clear_error_not_a_traceback():
-    out = _vigil_run("mcp", "--approve", "sometimes")
-    assert out.returncode == 2 and "invalid choice: 'sometimes'" in out.stderr and "Traceback" not in out.stderr
-    out = _vigil_run("bench", "mcp", "--pages", "nowhere")
-    assert out.returncode == 2 and "unknown page(s) nowhere" in out.stderr, out.stderr
+def test_vigil_mcp_bad_option_is_a_clear_error_not_a_traceback(capsys):
+    code, _, err = _vigil_run(capsys, "mcp", "--approve", "sometimes")
+    assert code == 2 and "invalid choice: 'sometimes'" in err and "Traceback" not in err
+    code, _, err = _vigil_run(capsys, "bench", "mcp", "--pages", "nowhere")
+    assert code == 2 and "unknown page(s) nowhere" in err, err
 
 
 def test_a_stdio_session_through_the_vigil_command(server, tmp_path):
