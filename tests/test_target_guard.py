@@ -84,6 +84,8 @@ def test_scrolling_is_no_move_and_a_rename_is_named(harness, server):
         scrolled = await tab.snapshot(force=True)
         assert scrolled.context.scroll_y >= 100
         assert not target_drift(node, seen, scrolled), target_drift(node, seen, scrolled).describe()
+        fixed = seen.find(role="button", name="Help")[0]  # position: fixed — it stays on screen as the page scrolls
+        assert not target_drift(fixed, seen, scrolled), target_drift(fixed, seen, scrolled).describe()
         await tab.page.evaluate("swapName()")
         renamed = await tab.snapshot(force=True)
         d = target_drift(node, seen, renamed)

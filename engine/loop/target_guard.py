@@ -5,8 +5,9 @@ page may change: a button swapped for another under the same spot, a banner push
 the whole document replaced. `target_drift` compares the target as it was shown with the target in the
 snapshot taken right before acting and names every difference: gone, another role or name under its ID,
 another frame, another document (URL without its fragment), another tab, or a box that moved or changed
-size by more than `BOX_TOLERANCE_PX` (page coordinates, so a scroll alone is no move; not compared when the
-viewport was resized, which re-lays the page out by the person's own doing).
+size by more than `BOX_TOLERANCE_PX` — in the page and on the screen both, so a scroll alone is no move
+(for an element that scrolls with the page, nor for a fixed or sticky one that stays put); not compared
+when the viewport was resized, which re-lays the page out by the person's own doing.
 """
 
 from __future__ import annotations
@@ -67,7 +68,10 @@ def target_drift(node: VirtualNode, seen: DomSnapshot, fresh: DomSnapshot, *, sa
     d.identity = bool(d.changes)
     if seen.context.viewport == fresh.context.viewport:
         (x0, y0, w0, h0), (x1, y1, w1, h1) = _page_box(node, seen), _page_box(cur, fresh)
-        if abs(x1 - x0) > tolerance or abs(y1 - y0) > tolerance:
+        (vx0, vy0, _, _), (vx1, vy1, _, _) = node.bounds, cur.bounds
+        in_page = abs(x1 - x0) > tolerance or abs(y1 - y0) > tolerance
+        on_screen = abs(vx1 - vx0) > tolerance or abs(vy1 - vy0) > tolerance
+        if in_page and on_screen:
             d.changes.append(f"it moved by {x1 - x0:+.0f}, {y1 - y0:+.0f} px")
         if abs(w1 - w0) > tolerance or abs(h1 - h0) > tolerance:
             d.changes.append(f"its size changed from {w0:.0f}×{h0:.0f} to {w1:.0f}×{h1:.0f} px")
