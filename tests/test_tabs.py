@@ -17,6 +17,8 @@ from engine.planners.heuristic import HeuristicPlanner
 
 FAST = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=1500)
 REPORT_TASK = "open the report in a new tab and read its total"
+# a tab opened elsewhere is the effect: no need to watch this page change for the default 3 s
+QUICK = {"type": "any_change", "timeout_ms": 300}
 
 
 def _loop(tab, planner, **kw) -> AgentLoop:
@@ -68,7 +70,7 @@ def test_a_target_blank_link_is_followed_and_reported(harness, server):
 
 def test_a_popup_is_followed_and_when_it_closes_itself_the_loop_returns_to_its_opener(harness, server):
     async def go(tab):
-        steps = [{"action": "click", "target": {"role": "button", "name": "Sign in with Provider"}},
+        steps = [{"action": "click", "target": {"role": "button", "name": "Sign in with Provider"}, "expect": QUICK},
                  {"action": "click", "target": {"role": "button", "name": "Allow"}},
                  {"action": "finish"}]
         loop = _loop(tab, steps)
@@ -87,8 +89,8 @@ def test_a_popup_is_followed_and_when_it_closes_itself_the_loop_returns_to_its_o
 
 def test_a_flood_of_popups_is_closed_and_said(harness, server):
     async def go(tab):
-        res = await _loop(tab, [{"action": "click", "target": {"role": "button", "name": "Open everything"}},
-                                {"action": "finish"}]).run("open everything")
+        res = await _loop(tab, [{"action": "click", "target": {"role": "button", "name": "Open everything"},
+                                 "expect": QUICK}, {"action": "finish"}]).run("open everything")
         step = res.steps[0]
         assert step.status == "failed" and "popup flood" in step.note
         assert len(step.incidents.tabs_opened) == 10 and step.incidents.popups_blocked == 4
@@ -119,7 +121,7 @@ def test_the_tab_actions_run_from_a_script(harness, server):
 # -- a two-tab task ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("planner", ["script", "offline"])
 def test_a_two_tab_task_completes(harness, server, planner):
-    script = [{"action": "click", "target": {"role": "link", "name": "Open the report"}},
+    script = [{"action": "click", "target": {"role": "link", "name": "Open the report"}, "expect": QUICK},
               {"action": "finish", "answer": "the report is open"}]
 
     async def go(tab):

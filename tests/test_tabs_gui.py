@@ -37,7 +37,9 @@ def test_the_window_follows_a_new_tab_and_shows_the_tab_picked_in_the_strip(qtbo
         assert window.url.text().endswith("tabs_home.html")
 
 
-def test_a_page_dialog_is_answered_from_the_approval_bar(qtbot, aio, server):  # noqa: F811
+def test_a_page_dialog_is_answered_from_the_approval_bar_in_and_outside_a_run(qtbot, aio, server):  # noqa: F811
+    import asyncio
+
     from PySide6.QtCore import Qt
 
     with open_window(qtbot, server.url("dialogs_page.html")) as window:
@@ -69,15 +71,8 @@ def test_a_page_dialog_is_answered_from_the_approval_bar(qtbot, aio, server):  #
             said = "Cancel (by person" if answer == "cancel" else 'OK with "Bob" (by person'
             turns = [t for t in window.chat.turns() if t.role == "assistant" and t.observation is not None]
             assert any(said in t.observation.text() for t in turns), [t.observation.text() for t in turns]
-
-
-def test_a_dialog_the_person_raises_outside_a_run_is_answered_from_the_approval_bar(qtbot, aio, server):  # noqa: F811
-    import asyncio
-
-    from PySide6.QtCore import Qt
-
-    with open_window(qtbot, server.url("dialogs_page.html")) as window:
-        bar, tab = window.approval, window.sup.tab
+        # outside a run: a dialog the person raises in the live page is put to them in the same bar
+        tab = window.sup.tab
         snap = run(qtbot, tab.snapshot())
         click = asyncio.ensure_future(tab.click(snap.find("button", "Delete all")[0].node_id))  # as in the live view
         qtbot.waitUntil(lambda: bar.is_pending() and bar.is_dialog(), timeout=15000)
@@ -86,3 +81,4 @@ def test_a_dialog_the_person_raises_outside_a_run_is_answered_from_the_approval_
         qtbot.waitUntil(click.done, timeout=15000)
         assert click.result().success and not bar.is_pending()
         assert _out(qtbot, window) == "deleted" and tab.dialogs.log[-1].answer.by == "person"
+
