@@ -384,3 +384,35 @@ def test_set_of_mark_pictures_are_masked(server, tmp_path):
     text = read_text(out.read_bytes())
     assert not leaks(text, [CODE, PIN]), f"the Set-of-Mark picture shows a secret: {text!r}"
     assert "harbor" in text.lower() and "rent" in text.lower(), f"OCR read none of the page's words: {text!r}"
+
+
+def test_live_frames_through_the_masking_filter_show_no_secret(server, harness):
+    """The screencast filter the live view uses: with paint=True the frames themselves are painted over
+    (for any consumer that keeps frames); with paint=False they carry the boxes for the viewer to paint."""
+    from engine.browser.screencast import Screencast
+    from engine.vision.mask import LiveMasker
+
+    async def go(tab):
+        await tab.page.fill("#user", "ada")
+        await tab.page.fill("#code", CODE)
+        frames: dict[str, list] = {"painted": [], "boxes": []}
+        for mode, paint in (("painted", True), ("boxes", False)):
+            sc = Screencast(tab)
+            sc.frame_filter = LiveMasker(sc.tab, paint=paint)
+            await sc.start(lambda data, meta, m=mode: frames[m].append((data, meta)), max_width=1280)
+            for _ in range(50):
+                if frames[mode]:
+                    break
+                await sc.request_frame()
+                await asyncio.sleep(0.1)
+            await sc.stop()
+        return frames
+
+    frames = harness.page(server.url("trust_login.html"), go)
+    assert frames["painted"] and frames["boxes"], "no frame came through the filter"
+    data, meta = frames["painted"][-1]
+    text = read_text(data)
+    assert not leaks(text, [CODE]) and "harbor" in text.lower(), text
+    data, meta = frames["boxes"][-1]
+    assert len(meta["secret_boxes"]) >= 3  # password, code and PIN fields
+    assert CODE in leaks(read_text(data), [CODE]), "unpainted frames carry the boxes, the pixels are the page's"

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from engine.browser.screencast import InputForwarder, Screencast
 from engine.vision.badges import shows_own_text
-from engine.vision.mask import LiveMasker
+from engine.vision.mask import FILL, LiveMasker, device_rect
 from engine.vision.som import OCCLUDED_COLOUR, ROLE_GROUPS, role_group
 from gui.widgets.overlay import (
     HIGHLIGHT_STYLES,
@@ -110,7 +110,7 @@ class PageView(PageInput, QWidget):
         sc = self._screencast
         if sc is None:
             return
-        sc.frame_filter = LiveMasker(sc.tab) if self._masking else None
+        sc.frame_filter = LiveMasker(sc.tab, paint=False) if self._masking else None  # painted in _decoded
         if sc.running:
             try:
                 asyncio.ensure_future(sc.request_frame())
@@ -164,8 +164,25 @@ class PageView(PageInput, QWidget):
         if data is not None:
             img = QImage.fromData(data, "JPEG")
             if not img.isNull():
-                self._image = img
+                self._image = self._masked(img, self._meta)
         return self._image
+
+    @staticmethod
+    def _masked(img: QImage, meta: dict) -> QImage:
+        """The frame with the secret boxes its masking found (meta "secret_boxes", CSS px) painted
+        solid, as engine.vision.mask paints every screenshot — before it is ever shown."""
+        boxes = meta.get("secret_boxes")
+        css_width = float(meta.get("deviceWidth") or 0)
+        if boxes:
+            scale = img.width() / css_width if css_width > 0 else 1.0
+            img = img.convertToFormat(QImage.Format_RGB32)
+            p = QPainter(img)
+            for box in boxes:
+                r = device_rect(box, scale, img.width(), img.height())
+                if r is not None:
+                    p.fillRect(r[0], r[1], r[2] - r[0], r[3] - r[1], QColor(*FILL))
+            p.end()
+        return img
 
     @property
     def page_size(self) -> tuple[float, float]:
