@@ -23,6 +23,7 @@ from engine.browser.target import FrameTarget, PageTarget
 from engine.errors import DialogOpenError, ErrorCode, VigilError
 from engine.models import Action, ActionResult, OutcomeLike, PageEvent
 from engine.models.browsing import DialogAnswer, DialogInfo
+from engine.observe.requests import track as track_requests
 from engine.observe.stability import StabilityConfig, StabilityResult
 from engine.snapshot.cache import SnapshotCache
 from engine.snapshot.dom_snapshot import DomSnapshot
@@ -38,6 +39,7 @@ class Tab:
         self.target = target
         self.snapshots = SnapshotCache(target)
         self.actions = PageActions(target, self.snapshots)
+        track_requests(target)  # request start times from now on: a settle waits only for the action's requests
 
     # -- the page ------------------------------------------------------------------------------
     @property

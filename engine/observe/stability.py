@@ -1,28 +1,39 @@
-"""Stability wait: observe only once the page has settled (seed 001 §6.6).
+"""Settle after an action: wait only as long as the page needs (seed 001 §6.6, issue [13]).
 
-Settled means no DOM mutation in any frame for `dom_quiet_ms` — counted from `since` at the
-earliest (the end of the action), so the page gets that long to react —, no network request in
-flight or finished within `network_quiet_ms`, and no main-frame navigation loading. Capped at
-`timeout_ms`: a page that never settles (a ticking clock, an endless spinner) costs the cap
-once per step, and the result says it did not settle.
+Settled means: no main-frame navigation loading; the page painted two animation frames with no DOM
+mutation in them and none in the last `dom_quiet_ms` (counted from `since` at the earliest — the end of
+the action — so the page gets that long to react); and no request that the action started still in
+flight or finished within `network_quiet_ms` (its handler gets that long to update the page). Which
+requests the action started: those begun at or after the page's last trusted input (the click or key
+Vigil dispatched; see snapshot/js/install.js), else in the moment before `since`. Requests already
+under way — polling, long-polls, analytics — and websockets never hold a step.
+
+Capped at `timeout_ms`. A page whose DOM never stops changing (a ticking clock, a JS animation)
+costs the cap once: it is then known as restless (until it navigates, or is seen quiet), and later
+settles on it wait for painting and for the action's requests only, capped shorter, and say so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import weakref
+from typing import Any
 
 from pydantic import BaseModel
 
 from engine.browser.target import PageTarget
+from engine.errors import VigilError
+from engine.observe.requests import track
 from engine.observe.stream import read_stream
 
 
 class StabilityConfig(BaseModel):
-    dom_quiet_ms: int = 300
-    network_quiet_ms: int = 500
-    timeout_ms: int = 3000
+    dom_quiet_ms: int = 100       # no mutation for this long (and two painted frames without one)
+    network_quiet_ms: int = 60    # the action's requests done for this long
+    timeout_ms: int = 3000        # the cap
     poll_ms: int = 50
+    restless_timeout_ms: int = 400  # the cap on a page known never to settle
 
 
 class StabilityResult(BaseModel):
@@ -30,45 +41,142 @@ class StabilityResult(BaseModel):
     waited_ms: float
     dom_quiet_ms: float
     network_quiet_ms: float
-    inflight: int
+    inflight: int                 # requests the action started, still in flight
     loading: bool
+    background: int = 0           # requests in flight that the action did not start (never waited for)
+    restless: bool = False        # the page is known never to settle: its mutations were not waited for
+    reason: str = ""
 
     def describe(self) -> str:
         if self.stable:
-            return f"settled after {self.waited_ms:.0f} ms"
-        why = []
-        if self.loading:
-            why.append("the page is still loading")
-        if self.inflight:
-            why.append(f"{self.inflight} request(s) still in flight")
-        if self.dom_quiet_ms < 300:
-            why.append("the DOM keeps changing")
-        return f"not settled after {self.waited_ms:.0f} ms ({', '.join(why) or 'still busy'})"
+            extra = f"; {self.reason}" if self.reason else ""
+            return f"settled after {self.waited_ms:.0f} ms{extra}"
+        return f"not settled after {self.waited_ms:.0f} ms ({self.reason or 'still busy'})"
+
+
+# page target → its navigation count when it was found never to settle
+_restless: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+_PAINT = ("function(KEY) { const S = window[KEY]; if (!S || S.muts === undefined) return null; const m0 = S.muts;"
+          " return new Promise((res) => { let done = false; const fin = (p) => { if (!done) { done = true;"
+          " res([Date.now(), m0, S.muts, S.lastMut, S.lastInput || 0, p]); } };"
+          " requestAnimationFrame(() => requestAnimationFrame(() => fin(1))); setTimeout(() => fin(0), 150); }); }")
+
+
+async def _paint(page: PageTarget, timeout: float) -> list | None:
+    """Two animation frames in the main frame: [now, mutations before, after, last mutation, last input,
+    painted]; None when the page cannot answer (a dialog open, a document being replaced)."""
+    try:
+        sid, ctx = await page.context_for(page.main_frame_id, timeout=min(1.0, timeout))
+        r = await page.cdp.send("Runtime.callFunctionOn", {
+            "functionDeclaration": _PAINT, "executionContextId": ctx, "returnByValue": True, "awaitPromise": True,
+            "arguments": [{"value": page.key}]}, session_id=sid, timeout=max(0.2, min(1.0, timeout)))
+    except (VigilError, TimeoutError):
+        return None
+    v = r.get("result", {}).get("value")
+    return v if isinstance(v, list) else None
+
+
+def _action_start(since_epoch: float | None, last_input: float, called: float) -> float:
+    """Epoch ms from which requests count as the action's: from the last input that belongs to it, else
+    the moment before it ended; with no action given, from the last input of the last 5 s, else from a
+    second before the call (a request just started is waited for; one already long under way is not)."""
+    if since_epoch is None:
+        return last_input - 20 if last_input and called - last_input < 5000 else called - 1000
+    if last_input and since_epoch - 5000 <= last_input <= since_epoch + 50:
+        return last_input - 20
+    return since_epoch - 300  # no input event seen (a programmatic action)
 
 
 async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *,
                       since: float | None = None) -> StabilityResult:
-    """Wait until the page settles or the cap passes; `since` is a time.monotonic() reference."""
+    """Wait until the page settles or the cap passes; `since` is the time.monotonic() the action ended
+    (None: no action, the page is given `dom_quiet_ms` from now to react; 0: no action, quiet counted from
+    its last change)."""
     cfg = config or StabilityConfig()
     start = time.monotonic()
-    since = start if since is None else since
-    deadline = start + cfg.timeout_ms / 1000
+    called = time.time() * 1000
+    clock = track(page)
+    since_epoch = None if not since else time.time() * 1000 - (start - since) * 1000
+    nav = getattr(page, "nav_count", 0)
+    restless = _restless.get(page) == nav
+    cap = min(cfg.timeout_ms, cfg.restless_timeout_ms) if restless else cfg.timeout_ms
+    deadline = start + cap / 1000
+    frames_multi = len(getattr(page, "frames", {}) or {}) > 1
+    busy_dom = 0
     while True:
         page.check_alive()
-        reading = await read_stream(page, time.time() * 1000)  # counters only: no old events
-        after = time.monotonic()
-        since_action = (after - since) * 1000
-        dom_quiet = min(reading.quiet_ms(), since_action) if reading.frames else 0.0
-        # idle before the action counts: the DOM window gives the page time to react
-        net_quiet = page.network.quiet_for() * 1000
+        remaining = max(0.0, deadline - time.monotonic())
+        probe = await _paint(page, remaining + 0.2)
+        now_epoch = time.time() * 1000
+        last_mut = 0.0
+        painted = False
+        last_input = 0.0
+        if probe:
+            pnow, m0, m1, last_mut, last_input, p = probe
+            painted = bool(p) and m0 == m1
+            last_mut = float(last_mut)
+            now_epoch = float(pnow)
+        if frames_multi:  # child frames: their last mutation counts too
+            reading = await read_stream(page, now_epoch)
+            for f in reading.frames:
+                last_mut = max(last_mut, f.last_mut)
+        # the page gets dom_quiet_ms to react, from the action's end (or from this call when none is
+        # given; `since=0` measures quiet from the last change only)
+        ref = start if since is None else since
+        since_action = (time.monotonic() - ref) * 1000 if ref else float("inf")
+        dom_quiet = min(max(0.0, now_epoch - last_mut), since_action) if probe else 0.0
+        act_from = _action_start(since_epoch, float(last_input or 0), called)
+        ours = background = 0
+        for req in list(page.network.inflight):
+            if clock is not None and clock.is_actions(req, act_from):
+                ours += 1
+            else:
+                background += 1
+        last_end = clock.last_end_since(act_from) if clock else None
+        net_quiet = float("inf") if last_end is None else max(0.0, now_epoch - last_end)
+        if ours:
+            net_quiet = 0.0
         loading = page.loading
-        ok = (bool(reading.frames) and not loading and dom_quiet >= cfg.dom_quiet_ms
-              and net_quiet >= cfg.network_quiet_ms)
+        quiet_now = painted and dom_quiet >= cfg.dom_quiet_ms
+        if restless and quiet_now:  # it did stop changing: wait for its mutations again from now on
+            restless = False
+            _restless.pop(page, None)
+        dom_ok = restless or quiet_now
+        ok = probe is not None and not loading and dom_ok and not ours and net_quiet >= cfg.network_quiet_ms
+        after = time.monotonic()
         if ok or after >= deadline:
+            why = []
+            if not ok:
+                if probe is None:
+                    why.append("the page does not answer (a dialog may be open)")
+                if loading:
+                    why.append("the page is still loading")
+                if ours:
+                    why.append(f"{ours} request(s) started by the action still in flight")
+                elif net_quiet < cfg.network_quiet_ms:
+                    why.append("a request of the action just finished")
+                if not dom_ok:
+                    why.append("the DOM keeps changing")
+                    if busy_dom and not loading and not ours:
+                        _restless[page] = nav  # costs the cap once: later settles do not wait for its mutations
+            elif restless:
+                why.append("the page never stops changing: its mutations were not waited for")
+            elif background:
+                why.append(f"{background} earlier request(s) not waited for")
             return StabilityResult(stable=ok, waited_ms=round((after - start) * 1000, 1),
-                                   dom_quiet_ms=round(dom_quiet, 1),
-                                   network_quiet_ms=round(net_quiet, 1), inflight=len(page.network.inflight),
-                                   loading=loading)
-        # sleep just long enough for the quieter of the two windows to close, within the poll step
-        need = max(cfg.dom_quiet_ms - dom_quiet, cfg.network_quiet_ms - net_quiet, 0) / 1000
-        await asyncio.sleep(min(max(need, 0.01), cfg.poll_ms / 1000, max(0.0, deadline - after)))
+                                   dom_quiet_ms=round(min(dom_quiet, 1e9), 1),
+                                   network_quiet_ms=round(min(net_quiet, 1e9), 1), inflight=ours, loading=loading,
+                                   background=background, restless=restless, reason="; ".join(why))
+        if probe is not None and not dom_ok:
+            busy_dom += 1
+        # the probe itself waits two frames; sleep only for what is left of the quiet windows
+        need = 0.0
+        if probe is not None and dom_quiet < cfg.dom_quiet_ms:
+            need = (cfg.dom_quiet_ms - dom_quiet) / 1000
+        if not ours and net_quiet < cfg.network_quiet_ms:
+            need = max(need, (cfg.network_quiet_ms - net_quiet) / 1000)
+        if ours:
+            need = cfg.poll_ms / 1000
+        await asyncio.sleep(min(max(need, 0.005), cfg.poll_ms / 1000, max(0.0, deadline - after)))
+

@@ -201,6 +201,12 @@
     else if (tag === 'input' || tag === 'textarea') what = fieldName(el) + ' = \u201c' + squash(el.value).slice(0, 60) + '\u201d';
     if (what) push('form', 'changed', what);
   }, { capture: true, passive: true });
+  // The last input a person (or Vigil's CDP input) gave the page, for the settle after an action.
+  state.lastInput = 0;
+  const onInput = (ev) => { if (ev.isTrusted) state.lastInput = Date.now(); };
+  for (const t of ['pointerdown', 'mousedown', 'keydown', 'click', 'input', 'change', 'submit']) {
+    try { origAdd.call(window, t, onInput, { capture: true, passive: true }); } catch (e) {}
+  }
   for (const t of ['input', 'change', 'scroll', 'focusin', 'focusout', 'resize']) {
     try { origAdd.call(window, t, bump, { capture: true, passive: true }); } catch (e) {}
   }

@@ -1,0 +1,134 @@
+"""The adaptive settle on real pages served by a real local server: an instant change settles in a few
+frames, a request the click started is waited for, requests already under way (polling, long-polls)
+never hold a step, and a page that never stops changing costs the cap once and says why."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+import urllib.parse
+
+import pytest
+
+from engine.observe.stability import StabilityConfig
+
+PAGES = {
+    "toggle": """<!doctype html><title>Toggle</title>
+<button id=b onclick="o.textContent = o.textContent === 'on' ? 'off' : 'on'">Toggle</button><p id=o>off</p>""",
+    "fetch": """<!doctype html><title>Fetch</title><button id=b onclick="fetch('/slow?ms=700').then(r => r.text())
+ .then(t => { o.textContent = t; })">Load</button><p id=o>empty</p>""",
+    "poll": """<!doctype html><title>Poll</title><button id=b onclick="o.textContent = 'clicked'">Toggle</button>
+<p id=o>idle</p><script>
+  const longPoll = () => fetch('/slow?ms=6000').then(longPoll, longPoll); longPoll();
+  setInterval(() => fetch('/slow?ms=1500'), 250);
+</script>""",
+    "tick": """<!doctype html><title>Tick</title><button id=b onclick="o.textContent = 'clicked'">Toggle</button>
+<p id=o>idle</p><p id=t>0</p><script>
+  let n = 0;
+  const tick = () => { document.getElementById('t').textContent = String(n++); requestAnimationFrame(tick); };
+  tick();
+</script>""",
+}
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        url = urllib.parse.urlsplit(self.path)
+        if url.path == "/slow":
+            ms = int(urllib.parse.parse_qs(url.query).get("ms", ["500"])[0])
+            deadline = time.time() + ms / 1000
+            while time.time() < deadline and not getattr(self.server, "stopping", False):
+                time.sleep(0.02)
+            body = b"loaded"
+            ctype = "text/plain"
+        elif url.path.strip("/") in PAGES:
+            body = PAGES[url.path.strip("/")].encode()
+            ctype = "text/html"
+        else:
+            self.send_error(404)
+            return
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:
+            pass
+
+
+@pytest.fixture(scope="module")
+def site():
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.stopping = True
+    httpd.shutdown()
+    httpd.server_close()
+
+
+async def _click(tab, name: str):
+    snap = await tab.snapshot()
+    return await tab.click(snap.find("button", name)[0].node_id)
+
+
+def test_instant_toggle_settles_in_a_few_frames(harness, site):
+    async def body(tab):
+        out = []
+        for _ in range(3):
+            r = await _click(tab, "Toggle")
+            assert r.success and r.data.get("settled") is True, r
+            out.append(r.timings_ms["settle"])
+        return sorted(out)[1]
+
+    median = harness.page(site + "toggle", body)
+    # the fixed windows cost at least 500 ms (300 ms DOM quiet, 500 ms network quiet) on every step
+    assert median < 450, f"an instant toggle took {median} ms to settle"
+
+
+def test_request_started_by_the_click_is_waited_for(harness, site):
+    async def body(tab):
+        r = await _click(tab, "Load")
+        shown = await tab.page.evaluate("document.getElementById('o').textContent")
+        return r, shown
+
+    r, shown = harness.page(site + "fetch", body)
+    assert r.data.get("settled") is True, r.data
+    assert r.timings_ms["settle"] >= 600, f"the 700 ms request of the click was not waited for: {r.timings_ms}"
+    assert shown == "loaded", "the settle ended before the response reached the page"
+
+
+def test_requests_already_under_way_do_not_hold_the_step(harness, site):
+    async def body(tab):
+        await tab.page.wait_for_timeout(400)  # the long-poll and the polling are in flight
+        snap = await tab.snapshot()
+        await tab.click(snap.find("button", "Toggle")[0].node_id)
+        t = time.monotonic()
+        await tab.page.click("#b")  # a person's click, then the settle Vigil would do after it
+        return await tab.wait_stable(since=t)
+
+    st = harness.page(site + "poll", body)
+    assert st.stable, st.describe()
+    assert st.background >= 1 and st.inflight == 0, st
+    # a poll takes 1.5 s and the long-poll 6 s: waiting for either would take far longer
+    assert st.waited_ms < 900, f"polling held the settle: {st.describe()}"
+
+
+def test_page_that_never_settles_costs_the_cap_once(harness, site):
+    cfg = StabilityConfig(timeout_ms=1200)
+
+    async def body(tab):
+        first = await tab.wait_stable(cfg, since=time.monotonic())
+        second = await tab.wait_stable(cfg, since=time.monotonic())
+        return first, second
+
+    first, second = harness.page(site + "tick", body)
+    assert not first.stable and first.waited_ms >= 1100, first.describe()
+    assert "keeps changing" in first.describe(), first.describe()
+    assert second.stable and second.restless and second.waited_ms < 700, second.describe()
+    assert "never stops changing" in second.describe(), second.describe()
