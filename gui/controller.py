@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, Signal
 
 from engine.errors import ErrorCode, VigilError
 from engine.loop import AgentLoop, QueueGate
+from engine.loop.person_steps import PersonSteps
 from engine.loop.planner import Observation, close_planner
 from engine.models import (
     AwaitingApproval,
@@ -82,6 +83,8 @@ class Supervisor(QObject):
         self.loop_state = "idle"     # the running loop's state (engine LoopState), "idle" without a run
         self._followed: set[int] = set()  # tabs whose navigations this window listens to (by id)
         self._dialog_answer: asyncio.Future | None = None  # a page dialog outside a run waits for the person
+        self.person: PersonSteps | None = None  # the person's input while a step waits (their own steps)
+        self._person_feed: asyncio.Future | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             MessageAdded: self._on_message, PlanUpdated: self._on_plan, StepRecorded: self._on_step_recorded,
             AwaitingApproval: self._on_awaiting, StatusChanged: self._on_status, SnapshotTaken: self._on_snapshot_taken}
@@ -452,7 +455,10 @@ class Supervisor(QObject):
             self.request_done.emit()
             return
         if self.gate is not None:
-            if self._resizing:  # the step runs on the page as it will be, not as it was being re-laid out
+            person, self.person = self.person, None
+            if person is not None and decision.kind == "take_over" and decision.action is None:
+                asyncio.ensure_future(self._submit_person_steps(self.gate, decision, person))
+            elif self._resizing:  # the step runs on the page as it will be, not as it was being re-laid out
                 asyncio.ensure_future(self._submit_when_resized(self.gate, decision))
             else:
                 self.gate.submit(decision)
@@ -507,7 +513,41 @@ class Supervisor(QObject):
             asyncio.get_running_loop().call_soon(self._report_recorder)
 
     def _on_awaiting(self, ev: AwaitingApproval) -> None:
+        tab = self.tab
+        self.person = PersonSteps(lambda: tab.latest_snapshot if tab is not None else None)
+        self._person_feed = None
         self.request.emit(ev.request)
+
+    def person_input(self, method: str, args: tuple, kw: dict) -> None:
+        """The live view's input while a step waits for approval: the person's own steps, if they take over."""
+        person = self.person
+        if person is None:
+            return
+        prev = self._person_feed
+        self._person_feed = asyncio.ensure_future(self._feed_person(person, prev, method, args, kw))
+
+    async def _feed_person(self, person: PersonSteps, prev: asyncio.Future | None, method: str, args: tuple,
+                           kw: dict) -> None:
+        if prev is not None:
+            with contextlib.suppress(Exception):
+                await prev
+        if method == "mouse" and args and args[0] == "down" and self.tab is not None:
+            with contextlib.suppress(VigilError):
+                await self.tab.snapshot()  # the page as the person sees it when they press (cached if unchanged)
+        person.feed(method, args, kw)
+
+    async def _submit_person_steps(self, gate: QueueGate, decision: Decision, person: PersonSteps) -> None:
+        """Take over in the page: the decision carries what the person did there, on node IDs."""
+        if self._person_feed is not None:
+            with contextlib.suppress(Exception):
+                await self._person_feed
+        after = None
+        if self.tab is not None:
+            with contextlib.suppress(VigilError):
+                after = await self.tab.snapshot()
+        while self._resizing:
+            await asyncio.sleep(0.02)
+        gate.submit(decision.model_copy(update={"performed": person.finish(after)}))
 
     def _on_status(self, ev: StatusChanged) -> None:
         self.loop_state = ev.state

@@ -224,6 +224,7 @@ class MainWindow(QMainWindow):
         self.approval.edit_btn.clicked.connect(lambda: self.act_overlay.setChecked(True))
         self.policy.currentTextChanged.connect(s.set_policy)
         self.page.node_clicked.connect(self._select_node)
+        self.page.input_listener = s.person_input  # the person's own steps (take over)
         self.nodes.node_selected.connect(self._select_node)
         s.snapshot_changed.connect(self._on_snapshot)
         s.message.connect(self.chat.add_or_update_message)

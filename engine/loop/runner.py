@@ -476,10 +476,25 @@ class AgentLoop:
         if self.artifacts:
             shot = await self._shot()
             artifacts = StepArtifacts(screenshot_after=shot.jpeg if shot else None, snapshot_after=fresh)
-        j.record(draft.record("completed", actor="human", events=events, url_after=fresh.url, snapshot_nodes=len(fresh),
-                              note="The person acted in the page directly."), artifacts)
+        done = draft.decision.performed if draft.decision is not None else []
+        if not done:
+            j.record(draft.record("completed", actor="human", events=events, url_after=fresh.url,
+                                  snapshot_nodes=len(fresh), note="The person acted in the page directly."), artifacts)
+        for i, pa in enumerate(done):  # the person's own actions, one step each (recorded, not run again)
+            last = i == len(done) - 1
+            result = ActionResult(success=True, action=pa.action.to_string(), node_id=pa.action.node_id,
+                                  message="Done by the person in the page.")
+            self.bus.publish(ActionDone(step_index=draft.index + i, actor="human", result=result))
+            rec = draft.record("completed", actor="human", action=pa.action, result=result, target=pa.target,
+                               events=events if last else [], url_after=fresh.url, snapshot_nodes=len(fresh),
+                               note="Done by the person in the page.")
+            if i:
+                rec = rec.model_copy(update={"index": draft.index + i, "proposal": None, "decision": None})
+            j.record(rec, artifacts if last else None)
         j.update_message(msg, status="error", error="The person took over this step.")
-        j.message("user", "I acted in the page myself.", metadata={"decision": "take_over"})
+        said = "; ".join(f"{k}. {pa.action.to_string()}" for k, pa in enumerate(done, 1))
+        j.message("user", f"I acted in the page myself: {said}" if said else "I acted in the page myself.",
+                  metadata={"decision": "take_over", "performed": len(done)})
         j.mark_plan(p.plan_index, "completed", "done by the person")
         seen = "; ".join(e.describe() for e in events[-5:])
         return Turn("taken_over", f"The person took over and acted in the page directly instead of your step. "

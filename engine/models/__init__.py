@@ -24,6 +24,7 @@ from engine.models.loop import (  # noqa: F401
                                    DialogRaised,
                                    LoopEvent,
                                    MessageAdded,
+                                   PerformedAction,
                                    Plan,
                                    PlanStep,
                                    PlanUpdated,

@@ -79,6 +79,14 @@ class ProposedStep(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)  # planner-specific extras kept for the record
 
 
+class PerformedAction(BaseModel):
+    """An action the person did in the page themselves (take over in the page): recorded, never run
+    again by the loop. `target` is the node as it was (id, role, name, query, locator)."""
+
+    action: Action
+    target: dict[str, Any] | None = None
+
+
 class Decision(BaseModel):
     """A person's answer at the approval gate."""
 
@@ -87,6 +95,8 @@ class Decision(BaseModel):
     expected_outcome: ExpectedOutcome | None = None  # edit: a new expected outcome
     reason: str | None = None                        # reject: handed back to the planner
     text: str | None = None                          # a dialog request: the text to answer a prompt with
+    # take_over in the page (no action): what the person did there, in order (engine.loop.person_steps)
+    performed: list[PerformedAction] = Field(default_factory=list)
 
     @classmethod
     def approve(cls) -> Decision:

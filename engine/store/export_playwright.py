@@ -95,6 +95,11 @@ class _Writer:
     def locate(self, rec: StepRecord) -> tuple[Locator | None, VirtualNode | None, str]:
         """The locator of the step's element, the node, and how it was found."""
         t = rec.target or {}
+        if isinstance(t.get("locator"), dict):  # kept with the step (the person's own steps)
+            try:
+                return Locator.from_dict(t["locator"]), None, "snapshot"
+            except ValueError:
+                pass
         nid = str(t.get("id") or (rec.action.node_id if rec.action else "") or "")
         snap = self.snapshots(rec.index, "snapshot_before")
         if snap is not None and nid and nid in snap:

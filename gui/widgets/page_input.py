@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QPointF, Qt
@@ -43,9 +44,17 @@ def cdp_modifiers(mods: Any) -> int:
 class PageInput:
     """Mouse, wheel and key handlers of the page view, and the ordered queue that sends them."""
 
+    # who hears the person's input besides the page (the controller records it as the person's steps)
+    input_listener: Callable[[str, tuple, dict], None] | None = None
+
     def _enqueue(self, method: str, *args, **kw) -> None:
         if not self.interactive or self._forwarder is None or not self._accepting:
             return
+        if self.input_listener is not None and not (method == "mouse" and args and args[0] == "move"):
+            try:
+                self.input_listener(method, args, kw)
+            except Exception as exc:  # a listener's problem must not stop the input
+                log.info("input listener failed: %s", exc)
         if method == "mouse" and args[0] == "move" and self._queue and self._queue[-1][0] == "mouse" \
                 and self._queue[-1][1][0] == "move":
             self._queue[-1] = (method, args, kw)  # coalesce: only the latest position matters

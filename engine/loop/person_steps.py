@@ -1,0 +1,193 @@
+"""The person's own actions in the live view, as steps (issue [14]).
+
+While a step waits for approval the person may act in the page themselves (Take over → "I'll do it
+in the page"). `PersonSteps` hears the input the live view sends to the page — mouse, keys, wheel,
+in page CSS px — and turns it into actions on node IDs of the latest snapshot, each with the node
+as it was and its Playwright locator: a click or double click on the element under the pointer;
+the characters typed into the field clicked last, as one `type(id, "…", clear=false)` (Backspace
+taken into account); Enter, Tab, Escape, arrows and chords as `press`; the wheel as one `scroll`
+per direction; and a native `<select>` whose choice changed as `select(id, "option")` (its clicks
+and arrow keys then dropped). Text typed into a password, one-time-code or other secret field is
+never kept: the action carries `••••••••`, as every agent step does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from engine.loop.grounding import target_record
+from engine.loop.redact import MASK
+from engine.models import Action, PerformedAction
+from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.locators import Locators
+from engine.snapshot.vnode import VirtualNode
+
+_FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})
+_CLICK_SLOP_PX = 6.0
+_MODIFIER_KEYS = frozenset({"Shift", "Control", "Alt", "Meta"})
+_MOD_NAMES = ((2, "Control"), (1, "Alt"), (4, "Meta"), (8, "Shift"))
+
+
+def node_at(snap: DomSnapshot, x: float, y: float) -> VirtualNode | None:
+    """The element a person clicking at (x, y) (viewport CSS px) means: the smallest rendered
+    interactive node whose box holds the point, else the smallest rendered node's nearest
+    interactive ancestor."""
+    best: VirtualNode | None = None
+    best_any: VirtualNode | None = None
+    for n in snap.nodes():
+        if not n.rendered:
+            continue
+        bx, by, bw, bh = n.bounds
+        if not (bw > 0 and bh > 0 and bx <= x <= bx + bw and by <= y <= by + bh):
+            continue
+        area = bw * bh
+        if n.interactive and (best is None or area <= best.bounds[2] * best.bounds[3]):
+            best = n
+        if best_any is None or area <= best_any.bounds[2] * best_any.bounds[3]:
+            best_any = n
+    if best is not None:
+        return best
+    p = best_any
+    while p is not None and not p.interactive:
+        p = p.parent
+    return p
+
+
+def is_field(n: VirtualNode) -> bool:
+    return n.tag in ("input", "textarea") or n.role in _FIELD_ROLES or "contenteditable" in (n.attrs or {})
+
+
+class PersonSteps:
+    """Collects the person's input while they act in the page; `finish()` gives the actions."""
+
+    def __init__(self, snapshot: Callable[[], DomSnapshot | None]) -> None:
+        self._snapshot = snapshot            # the latest snapshot of the page (the window's)
+        self.steps: list[PerformedAction] = []
+        self._start: DomSnapshot | None = snapshot()
+        self._down: tuple[float, float, int] | None = None
+        self._focus: tuple[VirtualNode, DomSnapshot] | None = None
+        self._typed = ""
+        self._scroll: tuple[str, float] | None = None
+
+    # -- input, as the live view sends it -------------------------------------------------------
+    def feed(self, method: str, args: tuple, kw: dict[str, Any]) -> None:
+        """One input event as `PageInput` queues it for the page (mouse / key / wheel / insert_text)."""
+        try:
+            if method == "mouse":
+                self._mouse(args[0], float(args[1]), float(args[2]), int(kw.get("click_count", 1)),
+                            kw.get("button", "left"))
+            elif method == "key" and args[0] == "down":
+                self._key(str(args[1]), str(args[3]) if len(args) > 3 else "", int(args[4]) if len(args) > 4 else 0)
+            elif method == "wheel":
+                self._wheel(float(args[2]), float(args[3]))
+            elif method == "insert_text":
+                self._text(str(args[0]))
+        except (IndexError, TypeError, ValueError):
+            pass  # an event of another shape: not the person's step
+
+    def _mouse(self, kind: str, x: float, y: float, clicks: int, button: str) -> None:
+        if button != "left":
+            return
+        if kind == "down":
+            self._down = (x, y, clicks)
+            return
+        if kind != "up" or self._down is None:
+            return
+        dx, dy, n = self._down
+        self._down = None
+        if abs(dx - x) > _CLICK_SLOP_PX or abs(dy - y) > _CLICK_SLOP_PX:
+            return  # a drag (text selection, a slider): not a click
+        snap = self._snapshot()
+        node = node_at(snap, x, y) if snap is not None else None
+        if node is None or snap is None:
+            return
+        self._flush()
+        if n >= 2 and self.steps and self.steps[-1].action.name == "click" and \
+                self.steps[-1].action.target == node.node_id:
+            self.steps[-1] = self._step(Action(name="double_click", target=node.node_id), node, snap)
+        else:
+            self.steps.append(self._step(Action(name="click", target=node.node_id), node, snap))
+        self._focus = (node, snap) if is_field(node) or node.tag == "select" else None
+
+    def _key(self, key: str, text: str, mods: int) -> None:
+        if key in _MODIFIER_KEYS:
+            return
+        if text and text != "\r" and not mods & 0b111 and self._focus is not None and is_field(self._focus[0]):
+            self._typed += text
+            return
+        if key == "Backspace" and self._typed:
+            self._typed = self._typed[:-1]
+            return
+        self._flush()
+        chord = "+".join([name for bit, name in _MOD_NAMES if mods & bit] + [key])
+        node, snap = self._focus if self._focus is not None else (None, None)
+        target = node.node_id if node is not None else None
+        last = self.steps[-1].action if self.steps else None
+        if last is not None and last.name == "press" and last.key == chord and last.target == target:
+            self.steps[-1] = self.steps[-1].model_copy(
+                update={"action": last.model_copy(update={"repeat": min(500, last.repeat + 1)})})
+            return
+        self.steps.append(self._step(Action(name="press", key=chord, target=target), node, snap))
+        if key == "Tab":
+            self._focus = None  # focus moved somewhere the view does not know
+
+    def _text(self, text: str) -> None:
+        if self._focus is not None and is_field(self._focus[0]):
+            self._typed += text
+
+    def _wheel(self, dx: float, dy: float) -> None:
+        self._flush(scroll=False)
+        direction = ("down" if dy > 0 else "up") if abs(dy) >= abs(dx) else ("right" if dx > 0 else "left")
+        amount = abs(dy) if direction in ("up", "down") else abs(dx)
+        if self._scroll is not None and self._scroll[0] == direction:
+            self._scroll = (direction, self._scroll[1] + amount)
+        else:
+            self._flush()
+            self._scroll = (direction, amount)
+
+    def _flush(self, *, scroll: bool = True) -> None:
+        if self._typed and self._focus is not None:
+            node, snap = self._focus
+            text = MASK if node.redacted or _secret_field(node) else self._typed
+            self.steps.append(self._step(Action(name="type", target=node.node_id, text=text, clear=False), node, snap))
+            self._typed = ""
+        if scroll and self._scroll is not None:
+            d, amount = self._scroll
+            act = Action.model_validate({"name": "scroll", "direction": d, "amount": max(1, round(amount))})
+            self.steps.append(PerformedAction(action=act))
+            self._scroll = None
+
+    @staticmethod
+    def _step(action: Action, node: VirtualNode | None, snap: DomSnapshot | None) -> PerformedAction:
+        if node is None or snap is None:
+            return PerformedAction(action=action)
+        target = target_record(node, snap)
+        loc = Locators(snap).for_node(node)
+        if loc is not None:
+            target["locator"] = loc.to_dict()
+        return PerformedAction(action=action, target=target)
+
+    # -- the end -------------------------------------------------------------------------------
+    def finish(self, after: DomSnapshot | None = None) -> list[PerformedAction]:
+        """The person's actions, in order. `after` (the page once they are done) turns a native
+        <select> whose choice changed into one `select` step."""
+        self._flush()
+        start, after = self._start, after or self._snapshot()
+        if start is not None and after is not None:
+            for n in after.nodes():
+                if n.tag != "select" or n.node_id not in start:
+                    continue
+                old = start.get(n.node_id)
+                if (old.value or "") == (n.value or "") or not n.value:
+                    continue
+                self.steps = [s for s in self.steps
+                              if not (s.action.target == n.node_id and s.action.name in ("click", "press"))]
+                self.steps.append(self._step(Action(name="select", target=n.node_id, option=n.value), n, after))
+        return list(self.steps)
+
+
+def _secret_field(n: VirtualNode) -> bool:
+    a = n.attrs or {}
+    return (a.get("type") or "").lower() == "password" or (a.get("autocomplete") or "") in (
+        "one-time-code", "current-password", "new-password")

@@ -1,0 +1,108 @@
+"""The person's own actions are steps: while a step waits for approval the person clicks and types in
+the live view, then takes over ("I'll do it in the page"); what they did is recorded as actions on
+node IDs with their locators, said in the chat, stored in the session, and exported as a test.
+A secret the person types is never kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.cli import main as vigil
+from engine.loop.person_steps import PersonSteps, node_at
+from engine.loop.redact import MASK
+from engine.snapshot.locators.code import MASK as CODE_MASK
+from engine.store import Store
+
+from gui_helpers import aio, open_window, run, wait_fitted  # noqa: F401  (fixtures)
+
+SECRET = "s3cr3t-Typed"
+
+
+def _click_at(qtbot, window, node) -> None:
+    from PySide6.QtCore import Qt
+    x, y = node.center
+    qtbot.mouseClick(window.page, Qt.LeftButton, pos=window.page.to_widget(x, y).toPoint())
+
+
+def test_person_steps_from_input_on_a_real_snapshot(harness, server):
+    """Clicks land on the node under the pointer, typing goes to the field clicked last (Backspace
+    counts), a password's text is masked, Enter is a press, the wheel one scroll, and a native select
+    whose choice changed is one select step."""
+    async def go(tab):
+        snap = await tab.snapshot()
+        latest = {"snap": snap}
+        steps = PersonSteps(lambda: latest["snap"])
+        name = snap.find("textbox", "Email address")[0]
+        pw = next(n for n in snap.nodes() if n.attrs.get("type") == "password")
+        join = snap.find("button", "Join newsletter")[0]
+        assert node_at(snap, *name.center) is name
+        for node, keys in ((name, "adx"), (pw, SECRET)):
+            x, y = node.center
+            steps.feed("mouse", ("down", x, y), {"button": "left", "click_count": 1})
+            steps.feed("mouse", ("up", x, y), {"button": "left", "click_count": 1})
+            for ch in keys:
+                steps.feed("key", ("down", ch, "", ch, 0), {})
+            if node is name:
+                steps.feed("key", ("down", "Backspace", "", "", 0), {})
+                steps.feed("key", ("down", "a", "", "a", 0), {})
+        steps.feed("key", ("down", "Enter", "", "\r", 0), {})
+        steps.feed("wheel", (10, 10, 0, 100), {})
+        steps.feed("wheel", (10, 10, 0, 150), {})
+        x, y = join.center
+        steps.feed("mouse", ("down", x, y), {"button": "left", "click_count": 1})
+        steps.feed("mouse", ("up", x, y), {"button": "left", "click_count": 1})
+        return steps.finish(), name, pw, join
+
+    done, name, pw, join = harness.page(server.url("backend_form.html"), go)
+    acts = [p.action.to_string() for p in done]
+    assert acts == [f"click({name.node_id})", f'type({name.node_id}, "ada", clear=false)',
+                    f"click({pw.node_id})", f'type({pw.node_id}, "{MASK}", clear=false)',
+                    f'press("Enter", {pw.node_id})', 'scroll("down", 250)', f"click({join.node_id})"], acts
+    assert SECRET not in repr(done)
+    assert done[0].target["locator"]["code"] == 'page.get_by_role("textbox", name="Email address", exact=True)'
+    assert done[-1].target["query"]["name"] == "Join newsletter"
+    assert CODE_MASK == MASK
+
+
+@pytest.mark.usefixtures("aio")
+def test_take_over_in_the_live_view_records_the_persons_steps(qtbot, server, tmp_path):
+    from PySide6.QtCore import Qt
+
+    with open_window(qtbot, server.url("offline_shop.html")) as window:
+        wait_fitted(qtbot, window)
+        window.act_overlay.setChecked(False)  # clicks go to the page, not to the boxes
+        qtbot.keyClicks(window.task, "click Place order")
+        qtbot.keyClick(window.task, Qt.Key_Return)
+        qtbot.waitUntil(window.approval.is_pending, timeout=20000)
+        snap = window.sup.tab.latest_snapshot
+        name = snap.find("textbox", "Full name")[0]
+        gift = snap.find("checkbox", "Gift wrap")[0]
+        _click_at(qtbot, window, name)
+        qtbot.keyClicks(window.page, "Grace")
+        _click_at(qtbot, window, gift)
+        run(qtbot, window.page.drain_input())
+        qtbot.waitUntil(lambda: window.sup.person is not None and len(window.sup.person.steps) >= 2, timeout=10000)
+        window.approval.take_over_in_page()  # "I'll do it in the page"
+        sid = window.sup.current_session()
+        qtbot.waitUntil(lambda: any("I acted in the page myself:" in t.message.content
+                                    for t in window.chat.turns() if t.role == "user"), timeout=20000)
+        said = next(t.message.content for t in window.chat.turns()
+                    if t.role == "user" and "I acted in the page myself:" in t.message.content)
+        window.sup.stop_task()
+        qtbot.waitUntil(lambda: not window.sup.running(), timeout=20000)
+        assert run(qtbot, window.sup.tab.page.input_value("#name")) == "Grace"
+        assert run(qtbot, window.sup.tab.page.is_checked("#gift"))
+
+    assert f"1. click({name.node_id})" in said and f'2. type({name.node_id}, "Grace", clear=false)' in said
+    assert f"3. click({gift.node_id})" in said
+    with Store.open() as store:
+        data = store.load(sid)
+    human = [s for s in data.steps if s.actor == "human" and s.action is not None]
+    assert [s.action.name for s in human] == ["click", "type", "click"]
+    assert human[1].action.text == "Grace" and human[1].target["locator"]["code"].startswith("page.get_by_role(")
+    out = tmp_path / "test_takeover_export.py"
+    assert vigil(["export", sid, "--playwright", str(out)]) == 0
+    text = out.read_text()
+    assert 'page.get_by_role("textbox", name="Full name", exact=True).press_sequentially("Grace")' in text
+    assert 'page.get_by_role("checkbox", name="Gift wrap", exact=True).click()' in text
+    assert "(the person's step)" in text
