@@ -146,6 +146,8 @@ def test_click_by_ref_returns_what_ran_and_only_what_changed(mcp, server):
     assert not r.is_error, r.text
     assert r.text.startswith(f"click({add}) — done, verified; navigated: no")
     assert "success 'Added to cart'" in r.page()
+    # the step as Playwright code, as Playwright MCP gives it (inside the fence: it quotes the page)
+    assert 'playwright: page.get_by_role("button", name="Add to cart", exact=True).click()' in r.page().splitlines()
     assert '"interactive_tree"' not in r.text, "an action's result carries the change, not the whole page"
     assert "Cart: 1 items" in mcp.call("browser_find", {"text": "Cart:"}).page()
 
@@ -162,6 +164,7 @@ def test_typed_password_is_never_echoed_even_when_the_page_shows_it(mcp, server)
     r = mcp.call("browser_type", {"ref": pw, "text": SECRET})
     assert not r.is_error, r.text
     assert r.text.startswith(f'type({pw}, "••••••••")')
+    assert '.fill(os.environ["VIGIL_SECRET"])' in r.page(), "the code line reads the secret, never holds it"
     # the page echoes every keystroke into a status line and the console: it did get the value …
     find = mcp.call("browser_find", {"text": "You typed"})
     assert "You typed ••••••••" in find.page(), find.text

@@ -37,6 +37,7 @@ class StepOutcome:
     feedback: str | None = None               # the loop's words to the planner (a person's reason, why not run)
     snapshot: DomSnapshot | None = None     # the page after the step, as the loop observed it
     run: RunResult | None = None              # set when the run ended with (or before) this step
+    before: DomSnapshot | None = None         # the page the step was proposed on
 
     @property
     def record(self) -> StepRecord | None:
@@ -49,6 +50,7 @@ class _Call:
     future: asyncio.Future
     index: int | None = None  # the loop's step index, once proposed
     withdrawn: bool = False   # the client cancelled the call before the loop took it: it never runs
+    before: DomSnapshot | None = None  # the page the loop proposed it on
 
 
 class ToolCallPlanner:
@@ -95,7 +97,7 @@ class ToolCallPlanner:
             call, self._current = self._current, None
             status = obs.last_outcome or "failed"
             records = [r for r in obs.history if r.index == call.index]
-            _resolve(call, StepOutcome(status, records, obs.feedback, obs.snapshot))
+            _resolve(call, StepOutcome(status, records, obs.feedback, obs.snapshot, before=call.before))
         while True:
             if self._queue.empty():
                 self._idle.set()
@@ -103,7 +105,7 @@ class ToolCallPlanner:
             if not call.withdrawn:
                 break
         self._idle.clear()
-        call.index = obs.step_index
+        call.index, call.before = obs.step_index, obs.snapshot
         self._current = call
         return call.proposal
 
@@ -114,7 +116,8 @@ class ToolCallPlanner:
         if self._current is not None:
             call, self._current = self._current, None
             records = [r for r in result.steps if r.index == call.index]
-            _resolve(call, StepOutcome("ended", records, why, snapshot or self.last_snapshot, result))
+            _resolve(call, StepOutcome("ended", records, why, snapshot or self.last_snapshot, result,
+                                       before=call.before))
         while not self._queue.empty():
             _resolve(self._queue.get_nowait(), StepOutcome("ended", feedback=why, run=result))
         self._idle.set()

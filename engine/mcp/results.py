@@ -78,6 +78,27 @@ def step_events(rec: StepRecord) -> list[str]:
     return out[-MAX_EVENTS:]
 
 
+def playwright_code(action: Action | None, *snaps: DomSnapshot | None) -> str | None:
+    """The step's action as one line of Playwright Python (engine.snapshot.locators.code), its element found
+    by the locator computed on the first snapshot that has it; None when Playwright code cannot say it."""
+    from engine.snapshot.locators import locator_for
+    from engine.snapshot.locators.code import action_code
+
+    if action is None or action.name in ("finish", "fail"):
+        return None
+    loc = None
+    if isinstance(action.target, str):
+        snap = next((s for s in snaps if s is not None and action.target in s.node_map), None)
+        if snap is None:
+            return None
+        try:
+            loc = locator_for(snap, action.target)
+        except Exception:  # noqa: BLE001 - a code line is a courtesy; the step's result stands without it
+            return None
+    code = action_code(action, loc)
+    return None if code.startswith("#") else code
+
+
 def _step_lines(out: StepOutcome, asked: Action, sup: McpSupervisor) -> tuple[str, list[str], bool]:
     """(the header line, page-content lines, is an error) for one step."""
     rec = out.record
@@ -111,6 +132,9 @@ def _step_lines(out: StepOutcome, asked: Action, sup: McpSupervisor) -> tuple[st
         events = step_events(rec)
         if events:
             page.append("events: " + " · ".join(events))
+        code = playwright_code(rec.action, out.before, snap)
+        if code:
+            page.append(f"playwright: {code}")
         if out.status == "ended" and out.feedback:
             head += ". Then the run ended."
             page.append(out.feedback)
