@@ -174,7 +174,7 @@ class TerminalGate:
         for w in request.warnings:
             self._say(f"  WARNING (untrusted page text): {w}")
         if request.error:
-            self._say(f"  refused: {request.error}")
+            self._say(f"  {'not run' if 'TARGET_CHANGED' in request.error else 'refused'}: {request.error}")
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         if request.dialog is not None:
