@@ -205,10 +205,13 @@ class HeuristicPlanner:
     def _read(self, it: Intent, snap: DomSnapshot) -> ProposedStep | None:
         """Read the value shown for a label; the last instruction's reading is the run's answer."""
         value = _read_value(snap, it.value_from)
+        last = self._st.pos >= len(self._st.intents) - 1
         if value is None:
+            if not last:
+                return None  # "read the terms and check I agree": reading is not the point, go on
             raise _NoTarget(f'Could not find "{it.value_from}" on {snap.url} to read its value.')
         self._readings.append(f"{it.value_from}: {value}")
-        if self._st.pos < len(self._st.intents) - 1:
+        if not last:
             return None  # more to do; the reading is kept for the answer
         return ProposedStep(thought=f'The page shows {it.value_from} as "{value}".',
                             action=Action(name="finish", answer="; ".join(self._readings)),
