@@ -152,6 +152,17 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             assert data.session.metadata["mcp"]["client"] == "window-test-client"
             assert [s.status for s in data.steps] == ["completed"] * 5 + ["rejected"]
             assert data.steps[3].auto_approved and "standing grant" in data.steps[3].decision.reason
+
+            # Stop ends the client's run; while the person runs a task of their own, the client is told BUSY
+            qtbot.mouseClick(window.stop_btn, Qt.LeftButton)
+            qtbot.waitUntil(lambda: not window.sup.running(), timeout=WAIT_MS)
+            run(qtbot, window.sup.run_task("click Add to cart", "heuristic", "ask"))
+            qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
+            busy = client.call("browser_snapshot")
+            assert busy.is_error and "BUSY" in busy.text and "task of their own" in busy.text, busy.text
+            qtbot.mouseClick(window.approval.stop_btn, Qt.LeftButton)
+            qtbot.waitUntil(lambda: not window.sup.running(), timeout=WAIT_MS)
+            assert not client.call("browser_snapshot").is_error, "the window is free again"
             assert data.steps[1].decision.kind == "edit"
         finally:
             client.close()
