@@ -97,7 +97,11 @@ class MainWindow(QMainWindow):
         self.act_settings = QAction("Settings", self)
         self.act_new_session = QAction("New session", self, toolTip="The next task starts a new recorded session "
                                                                     "in this tab instead of adding to this one")
-        for a in (self.act_overlay, self.act_mask, self.act_snapshot, self.act_new_session, self.act_settings):
+        # pick mode: hover a node on the live page to see its Playwright locator, click to copy it
+        self.act_pick = QAction("Pick locator", self, checkable=True,
+                                toolTip="Hover an element of the page to see its Playwright locator; click copies it")
+        for a in (self.act_overlay, self.act_mask, self.act_snapshot, self.act_new_session, self.act_settings,
+                  self.act_pick):
             bar.addAction(a)
 
         self.banner = QLabel()
@@ -225,6 +229,9 @@ class MainWindow(QMainWindow):
         self.policy.currentTextChanged.connect(s.set_policy)
         self.page.node_clicked.connect(self._select_node)
         self.page.input_listener = s.person_input  # the person's own steps (take over)
+        self.act_pick.toggled.connect(self.page.set_picking)
+        self.page.pick_listener = lambda _nid, code, clicked: self.statusBar().showMessage(
+            ("Copied: " if clicked else "") + (code or "no locator for this element"), 0 if not clicked else 8000)
         self.nodes.node_selected.connect(self._select_node)
         s.snapshot_changed.connect(self._on_snapshot)
         s.message.connect(self.chat.add_or_update_message)

@@ -58,6 +58,14 @@ class SessionLibrary:
     def delete(self, session_id: str) -> None:
         self._store.delete(session_id)
 
+    async def export_test(self, session_id: str, py_path: str | Path) -> Path:
+        """Write the session as a pytest-playwright test (engine.store.export_playwright), off the event
+        loop; VigilError when it cannot be written."""
+        from engine.store.export_playwright import export_playwright
+        path = Path(py_path).expanduser()
+        return await asyncio.get_running_loop().run_in_executor(
+            None, lambda: export_playwright(self._store, session_id, path))
+
     async def export(self, session_id: str, html_path: str | Path) -> list[Path]:
         """Write the HTML report to `html_path` and the JSON trace beside it (same stem, .json), off the
         event loop; VigilError when it cannot be written."""

@@ -283,3 +283,22 @@ class FlatModel(QAbstractTableModel):
         if role == IS_NEW_ROLE:
             return iid in self._new
         return None
+
+
+# -- locators (issue [14]) ----------------------------------------------------------------------------
+_LOCATORS: list[Any] = []  # [(snapshot, Locators)] for the last few snapshots shown
+
+
+def locator_code(snap: Any, node_id: str | None) -> str:
+    """The Playwright locator of a node as a line of Python ("" when there is none); the snapshot's
+    indexes are built once and kept for the last few snapshots."""
+    if snap is None or not node_id or node_id not in snap:
+        return ""
+    from engine.snapshot.locators import Locators
+    hit = next((locs for s, locs in _LOCATORS if s is snap), None)
+    if hit is None:
+        hit = Locators(snap)
+        _LOCATORS.insert(0, (snap, hit))
+        del _LOCATORS[4:]
+    loc = hit.for_node(node_id)
+    return loc.code() if loc is not None else ""

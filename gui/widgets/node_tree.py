@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
@@ -26,13 +27,14 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPushButton,
     QRadioButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
-from gui.widgets.node_models import FlatModel, NodeTreeModel
+from gui.widgets.node_models import FlatModel, NodeTreeModel, locator_code
 
 
 class _FilterProxy(QSortFilterProxyModel):
@@ -100,6 +102,14 @@ class NodeTreePanel(QWidget):
         self._mode_group.addButton(self.flat_button)
         self.counts_label = QLabel(self)
         self.counts_label.setTextFormat(Qt.TextFormat.PlainText)
+        # the selected node's Playwright locator (engine.snapshot.locators), with Copy locator
+        self.locator_edit = QLineEdit(self)
+        self.locator_edit.setReadOnly(True)
+        self.locator_edit.setPlaceholderText("Select a node to see its Playwright locator")
+        self.locator_edit.setToolTip("The node's Playwright locator: unique on this snapshot")
+        self.copy_locator_btn = QPushButton("Copy locator", self)
+        self.copy_locator_btn.setEnabled(False)
+        self.copy_locator_btn.clicked.connect(self.copy_locator)
 
         self.view = QTreeView(self)
         self.view.setIndentation(14)
@@ -126,6 +136,11 @@ class NodeTreePanel(QWidget):
         lay.addLayout(bar)
         lay.addLayout(modes)
         lay.addWidget(self.view, 1)
+        loc_row = QHBoxLayout()
+        loc_row.addWidget(QLabel("locator", self))
+        loc_row.addWidget(self.locator_edit, 1)
+        loc_row.addWidget(self.copy_locator_btn)
+        lay.addLayout(loc_row)
         lay.addWidget(self.counts_label)
 
         self._filter_timer = QTimer(self)
@@ -155,6 +170,7 @@ class NodeTreePanel(QWidget):
         sm.currentChanged.connect(self._on_current_changed)
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self._show_locator(self._id_of(current) if current.isValid() else None)
         if self._programmatic or not current.isValid():
             return
         nid = self._id_of(current)
@@ -170,6 +186,7 @@ class NodeTreePanel(QWidget):
     def set_snapshot(self, snap: Any, previous: Any = None) -> None:
         """Show a new snapshot; IDs new since `previous` are marked. Filters stay as typed."""
         self._snap = snap
+        self._show_locator(None)
         self.model.set_snapshot(snap, previous)
         self.flat_model.set_snapshot(snap, previous)
         self._fill_roles()
@@ -404,6 +421,21 @@ class NodeTreePanel(QWidget):
         finally:
             self._programmatic = False
         return True
+
+    def _show_locator(self, node_id: str | None) -> None:
+        code = locator_code(self._snap, node_id)
+        self.locator_edit.setText(code)
+        self.locator_edit.setCursorPosition(0)
+        self.copy_locator_btn.setEnabled(bool(code))
+
+    def locator(self) -> str:
+        """The selected node's locator as shown ("" when none)."""
+        return self.locator_edit.text()
+
+    def copy_locator(self) -> None:
+        """Copy locator: the selected node's locator to the clipboard."""
+        if self.locator_edit.text():
+            QGuiApplication.clipboard().setText(self.locator_edit.text())
 
     def selected_node_id(self) -> str | None:
         idx = self.view.currentIndex()

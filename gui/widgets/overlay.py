@@ -16,10 +16,12 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from engine.vision.badges import BadgeSpec, place_badges, text_colour
+from gui.widgets.node_models import locator_code
 
 HIGHLIGHT_STYLES = {  # kind → (colour, width, dashed)
     "selected": (QColor(0, 200, 255), 3.0, False),
     "target": (QColor(255, 140, 0), 3.0, True),
+    "pick": (QColor(168, 85, 247), 2.0, False),   # pick mode: the node under the pointer
 }
 BADGE_FONT_PX = 11  # on screen, at any zoom
 
@@ -89,6 +91,9 @@ def node_tooltip(snap, node_id: str) -> str:
         rows.append(("occluded", f"yes — covered by {n.occluded_by_desc or n.occluded_by or 'another element'}"))
     else:
         rows.append(("occluded", "no"))
+    code = locator_code(snap, node_id)
+    if code:
+        rows.append(("locator", code if len(code) <= 160 else code[:159] + "…"))
     body = "".join(f"<tr><td><b>{e(k)}</b></td><td>{e(str(v))}</td></tr>" for k, v in rows)
     return f"<html><table cellspacing='0' cellpadding='1'>{body}</table></html>"
 

@@ -46,6 +46,35 @@ class PageInput:
 
     # who hears the person's input besides the page (the controller records it as the person's steps)
     input_listener: Callable[[str, tuple, dict], None] | None = None
+    # pick mode (as the Playwright Inspector's): hovering outlines a node and tells its locator, a click
+    # copies the locator; nothing reaches the page meanwhile. The listener hears (node id, code, clicked).
+    picking: bool = False
+    pick_listener: Callable[[str, str, bool], None] | None = None
+    picked: tuple[str, str] | None = None   # the last node picked by a click, and its locator
+
+    def set_picking(self, on: bool) -> None:
+        self.picking = bool(on)
+        self.setCursor(Qt.CrossCursor if on else Qt.ArrowCursor)
+        if not on:
+            self.highlight(None, "pick")
+
+    def _pick_at(self, pos, clicked: bool) -> None:
+        from engine.loop.person_steps import node_at
+        from gui.widgets.node_models import locator_code
+        pt, snap = self.to_page(pos), self._snapshot
+        node = node_at(snap, pt[0], pt[1]) if pt is not None and snap is not None else None
+        if node is None:
+            self.highlight(None, "pick")
+            return
+        code = locator_code(snap, node.node_id)
+        self.highlight(node.node_id, "pick")
+        self.setToolTip(code or "no locator for this element")
+        if clicked and code:
+            from PySide6.QtGui import QGuiApplication
+            QGuiApplication.clipboard().setText(code)
+            self.picked = (node.node_id, code)
+        if self.pick_listener is not None:
+            self.pick_listener(node.node_id, code, clicked)
 
     def _enqueue(self, method: str, *args, **kw) -> None:
         if not self.interactive or self._forwarder is None or not self._accepting:
@@ -101,6 +130,11 @@ class PageInput:
     def mousePressEvent(self, ev) -> None:  # noqa: N802 - Qt name
         self.setFocus(Qt.MouseFocusReason)
         pos = ev.position()
+        if self.picking:
+            if ev.button() == Qt.LeftButton:
+                self._pick_at(pos, True)
+            ev.accept()
+            return
         if self._overlay and ev.button() == Qt.LeftButton:
             box = self.box_at(pos)
             if box is not None:
@@ -121,6 +155,9 @@ class PageInput:
 
     def mouseDoubleClickEvent(self, ev) -> None:  # noqa: N802 - Qt name
         pos = ev.position()
+        if self.picking:
+            ev.accept()
+            return
         if self._overlay and ev.button() == Qt.LeftButton and self.box_at(pos) is not None:
             self._press_on_box = self.box_at(pos).node_id
             ev.accept()
@@ -135,6 +172,9 @@ class PageInput:
         ev.accept()
 
     def mouseReleaseEvent(self, ev) -> None:  # noqa: N802 - Qt name
+        if self.picking:
+            ev.accept()
+            return
         if self._press_on_box is not None:
             self._press_on_box = None
             ev.accept()
@@ -158,6 +198,9 @@ class PageInput:
 
     def mouseMoveEvent(self, ev) -> None:  # noqa: N802 - Qt name
         pos = ev.position()
+        if self.picking:
+            self._pick_at(pos, False)
+            return
         if self._overlay:
             box = self.box_at(pos)
             hid = box.node_id if box else None

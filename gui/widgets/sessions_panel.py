@@ -138,6 +138,9 @@ class SessionsPanel(QWidget):
         self.rename_btn = QPushButton("Rename")
         self.export_btn = QPushButton("Export…")
         self.export_btn.setToolTip("Write an HTML report (screenshots inline) and a JSON trace")
+        self.export_test_btn = QPushButton("Export as test…")
+        self.export_test_btn.setToolTip("Write a runnable pytest-playwright test of the session's executed steps, "
+                                        "with a check per verified step (secrets read from environment variables)")
         self.replay_btn = QPushButton("Replay")
         self.replay_btn.setToolTip("Run the session's steps again in this tab, with the approval policy of the "
                                    "task row; the replay is kept as a new session")
@@ -147,8 +150,9 @@ class SessionsPanel(QWidget):
         self.delete_btn.clicked.connect(lambda: self._on_selected(self.ask_delete))
         self.rename_btn.clicked.connect(self.start_rename)
         self.export_btn.clicked.connect(lambda: self._on_selected(self.ask_export))
+        self.export_test_btn.clicked.connect(lambda: self._on_selected(self.ask_export_test))
         self.replay_btn.clicked.connect(lambda: self._on_selected(self.replay_requested.emit))
-        for b in (self.open_btn, self.rename_btn, self.export_btn, self.replay_btn):
+        for b in (self.open_btn, self.rename_btn, self.export_btn, self.export_test_btn, self.replay_btn):
             row.addWidget(b)
         row.addStretch(1)
         row.addWidget(self.delete_btn)
@@ -293,7 +297,7 @@ class SessionsPanel(QWidget):
 
     def _update_buttons(self) -> None:
         has = self.library is not None and self.selected_id() is not None
-        for b in (self.open_btn, self.rename_btn, self.export_btn):
+        for b in (self.open_btn, self.rename_btn, self.export_btn, self.export_test_btn):
             b.setEnabled(has)
         self.replay_btn.setEnabled(has and not self._running)
         self.delete_btn.setEnabled(has and not (self._running and self.selected_id() == self.current))
@@ -406,6 +410,36 @@ class SessionsPanel(QWidget):
             return []
         self.status.emit(f"Exported session {session_id[:8]}: " + ", ".join(map(str, paths)), 15000)
         return paths
+
+    def ask_export_test(self, session_id: str) -> QFileDialog:
+        """Ask where to write the Playwright test (a test_*.py file), then write it."""
+        s = self.summary(session_id)
+        stem = re.sub(r"[^A-Za-z0-9]+", "_", s.title if s is not None else "session").strip("_").lower()[:40]
+        folder = self._export_dir or str(Path.home())
+        dlg = QFileDialog(self, "Export as test", str(Path(folder) / f"test_{stem or 'session'}.py"),
+                          "Python test (*.py)")
+        dlg.setAcceptMode(QFileDialog.AcceptSave)
+        dlg.setDefaultSuffix("py")
+        if QGuiApplication.platformName() in ("offscreen", "minimal"):
+            dlg.setOption(QFileDialog.DontUseNativeDialog, True)
+        dlg.fileSelected.connect(lambda path: spawn(self.export_test_to(session_id, path)))
+        dlg.setAttribute(Qt.WA_DeleteOnClose)
+        self.export_dialog = dlg
+        dlg.open()  # not exec(): a nested event loop would stall the engine
+        return dlg
+
+    async def export_test_to(self, session_id: str, py_path: str) -> Path | None:
+        """Write the session as a pytest-playwright test to `py_path`; the path, or None (said in the banner)."""
+        if self.library is None:
+            return None
+        self._export_dir = str(Path(py_path).expanduser().parent)
+        try:
+            path = await self.library.export_test(session_id, py_path)
+        except VigilError as exc:
+            self.error.emit(f"Export as test failed: {exc.message}")
+            return None
+        self.status.emit(f"Exported session {session_id[:8]} as a test: {path} (run it with pytest)", 15000)
+        return path
 
     def close_windows(self) -> None:
         """Close what was opened from here (it reads the store, which closes with the engine)."""
