@@ -200,3 +200,27 @@ def test_vigil_run_asks_the_person_at_the_terminal_and_says_the_answer(server, t
     step = p.stdout[p.stdout.index("[1] "):].splitlines()[0]  # the step line follows the prompt it answered
     assert step.startswith("[1] ok") and 'answered OK with "Ada Lovelace" (by person)' in step
     assert "(note: the page raised 1 dialog(s))" in p.stdout
+
+
+@pytest.mark.parametrize("policy,stays", [("auto-safe", True), ("auto", False)])
+def test_closing_a_tab_lets_its_beforeunload_ask(harness, server, policy, stays):
+    async def go(tab):
+        b = tab.browser
+        steps = [{"action": "new_tab", "url": server.url("dialogs_page.html")}, _button("Edit"),
+                 {"action": "close_tab", "optional": True}, {"action": "finish"}]
+        loop = _loop(tab, steps, AutoApprove(), policy=policy)
+        try:
+            res = await loop.run("edit then close")
+            close = res.steps[2]
+            assert close.incidents.dialogs[0].kind == "beforeunload"
+            assert (close.status == "failed") is stays and (len(b.tabs) == 2) is stays
+            if stays:
+                assert "the answer was to stay" in close.result.message and loop.page is not tab
+            else:
+                assert loop.page is tab and "Closed tab 1" in close.result.message
+        finally:
+            for t in list(b.tabs):
+                if t is not tab:
+                    await t.close()
+
+    harness.page(server.url("loop_done.html"), go)

@@ -263,17 +263,21 @@ class Browser(Generic[TabT]):
         self._set_active(tab)
         return tab
 
-    async def close_tab(self, index: int | None = None) -> TabT:
+    async def close_tab(self, index: int | None = None, *, ask_page: bool = False) -> bool:
         """Close the tab at `index` (the active one when None); the active tab moves to its opener, else
-        to the last tab. Returns the closed tab."""
+        to the last tab. With `ask_page` the page's beforeunload may ask first (a dialog, answered like any
+        other): False when the answer was to stay."""
         if index is None:
             if self.active_tab is None:
                 raise VigilError("There is no active tab to close.", code=ErrorCode.NO_TAB)
             tab = self.active_tab
         else:
             tab = self.tab_at(index)
-        await self._target_of(tab).close()
-        return tab
+        target = self._target_of(tab)
+        if ask_page:
+            return await target.ask_to_close()
+        await target.close()
+        return True
 
     def tab_infos(self) -> list[TabInfo]:
         """Every open tab: index, title (as last known), URL, active, opener."""

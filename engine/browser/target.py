@@ -431,6 +431,29 @@ class PageTarget:
         if on_close is not None:
             on_close(self)
 
+    async def ask_to_close(self, wait: float = 5.0) -> bool:
+        """Close the page as a person closing its tab would: its `beforeunload` may ask first (answered
+        like any dialog). True when it closed; False when the answer was to stay."""
+        if self.closed:
+            return True
+        seen = self.dialogs.total
+        with contextlib.suppress(Exception):
+            await self.page.close(run_before_unload=True)  # returns at once; the page may ask
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while not self.closed:
+            asked = [d for d in list(self.dialogs.log) if d.id > seen and d.kind == "beforeunload"]
+            if asked and asked[-1].answer is not None and not asked[-1].answer.accept:
+                return False  # "stay on this page"
+            if self.dialogs.pending is not None:
+                deadline = loop.time() + wait  # someone is deciding: wait for them
+            elif loop.time() > deadline:
+                break
+            await asyncio.sleep(0.05)
+        if not self.closed:
+            await self.close()  # it neither closed nor asked: close it outright
+        return True
+
     async def close(self) -> None:
         if self.closed:
             self._report_closed()

@@ -48,6 +48,7 @@ class PageWatch:
         self._stops: list[Any] = []
         self._hooked: set[int] = set()
         self._before: list[tuple[Any, Any]] = []  # (dialog watcher, the handler it had before the run)
+        self._watchers: list[Any] = []
 
     # -- the browser and its tabs ----------------------------------------------------------------
     @property
@@ -117,10 +118,12 @@ class PageWatch:
     def begin_step(self, index: int) -> None:
         self.step_index, self.sensitive_ok = index, False
         b = self.browser
+        self._watchers = []  # the step's tabs' dialogs, also of a tab the step closes
         for tab in (list(b.tabs) if b is not None else [self.loop.page]):
             d = getattr(tab, "dialogs", None)
             if d is not None:
                 d.begin_window()
+                self._watchers.append(d)
         if b is not None:
             self._opened_mark = len(b.opened)
             self._downloads_mark = len(b.downloads.items)
@@ -130,10 +133,12 @@ class PageWatch:
         inc = PageIncidents()
         b = self.browser
         tabs = list(b.tabs) if b is not None else [self.loop.page]
+        watchers = list(self._watchers)
         for tab in tabs:
             d = getattr(tab, "dialogs", None)
-            if d is None:
-                continue
+            if d is not None and all(d is not w for w in watchers):
+                watchers.append(d)
+        for d in watchers:
             items, count, flood = d.window()
             inc.dialogs.extend(x.model_copy() for x in items[:10])
             inc.dialog_count += count

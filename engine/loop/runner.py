@@ -583,7 +583,10 @@ class AgentLoop:
             index = action.tab if action.tab is not None else b.index_of(self.page)
             gone = b.tab_at(index)
             url = gone.url
-            await b.close_tab(index)
+            if not await b.close_tab(index, ask_page=True):
+                return ActionResult(success=False, action=s, error_code=ErrorCode.REFUSED,
+                                    message=f"Tab {index} ({url}) asked before closing (beforeunload) and the answer "
+                                            "was to stay: it is still open.")
             if gone is self.page or self.page not in b.tabs:
                 await self.watch.back_to_opener()
             what = f"Closed tab {index} ({url}); now in tab {b.index_of(self.page)}: {self.page.url}."
