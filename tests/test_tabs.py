@@ -201,3 +201,31 @@ def test_a_step_that_ran_but_was_not_verified_says_so_and_fail_is_a_failure(harn
     assert turn.status == "error" and turn.error.startswith("Unverified:") and turn.metadata["unverified"]
     assert step_line(last).startswith("[2] FAILED   fail(")
     assert res.exit_code == 1 and result_line(res) == "failed: nothing to do here"
+
+
+@pytest.mark.parametrize("tool,args,expected", [
+    ("switch_tab", {"tab": 1}, "switch_tab(1)"), ("close_tab", {}, "close_tab()"),
+    ("new_tab", {"url": "http://127.0.0.1/x"}, 'new_tab("http://127.0.0.1/x")'),
+    ("dialog", {"accept": False}, "dialog(false)"), ("dialog", {"accept": True, "text": "Ada"}, 'dialog(true, "Ada")')])
+def test_a_models_tab_and_dialog_tool_calls_become_actions(harness, server, tool, args, expected):
+    from fake_llm import FakeLLM, call
+
+    from engine.loop.planner import Observation
+    from engine.planners.openai_planner import OpenAIPlanner
+
+    llm = FakeLLM()
+    try:
+        async def go(tab):
+            snap = await tab.snapshot()
+            llm.add(call(tool, args))
+            p = OpenAIPlanner(base_url=llm.base_url, model="fake-model", api_key="sk-test", timeout=10)
+            try:
+                step = await p.propose(Observation(task="t", step_index=0, snapshot=snap, url=snap.url, page=tab))
+            finally:
+                await p.aclose()
+            return step.action.to_string()
+
+        assert harness.page(server.url("tabs_home.html"), go) == expected
+    finally:
+        llm.httpd.shutdown()
+        llm.httpd.server_close()
