@@ -208,10 +208,10 @@ def test_a_step_that_ran_but_was_not_verified_says_so_and_fail_is_a_failure(harn
     ("new_tab", {"url": "http://127.0.0.1/x"}, 'new_tab("http://127.0.0.1/x")'),
     ("dialog", {"accept": False}, "dialog(false)"), ("dialog", {"accept": True, "text": "Ada"}, 'dialog(true, "Ada")')])
 def test_a_models_tab_and_dialog_tool_calls_become_actions(harness, server, tool, args, expected):
-    from fake_llm import FakeLLM, call
-
     from engine.loop.planner import Observation
     from engine.planners.openai_planner import OpenAIPlanner
+
+    from fake_llm import FakeLLM, call
 
     llm = FakeLLM()
     try:
