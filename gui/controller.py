@@ -279,6 +279,10 @@ class Supervisor(QObject):
         """A tab opened, closed or became active (a link, a popup, a run's switch_tab, the person)."""
         if what == "opened":
             self._watch_dialogs(tab)
+            if not self.running() and tab is not self.browser.active_tab:
+                # the person opened it in the live view (a target=_blank link, a popup): show it, as a browser
+                # would; during a run the loop decides which tab is worked on
+                asyncio.ensure_future(self._show_opened(tab))
         if what == "active" and tab is not self.tab:
             self.tab = tab
             if id(tab) not in self._followed:
@@ -289,6 +293,12 @@ class Supervisor(QObject):
             if not self.running():  # during a run the loop's own snapshots of the new tab are shown
                 asyncio.ensure_future(self.refresh())
         asyncio.ensure_future(self.publish_tabs())
+
+    async def _show_opened(self, tab: Any) -> None:
+        index = self.browser.index_of(tab) if self.browser is not None else None
+        if index is not None and not self.running():
+            with contextlib.suppress(VigilError):
+                await self.browser.switch_to(index)
 
     def _watch_dialogs(self, tab: Any) -> None:
         """Outside a run, a dialog the page raises (the person clicking in the live view) is put to the

@@ -35,6 +35,12 @@ def test_the_window_follows_a_new_tab_and_shows_the_tab_picked_in_the_strip(qtbo
         qtbot.waitUntil(lambda: window.sup.tab is home and window.page.tab is home, timeout=10000)
         qtbot.waitUntil(lambda: window.sup.snapshot.title == "Accounts home", timeout=10000)
         assert window.url.text().endswith("tabs_home.html")
+        # outside a run, a tab the person opens in the live view (a target=_blank link) is shown, as a browser would
+        snap = run(qtbot, home.snapshot())
+        run(qtbot, home.click(snap.find("link", "Open the report")[0].node_id))
+        qtbot.waitUntil(lambda: window.tab_strip.count() == 3 and window.sup.tab is not home
+                        and window.page.tab is window.sup.tab, timeout=10000)
+        assert window.tab_strip.active() == 2 and window.tab_strip.texts()[2].startswith("↳")  # a popup of tab 0
 
 
 def test_a_page_dialog_is_answered_from_the_approval_bar_in_and_outside_a_run(qtbot, aio, server):  # noqa: F811
