@@ -2,12 +2,18 @@
 
 Pages are generated: a shop-like layout (header, navigation, filters, product cards, a data
 table, a form, a footer) repeated until it holds the requested number of elements.
+
+Per page: the full walk (forced) against `aria_snapshot`; then the re-snapshot after a one-node change
+(the text of one price), taken incrementally, as a forced full walk and as Playwright's aria snapshot
+again — each after its own change, interleaved. Then one big page (`--big`, 100k elements): the full
+walk, peak RSS of this process and of the tab's renderer, and the semantic payload's size.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import resource
 import statistics
 import tempfile
@@ -67,12 +73,12 @@ def _p50(xs: list[float]) -> float:
     return statistics.median(xs) if xs else 0.0
 
 
-async def bench_snapshot(sizes: list[int], reps: int = 5, out=print) -> dict:
+async def bench_snapshot(sizes: list[int], reps: int = 5, out=print, big: int = 0) -> dict:
     from engine import launch
 
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n in sizes:
+        for n in [*sizes, big] if big else sizes:
             Path(tmp, f"page{n}.html").write_text(generate_page(n), encoding="utf-8")
         with serve_directory(tmp) as base:
             async with launch() as browser:
@@ -100,6 +106,7 @@ async def bench_snapshot(sizes: list[int], reps: int = 5, out=print) -> dict:
                         t = time.perf_counter()
                         pw_text = await tab.page.aria_snapshot(mode="ai", boxes=True)
                         pw_times.append((time.perf_counter() - t) * 1000)
+                    resnap = await _resnapshot(tab, reps)
                     tree = snap.serialize("tree")
                     skel = snap.serialize("skeleton")
                     row = {
@@ -111,12 +118,116 @@ async def bench_snapshot(sizes: list[int], reps: int = 5, out=print) -> dict:
                         "tokens": {"semantic": sem.tokens, "tree": tree.tokens, "skeleton": skel.tokens,
                                    "playwright_aria": estimate_tokens(pw_text)},
                         "playwright_chars": len(pw_text), "semantic_nodes": sem.node_count,
+                        "resnapshot": resnap,
                     }
                     results.append(row)
                     await tab.close()
+                big_row = await _big_page(browser, base, big) if big else None
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    report = {"reps": reps, "pages": results, "python_peak_rss_mb": round(peak_mb, 1)}
+    report = {"reps": reps, "pages": results, "python_peak_rss_mb": round(peak_mb, 1), "big": big_row}
     return report
+
+
+# One node changes before every measurement (a price's text): the walk after it has one dirty subtree.
+_CHANGE = "(k) => { const p = document.querySelectorAll('.price'); const e = p[Math.min(9, p.length - 1)]; " \
+          "e.textContent = '$' + (100 + k % 800) + '.99'; }"
+
+
+async def _resnapshot(tab, reps: int) -> dict:
+    """Re-snapshot after a one-node change: incremental, forced full, Playwright again (interleaved)."""
+    inc: list[float] = []
+    full: list[float] = []
+    pw: list[float] = []
+    dirty: list[int] = []
+    modes: dict[str, int] = {}
+    k = 0
+    for _ in range(max(reps, 3)):
+        for which in ("inc", "full", "pw"):
+            k += 1
+            await tab.page.evaluate(_CHANGE, k)
+            t = time.perf_counter()
+            if which == "pw":
+                await tab.page.aria_snapshot(mode="ai", boxes=True)
+                pw.append((time.perf_counter() - t) * 1000)
+                continue
+            if which == "inc":
+                tab.invalidate()  # as after an action: the cache is not trusted, the walker decides
+            snap = await tab.snapshot(force=which == "full")
+            snap.serialize("semantic")
+            (inc if which == "inc" else full).append((time.perf_counter() - t) * 1000)
+            if which == "inc":
+                modes[snap.walk.mode] = modes.get(snap.walk.mode, 0) + 1
+                dirty.append(snap.walk.dirty)
+    p_inc, p_full, p_pw = _p50(inc), _p50(full), _p50(pw)
+    return {"incremental_p50_ms": round(p_inc, 1), "full_p50_ms": round(p_full, 1),
+            "playwright_aria_p50_ms": round(p_pw, 1),
+            "incremental_vs_full": round(p_inc / max(p_full, 1e-6), 3),
+            "incremental_vs_playwright": round(p_inc / max(p_pw, 1e-6), 3),
+            "modes": modes, "dirty_p50": int(_p50([float(d) for d in dirty]))}
+
+
+def _renderer_peaks_mb() -> list[float]:
+    """Peak RSS (VmHWM) of every Chromium renderer started under this process, largest first."""
+    me = os.getpid()
+    parents: dict[int, int] = {}
+    info: dict[int, tuple[str, float]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            st = Path(f"/proc/{d}/status").read_text()
+            cmd = Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        ppid = int(next((ln.split()[1] for ln in st.splitlines() if ln.startswith("PPid:")), "0"))
+        hwm = next((float(ln.split()[1]) / 1024 for ln in st.splitlines() if ln.startswith("VmHWM:")), 0.0)
+        parents[int(d)] = ppid
+        info[int(d)] = (cmd, hwm)
+
+    def mine(pid: int) -> bool:
+        for _ in range(12):
+            pid = parents.get(pid, 0)
+            if pid == me:
+                return True
+            if pid <= 1:
+                return False
+        return False
+
+    return sorted((hwm for pid, (cmd, hwm) in info.items() if "--type=renderer" in cmd and mine(pid)), reverse=True)
+
+
+async def _big_page(browser, base: str, n: int) -> dict:
+    """A 100k-element page: it snapshots, within bounded memory, and its payload stays within budget."""
+    tab = await browser.new_tab(f"{base}page{n}.html")
+    try:
+        elements = await tab.page.evaluate("document.getElementsByTagName('*').length")
+        times = []
+        snap = None
+        for _ in range(2):
+            t = time.perf_counter()
+            snap = await tab.snapshot(force=True)
+            sem = snap.serialize("semantic")
+            times.append((time.perf_counter() - t) * 1000)
+        await tab.page.evaluate(_CHANGE, 1)
+        tab.invalidate()
+        t = time.perf_counter()
+        inc_snap = await tab.snapshot()
+        inc_snap.serialize("semantic")
+        inc_ms = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        pw_text = await tab.page.aria_snapshot(mode="ai", boxes=True)
+        pw_ms = (time.perf_counter() - t) * 1000
+        renderers = _renderer_peaks_mb()
+        assert snap is not None
+        return {"elements": elements, "nodes": len(snap.nodes()), "truncated": snap.stats.truncated,
+                "full_ms": round(min(times), 1), "incremental_ms": round(inc_ms, 1),
+                "incremental_mode": inc_snap.walk.mode,
+                "playwright_aria_ms": round(pw_ms, 1), "semantic_tokens": sem.tokens,
+                "playwright_aria_tokens": estimate_tokens(pw_text),
+                "vigil_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "tab_renderer_peak_rss_mb": round(renderers[0], 1) if renderers else None}
+    finally:
+        await tab.close()
 
 
 def format_report(rep: dict) -> str:
@@ -139,7 +250,22 @@ def format_report(rep: dict) -> str:
               "aria ms: Playwright page.aria_snapshot(mode='ai', boxes=True), runs interleaved with Vigil's;",
               "ratio = vigil p50 / aria p50 (lower is better);",
               "walk: CDP round trip incl. in-page walk; page: in-page walk alone; tokens: 4 ASCII chars ≈ 1 token.",
-              f"Python process peak RSS: {rep['python_peak_rss_mb']} MB"]
+              f"Python process peak RSS: {rep['python_peak_rss_mb']} MB", "",
+              "Re-snapshot after a one-node change (each measurement after its own change, interleaved; p50 ms):",
+              f"{'elements':>8} {'incremental':>11} {'full':>7} {'aria':>7} {'inc/full':>8} {'inc/aria':>8}  walks"]
+    for r in rep["pages"]:
+        rs = r["resnapshot"]
+        lines.append(f"{r['elements']:>8} {rs['incremental_p50_ms']:>11.1f} {rs['full_p50_ms']:>7.1f} "
+                     f"{rs['playwright_aria_p50_ms']:>7.1f} {rs['incremental_vs_full']:>8.2f} "
+                     f"{rs['incremental_vs_playwright']:>8.2f}  {rs['modes']}, {rs['dirty_p50']} rows re-walked")
+    b = rep.get("big")
+    if b:
+        cut = " (TRUNCATED)" if b["truncated"] else ""
+        lines += ["", f"Big page: {b['elements']} elements, {b['nodes']} nodes{cut}: "
+                  f"full walk {b['full_ms']:.0f} ms, after a one-node change {b['incremental_ms']:.0f} ms "
+                  f"({b['incremental_mode']}), Playwright aria {b['playwright_aria_ms']:.0f} ms; semantic payload "
+                  f"~{b['semantic_tokens']} tokens (aria ~{b['playwright_aria_tokens']}); peak RSS: Vigil process "
+                  f"{b['vigil_peak_rss_mb']} MB, tab renderer {b['tab_renderer_peak_rss_mb']} MB"]
     return "\n".join(lines)
 
 
@@ -147,15 +273,16 @@ def add_bench_parser(bsub) -> None:
     bs = bsub.add_parser("snapshot", help="snapshot speed and size vs Playwright's aria snapshot")
     bs.add_argument("--sizes", default="1000,5000,25000", help="element counts (default 1000,5000,25000)")
     bs.add_argument("--reps", type=int, default=5)
+    bs.add_argument("--big", type=int, default=100000, help="elements of the big page (0: skip it)")
     bs.add_argument("--json", action="store_true")
 
 
 def bench_command(args) -> int:
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
-    return run(sizes, args.reps, args.json)
+    return run(sizes, args.reps, args.json, getattr(args, "big", 0))
 
 
-def run(sizes: list[int], reps: int, as_json: bool) -> int:
-    rep = asyncio.run(bench_snapshot(sizes, reps))
+def run(sizes: list[int], reps: int, as_json: bool, big: int = 0) -> int:
+    rep = asyncio.run(bench_snapshot(sizes, reps, big=big))
     print(json.dumps(rep, indent=2) if as_json else format_report(rep))
     return 0

@@ -1,0 +1,318 @@
+"""`vigil bench step`: what one supervised step costs, phase by phase, against plain Playwright.
+
+The same actions — click, type, toggle, select, navigate — on the bundled demo shop and two corpus apps
+(TodoMVC on React, pretty-checkbox switches), run as auto-approved steps of Vigil's loop (observe,
+propose, approve, act, settle, verify, screenshots: `StepRecord.timings_ms`) and as plain Playwright
+(`locator.click()` / `fill()` / `select_option()` / `goto()` and the same expectation awaited with
+`expect`), in the same run on the same pages. Medians per kind of step.
+
+`--steps N` (e.g. 1000) adds a long run on the demo shop, recorded into a session store: the process's
+memory (RSS) after warm-up and at the end, and the store's growth per step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+import urllib.parse
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.bench.real import CORPUS_DIR
+from engine.local_server import serve_directory
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+PHASES = ("observe", "model", "approval", "act", "settle", "verify", "screenshots")
+
+
+@dataclass
+class Step:
+    kind: str                                     # click, type, toggle, select, navigate
+    script: Callable[[int], dict]                 # the scripted planner's step for round i
+    playwright: Callable[[Any, int, str], Awaitable[None]]  # the same with plain Playwright: (page, i, base)
+
+
+def _expect():
+    from playwright.async_api import expect
+
+    return expect
+
+
+async def _pw_type(page, i, base):
+    loc = page.locator("#full-name")
+    await loc.fill(f"Ada {i}")
+    await _expect()(loc).to_have_value(f"Ada {i}")
+
+
+_clicks: dict[tuple[int, str], int] = {}  # per page and control: clicks so far (toggles, "Add to cart")
+
+
+def _count(page, what: str) -> int:
+    n = _clicks[(id(page), what)] = _clicks.get((id(page), what), 0) + 1
+    return n
+
+
+async def _toggled(page, loc, what: str, force: bool = False) -> None:
+    if (id(page), what) not in _clicks:  # its state at the start (the warm-up round pays for the read)
+        _clicks[(id(page), what)] = 1 if await loc.is_checked() else 0
+    on = _count(page, what) % 2 == 1
+    await loc.click(force=force)
+    await (_expect()(loc).to_be_checked() if on else _expect()(loc).not_to_be_checked())
+
+
+async def _pw_toggle(page, i, base):
+    await _toggled(page, page.locator("input[name=gift_wrap]"), "gift")
+
+
+COUNTRIES = [("France", "FR"), ("Spain", "ES"), ("United States", "US"), ("Germany", "DE")]
+
+
+async def _pw_select(page, i, base):
+    loc = page.locator("#country")
+    await loc.select_option(label=COUNTRIES[i % 4][0])
+    await _expect()(loc).to_have_value(COUNTRIES[i % 4][1])
+
+
+async def _pw_add(page, i, base):
+    n = _count(page, "cart")
+    await page.locator(".add-to-cart").first.click()
+    await _expect()(page.locator("#cart-count")).to_have_text(str(n))
+
+
+async def _pw_navigate(page, i, base):
+    await page.goto(base + ("thanks.html" if i % 2 == 0 else "index.html"))
+    await _expect()(page.locator("h1" if i % 2 == 0 else "#signup-title")).to_be_visible()
+
+
+DEMO = [
+    Step("type", lambda i: {"action": "type", "target": {"role": "textbox", "name": "Full name"}, "text": f"Ada {i}",
+                            "expect": {"type": "value_changes"}}, _pw_type),
+    Step("toggle", lambda i: {"action": "click", "target": {"role": "checkbox", "name": "Gift wrap"},
+                              "expect": {"type": "state_changes"}}, _pw_toggle),
+    Step("select", lambda i: {"action": "select", "target": {"role": "combobox", "name": "Country"},
+                              "option": COUNTRIES[i % 4][0], "expect": {"type": "value_changes"}}, _pw_select),
+    Step("click", lambda i: {"action": "click", "target": {"role": "button", "name": "Add to cart", "nth": 0},
+                             "expect": {"type": "any_change"}}, _pw_add),
+]
+NAVIGATE = Step("navigate", lambda i: {"action": "navigate", "url": "thanks.html" if i % 2 == 0 else "index.html",
+                                       "expect": {"type": "navigation"}}, _pw_navigate)
+
+
+async def _pw_todo_type(page, i, base):
+    loc = page.locator(".new-todo")
+    await loc.fill(f"Task {i}")
+    await loc.press("Enter")
+    await _expect()(page.locator(".todo-list li").last).to_contain_text(f"Task {i}")
+
+
+async def _pw_todo_toggle(page, i, base):
+    await _toggled(page, page.locator(".todo-list li .toggle").first, "todo")
+
+
+TODO = [
+    Step("type", lambda i: {"action": "type", "target": {"role": "textbox", "name": "What needs to be done?"},
+                            "text": f"Task {i}", "submit": True,
+                            "expect": {"type": "element_appears", "text": f"Task {i}"}}, _pw_todo_type),
+    Step("toggle", lambda i: {"action": "click", "target": {"role": "checkbox", "name": "Task 1", "exact": True},
+                              "expect": {"type": "state_changes"}}, _pw_todo_toggle),
+]
+
+
+async def _pw_switch(page, i, base):
+    # a styled switch: its input is drawn over by the library's picture of a switch
+    await _toggled(page, page.locator("#wifi"), "wifi", force=True)
+
+
+SWITCHES = [
+    Step("toggle", lambda i: {"action": "click", "target": {"role": "checkbox", "name": "Wi-Fi"},
+                              "expect": {"type": "state_changes"}}, _pw_switch),
+]
+
+
+def _rss_mb() -> float:
+    for ln in Path("/proc/self/status").read_text().splitlines():
+        if ln.startswith("VmRSS:"):
+            return float(ln.split()[1]) / 1024
+    return 0.0
+
+
+def _p50(xs: list[float]) -> float:
+    return round(statistics.median(xs), 1) if xs else 0.0
+
+
+async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, recorder=None) -> list:
+    """Run the steps `rounds` times as one auto-approved scripted run; the StepRecords, in order."""
+    from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
+
+    script = [s.script(start + r) for r in range(rounds) for s in steps]
+    for st in script:  # addresses relative to the page's
+        if "url" in st:
+            st["url"] = urllib.parse.urljoin(url, st["url"])
+    if tab.url.split("#")[0] != url:
+        await tab.goto(url)
+    loop = AgentLoop(tab, ScriptedPlanner(script), gate=AutoApprove(), policy="auto")
+    if recorder is not None:
+        recorder.start(loop, "bench step", url, planner="script", policy="auto")
+    result = await loop.run("bench step")
+    if recorder is not None:
+        recorder.finish(result)
+    recs = [s for s in result.steps if s.action is None or s.action.name != "finish"]
+    bad = [s for s in recs if s.status != "completed"]
+    if bad:
+        raise RuntimeError(f"bench step failed on {url}: "
+                           f"{bad[0].result.message if bad[0].result else bad[0].note}")
+    return recs[: len(script)]
+
+
+async def _playwright(page, base: str, steps: list[Step], rounds: int, start: int = 0) -> list[tuple[str, float]]:
+    out = []
+    for r in range(rounds):
+        for s in steps:
+            t = time.perf_counter()
+            await s.playwright(page, start + r, base)
+            out.append((s.kind, (time.perf_counter() - t) * 1000))
+    return out
+
+
+def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]]) -> dict:
+    kinds: dict[str, dict] = {}
+    for i, rec in enumerate(recs):
+        k = steps[i % len(steps)].kind
+        d = kinds.setdefault(k, {"total": [], **{p: [] for p in PHASES}, "dispatch": [], "pw": []})
+        tm = rec.timings_ms
+        d["total"].append(tm.get("total", 0.0))
+        for p in PHASES:
+            d[p].append(tm.get(p, 0.0))
+        rt = rec.result.timings_ms if rec.result else {}
+        d["dispatch"].append(rt.get("locate", 0.0))
+    for k, ms in pw:
+        kinds.setdefault(k, {"total": [], **{p: [] for p in PHASES}, "dispatch": [], "pw": []})["pw"].append(ms)
+    out = {}
+    for k, d in kinds.items():
+        d["other"] = [t - sum(d[p][j] for p in PHASES) for j, t in enumerate(d["total"])]
+        row = {p: _p50(d[p]) for p in ("total", *PHASES, "dispatch", "other")}
+        row["playwright_ms"] = _p50(d["pw"])
+        row["ratio"] = round(row["total"] / max(row["playwright_ms"], 1e-6), 2)
+        row["n"] = len(d["total"])
+        out[k] = row
+    return out
+
+
+async def bench_step(rounds: int = 5, long_steps: int = 0) -> dict:
+    from engine import launch
+
+    pages: list[dict[str, Any]] = []
+    with serve_directory(ASSETS / "demo") as demo, serve_directory(CORPUS_DIR) as corpus:
+        suites = [("demo shop", demo + "index.html", demo, DEMO),
+                  ("demo shop", demo + "index.html", demo, [NAVIGATE]),
+                  ("todomvc-react", corpus + "todomvc-react.html", corpus, TODO),
+                  ("pretty-checkbox switches", corpus + "switches.html", corpus, SWITCHES)]
+        async with launch() as browser:
+            for name, url, base, steps in suites:
+                tab = await browser.new_tab(url)
+                await tab.page.wait_for_timeout(300)
+                if name == "demo shop":  # the cookie banner first (it covers the page), once
+                    await _vigil(tab, url, [Step("click", lambda i: {"action": "click", "target": {
+                        "role": "button", "name": "Accept"}}, _pw_add)], 1)
+                await _vigil(tab, url, steps, 1, start=1)  # warm-up (a different option, the other page)
+                recs = await _vigil(tab, url, steps, rounds)
+                await tab.close()
+                pw_tab = await browser.new_tab(url)
+                page = pw_tab.page
+                if name == "demo shop":
+                    await page.locator("#cookie-accept").click()
+                await _playwright(page, base, steps, 1, start=1)
+                pw = await _playwright(page, base, steps, rounds)
+                await pw_tab.close()
+                if pages and pages[-1]["page"] == name:
+                    pages[-1]["kinds"].update(_per_kind(steps, recs, pw))
+                else:
+                    pages.append({"page": name, "kinds": _per_kind(steps, recs, pw)})
+            long_run = await _long_run(browser, demo, long_steps) if long_steps else None
+    return {"rounds": rounds, "pages": pages, "long_run": long_run}
+
+
+async def _long_run(browser, demo: str, n: int) -> dict:
+    """`n` recorded steps on the demo shop: memory after warm-up and at the end, store bytes per step."""
+    from engine.bench.store import _recorder_class
+    from engine.store import Store
+
+    url = demo + "index.html"
+    per = len(DEMO)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp, "bench.db")
+        with Store.open(db) as store:
+            tab = await browser.new_tab(url)
+            await _vigil(tab, url, [Step("click", lambda i: {"action": "click", "target": {
+                "role": "button", "name": "Accept"}}, _pw_add)], 1)
+            size = lambda: sum(p.stat().st_size for p in db.parent.glob("bench.db*"))  # noqa: E731
+            rss_start = _rss_mb()
+            size0 = size()
+            warm = min(50, n)
+            done = 0
+            marks: list[tuple[int, float, int]] = []
+            t0 = time.perf_counter()
+            chunk = 100
+            while done < n:
+                k = min(chunk, n - done)
+                rounds = max(1, k // per)
+                rec = _recorder_class()(store)
+                await _vigil(tab, url, DEMO, rounds, start=done, recorder=rec)
+                done += rounds * per
+                marks.append((done, _rss_mb(), size()))
+            took = time.perf_counter() - t0
+            await tab.close()
+    after_warm = next((m for m in marks if m[0] >= warm), marks[0])
+    end = marks[-1]
+    grow = (end[2] - size0) / max(1, end[0])
+    rss_grow = (end[1] - after_warm[1]) * 1024 / max(1, end[0] - after_warm[0])
+    return {"steps": end[0], "seconds": round(took, 1), "ms_per_step": round(took * 1000 / max(1, end[0]), 1),
+            "rss_start_mb": round(rss_start, 1), "rss_after_warmup_mb": round(after_warm[1], 1),
+            "rss_end_mb": round(end[1], 1), "store_bytes_per_step": int(grow),
+            "rss_by_step": [(m[0], round(m[1], 1)) for m in marks],
+            "rss_growth_after_warmup_kb_per_step": round(rss_grow, 2)}
+
+
+def format_report(rep: dict) -> str:
+    lines = [f"vigil bench step — medians of {rep['rounds']} rounds per step kind; Vigil: an auto-approved step of the "
+             "loop (screenshots included); Playwright: locator action + expect, same run", ""]
+    hdr = (f"{'page':<26}{'step':<9}{'vigil ms':>9}{'pw ms':>7}{'ratio':>6}  {'observe':>7}{'propose':>8}"
+           f"{'approve':>8}{'locate':>7}{'act':>6}{'settle':>7}{'verify':>7}{'shots':>6}{'other':>6}")
+    lines.append(hdr)
+    for pg in rep["pages"]:
+        for k, r in pg["kinds"].items():
+            lines.append(f"{pg['page']:<26}{k:<9}{r['total']:>9.0f}{r['playwright_ms']:>7.0f}{r['ratio']:>6.1f}  "
+                         f"{r['observe']:>7.0f}{r['model']:>8.0f}{r['approval']:>8.0f}{r['dispatch']:>7.0f}"
+                         f"{r['act']:>6.0f}{r['settle']:>7.0f}{r['verify']:>7.0f}{r['screenshots']:>6.0f}"
+                         f"{r['other']:>6.0f}")
+    lr = rep.get("long_run")
+    if lr:
+        lines += ["", f"Long run: {lr['steps']} recorded steps on the demo shop in {lr['seconds']} s "
+                  f"({lr['ms_per_step']} ms a step); Vigil process RSS {lr['rss_start_mb']} MB at start, "
+                  f"{lr['rss_after_warmup_mb']} MB after warm-up, {lr['rss_end_mb']} MB at the end "
+                  f"({lr['rss_growth_after_warmup_kb_per_step']} KB a step after warm-up); "
+                  f"store +{lr['store_bytes_per_step'] / 1024:.1f} KB per step (the step record, its before/after "
+                  "snapshots and pictures)"]
+    lines += ["", "observe: snapshot before the step; propose: the planner; approve: the gate; locate: finding the "
+              "element before input is dispatched (inside act);", "act: the action incl. dispatch; settle: the wait "
+              "after it; verify: checking the expected outcome; shots: screenshots of the step; other: the rest of "
+              "the step (events, recording, the loop's own work)."]
+    return "\n".join(lines)
+
+
+def add_bench_parser(bsub) -> None:
+    bs = bsub.add_parser("step", help="per-step time of supervised steps, phase by phase, vs plain Playwright")
+    bs.add_argument("--rounds", type=int, default=5, help="rounds of each page's steps (default 5)")
+    bs.add_argument("--steps", type=int, default=0, help="also a long recorded run of N steps (memory, store growth)")
+    bs.add_argument("--json", action="store_true")
+
+
+def bench_command(args) -> int:
+    rep = asyncio.run(bench_step(args.rounds, args.steps))
+    print(json.dumps(rep, indent=2) if args.json else format_report(rep))
+    return 0
