@@ -224,3 +224,19 @@ def test_closing_a_tab_lets_its_beforeunload_ask(harness, server, policy, stays)
                     await t.close()
 
     harness.page(server.url("loop_done.html"), go)
+
+
+def test_the_offline_planner_answers_in_advance_when_the_task_says_confirm(harness, server):
+    from engine.planners.heuristic import HeuristicPlanner
+
+    async def go(tab):
+        tab.stability = FAST
+        gate = AutoApprove()
+        loop = AgentLoop(tab, HeuristicPlanner(), gate=gate, policy="auto-safe", screenshots=False)
+        res = await loop.run("click Mark all read and confirm")
+        assert res.status == "success", res.reason
+        assert [s.action.to_string() for s in res.steps][:1] == ["dialog(true)"]
+        assert any("answers the page's dialog OK" in r for r in gate.requests[0].sensitive_reasons)
+        assert await _out(tab) == "marked" and res.steps[1].incidents.dialogs[0].answer.by == "planner"
+
+    harness.page(server.url("dialogs_page.html"), go)

@@ -161,6 +161,11 @@ class HeuristicPlanner:
                                  f"Switch to tab {it.value}.")
         if k == "close_tab":
             return self._propose("main", None, Action(name="close_tab"), "Close this tab.")
+        if k == "dialog":
+            accept = it.value == "accept"
+            return self._propose("main", None, Action(name="dialog", accept=accept, text=it.value_from or None),
+                                 f"Answer the page's next dialog {'OK' if accept else 'Cancel'}"
+                                 + (f' with "{it.value_from}"' if it.value_from else "") + ".")
         if k == "scroll":
             return self._scroll(it, snap)
         if k == "expand":

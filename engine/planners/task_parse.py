@@ -47,8 +47,10 @@ _VERBS = {
     "scroll": "scroll", "focus": "focus", "go": "navigate", "navigate": "navigate", "visit": "navigate",
     "browse": "navigate", "search": "search", "find": "find", "locate": "find", "look": "find",
     "submit": "submit", "use": "use", "set": "set", "copy": "type",
-    "read": "read",
+    "read": "read", "confirm": "confirm", "answer": "answer",
 }
+_DIALOG_WORDS = re.compile(r"^(?:(?:it|that|this|the|page'?s?|browser'?s?)\s+)*"
+                           r"(?:dialog|prompt|popup|alert|confirmation|warning|question|box)?\s*$", re.I)
 _NEW_TAB = re.compile(r"\s+in\s+(?:a\s+)?new\s+(?:tab|window)\b", re.I)
 _SPLIT_VERB = re.compile(r"\s+(?=(?:then\s+)?(?:click|press|hit|tap|push)\b)", re.I)
 _URL = re.compile(r"^(https?://|file://|www\.)\S+$|^[\w-]+(\.[\w-]+)+(/\S*)?$", re.I)
@@ -98,6 +100,8 @@ class Intent:
             "focus": f"Focus {t}", "navigate": f"Go to {self.value}", "search": f"Search for {v}",
             "press": f"Press {self.value}", "slider": f"Set {t} to {v}",
             "read": f"Read {self.value_from}", "switch_tab": f"Switch to tab {self.value}",
+            "dialog": ("Answer the page's dialog " + ("OK" if self.value == "accept" else "Cancel")
+                       + (f' with "{self.value_from}"' if self.value_from else "")),
             "close_tab": "Close this tab",
         }.get(self.kind, self.text) + (" in a new tab" if self.new_tab else "")
 
@@ -165,6 +169,9 @@ def parse_task(text: str) -> list[Intent]:
             if context and not it.target.anchor:
                 it.target.anchor = context
             intents.append(it)
+    for i in range(1, len(intents)):
+        if intents[i].kind == "dialog" and intents[i - 1].kind != "dialog":
+            intents[i - 1], intents[i] = intents[i], intents[i - 1]  # armed before the step that raises it
     if not intents:
         raise TaskParseError(f"Could not find an instruction in {text!r}. Start with a verb such as click, type, "
                              "select, check, scroll or open, e.g. \"click Create account\".")
@@ -255,6 +262,16 @@ def _read(verb: str, rest: str, quotes: list[str], clause: str) -> list[Intent]:
         return []
     if verb == "find":
         return []  # "find X" alone: the following click grounds (and explores) for it
+    if verb == "confirm" and _DIALOG_WORDS.match(_unprotect(r, quotes).strip()):
+        return [Intent("dialog", value="accept")]  # "click Delete all and confirm": OK to the page's dialog
+    if verb == "confirm":  # "confirm the order": the control that confirms it
+        return [Intent("click", target_spec("confirm " + r, quotes))]
+    if verb == "click" and re.fullmatch(r"(?:cancel|dismiss)\s+(?:the\s+)?(?:dialog|prompt|confirmation)",
+                                        clause.strip(), re.I):
+        return [Intent("dialog", value="dismiss")]
+    if verb == "answer":  # "answer the prompt with Ada"
+        m = re.match(r"(?:the\s+)?(?:prompt|dialog|question)\s+with\s+(.+)$", r, re.I)
+        return [Intent("dialog", value="accept", value_from=_q(m.group(1), quotes)[0])] if m else []
     if verb == "read":  # "read its total": the value shown for "total" becomes the answer
         name = " ".join(w for w in _unprotect(r, quotes).split() if w.lower() not in FILLER)
         return [Intent("read", TargetSpec(name=name), value_from=name)] if name else []
