@@ -45,6 +45,8 @@ class Locators:
         self.snap = snap
         self.scopes = SnapshotScopes(snap)
         self._memo: dict[str, Locator | None] = {}
+        self._anchors: dict[str, tuple[Step, ...] | None] = {}   # per ancestor: its own unique locator
+        self._pools: dict[str, list[VirtualNode]] = {}           # per ancestor: its descendants in its frame
 
     def for_node(self, node: VirtualNode | str) -> Locator | None:
         """The locator of a node, or None when Playwright cannot reach it (a frame with no
@@ -88,9 +90,11 @@ class Locators:
         scope_node: VirtualNode | None = None
         p, depth = n.parent, 0
         while p is not None and p.frame_id == n.frame_id and depth < MAX_ANCESTORS:
-            anchor = self._anchor(p, fs)
+            if p.node_id not in self._anchors:
+                self._anchors[p.node_id] = self._anchor(p, fs)
+            anchor = self._anchors[p.node_id]
             if anchor is not None:
-                pool = list(descendants(p, n.frame_id))
+                pool = self._pool(p)
                 if len(pool) > MAX_SCOPE_NODES:
                     break
                 for step in own_steps(n, fs):
@@ -100,7 +104,7 @@ class Locators:
                     scope_steps, scope_node = anchor, p
             p, depth = p.parent, depth + 1
         # nth: the shortest form, counted inside the nearest unique scope (or the frame)
-        pool = list(descendants(scope_node, n.frame_id)) if scope_node is not None else fs.nodes
+        pool = self._pool(scope_node) if scope_node is not None else fs.nodes
         base = _nth_form(n, fs, pool)
         pred = predicate(base, fs.labels)
         # get_by_role skips hidden elements, so its index counts rendered ones
@@ -108,6 +112,12 @@ class Locators:
         if n not in hits:
             return None
         return Locator((*prefix, *(scope_steps or ()), base, Step("nth", str(hits.index(n)))))
+
+    def _pool(self, p: VirtualNode) -> list[VirtualNode]:
+        got = self._pools.get(p.node_id)
+        if got is None:
+            got = self._pools[p.node_id] = list(descendants(p, p.frame_id))
+        return got
 
     def _frame_chain(self, frame_id: str) -> tuple[Step, ...] | None:
         chain: list[Step] = []

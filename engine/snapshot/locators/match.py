@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
 
 Pred = Callable[[VirtualNode], bool]
+_INDEXED = frozenset({"testid", "role", "label", "placeholder", "text"})
 def norm_text(s: str | None) -> str:
     return " ".join((s or "").split())
 
@@ -186,9 +187,14 @@ def resolve(loc: Locator, snap: DomSnapshot, scopes: SnapshotScopes | None = Non
 
 def _find(step: Step, sc: SnapshotScopes, frame: str, roots: list[VirtualNode] | None) -> list[VirtualNode]:
     fs = sc.scope(frame)
-    if roots is None or (len(roots) == 1 and roots[0].node_id in sc.child_frame):
+    whole = roots is None or (len(roots) == 1 and roots[0].node_id in sc.child_frame)
+    if whole and step.kind in _INDEXED:  # the frame's index answers at once (same rule as the predicate)
+        key: object = (step.value, step.name) if step.kind == "role" else step.value
+        return pw_order(list(fs.index(step.kind).get(key, [])), None)
+    if whole:
         pool: Iterable[VirtualNode] = fs.nodes
     else:
+        assert roots is not None
         pool = list({id(n): n for r in roots for n in descendants(r, frame)}.values())
     pred = predicate(step, fs.labels)
     scope = roots[0] if roots and len(roots) == 1 else None
