@@ -192,7 +192,7 @@ class Tab:
 
     async def screenshot(self, *, max_width: int = 1024, quality: int = 70, full: bool = False) -> Screenshot:
         """The viewport as a JPEG payload with its perceptual hash (secrets painted over)."""
-        return await capture_screenshot(self.target, max_width=max_width, quality=quality, full=full)
+        return await self._unblocked(capture_screenshot(self.target, max_width=max_width, quality=quality, full=full))
 
     def remember_secret(self, value: str) -> None:
         """A secret typed into this browser: painted over in every picture from now on."""
@@ -201,11 +201,11 @@ class Tab:
     async def wait_stable(self, config: StabilityConfig | None = None, *,
                           since: float | None = None) -> StabilityResult:
         """Wait until no DOM mutation for 300 ms and no network for 500 ms (capped at 3 s)."""
-        return await self.actions.wait_stable(config, since=since)
+        return await self._unblocked(self.actions.wait_stable(config, since=since))
 
     async def recent_events(self, max_age_ms: int = 10_000) -> list[PageEvent]:
         """The mutation stream: meaningful page changes (toasts, errors, …) from every frame."""
-        return await self.actions.recent_events(max_age_ms)
+        return await self._unblocked(self.actions.recent_events(max_age_ms))
 
     # -- actions (see engine.actions.page_actions) --------------------------------------------------
     async def click(self, node_id: str, *, force: bool = False, expect: OutcomeLike = None) -> ActionResult:

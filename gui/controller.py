@@ -321,7 +321,9 @@ class Supervisor(QObject):
             decision = await fut
         finally:
             self._dialog_answer = None
-        if decision.kind in ("approve", "edit", "take_over"):
+        accept = decision.kind in ("approve", "edit", "take_over")
+        self.notice.emit(f"The page asked {d.call()}: you answered {'OK' if accept else 'Cancel'}.")
+        if accept:
             return DialogAnswer(accept=True, text=decision.text if d.kind == "prompt" else None, by="person")
         return DialogAnswer(accept=False, by="person")
 
