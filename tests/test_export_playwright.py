@@ -23,6 +23,7 @@ from engine.store.recorder import SessionRecorder
 SECRET = "hunter2-Zq9!"
 SHOP = """<!doctype html><html><head><meta charset="utf-8"><title>Tiny shop</title></head><body>
 <h1>Tiny shop</h1>
+<div id="notice">Free shipping today <button onclick="this.parentNode.remove()">Dismiss</button></div>
 <label for="name">Name</label> <input id="name">
 <label for="size">Size</label> <select id="size"><option>Small</option><option>Large</option></select>
 <label><input type="checkbox" id="gift"> Gift wrap</label>
@@ -36,6 +37,7 @@ SHOP = """<!doctype html><html><head><meta charset="utf-8"><title>Tiny shop</tit
 DONE = """<!doctype html><html><head><meta charset="utf-8"><title>Done</title></head><body>
 <h1>Thank you for your order</h1></body></html>"""
 STEPS = [
+    {"action": "click", "target": {"role": "button", "name": "Dismiss"}},
     {"action": "type", "target": {"role": "textbox", "name": "Name"}, "text": "Ada Lovelace"},
     {"action": "select", "target": {"role": "combobox", "name": "Size"}, "option": "Large"},
     {"action": "check", "target": {"role": "checkbox", "name": "Gift wrap"}},
@@ -105,6 +107,7 @@ def test_the_exported_file_says_what_it_does(exported, site):
     assert 'pytest.fail(f"Set the environment variable {var}: this test types a secret' in text
     assert "# Recorded by Vigil" in text and "Task: Order a large shirt" in text and base in text
     for line in ('page.goto(BASE_URL + "/index.html")',
+                 'expect(page.get_by_text("Dismiss", exact=True)).to_be_hidden()',  # the notice is gone
                  'page.get_by_role("textbox", name="Name", exact=True).fill("Ada Lovelace")',
                  'expect(page.get_by_role("textbox", name="Name", exact=True)).to_have_value("Ada Lovelace")',
                  'page.get_by_role("combobox", name="Size", exact=True).select_option("Large")',

@@ -189,7 +189,23 @@ class _Writer:
         if not out and kind in ("any_change", "element_appears", "state_changes", "value_changes", "submitted"):
             for t in self.new_texts(rec):
                 out.append(f"expect(page.get_by_text({_py(t)}).first).to_be_visible()")
+        if not out and kind in ("any_change", "element_disappears"):
+            for t in self.gone_texts(rec):
+                out.append(f"expect(page.get_by_text({_py(t)}, exact=True)).to_be_hidden()")
         return out
+
+    def gone_texts(self, rec: StepRecord) -> list[str]:
+        """A short text that was visible before the step and is nowhere visible after it (a closed
+        banner or dialog)."""
+        before, after = self.snapshots(rec.index, "snapshot_before"), self.snapshots(rec.index, "snapshot_after")
+        if before is None or after is None:
+            return []
+        still = {node_text(n) for n in after.nodes() if n.visible}
+        for n in before.nodes():
+            t = node_text(n)
+            if t and n.visible and len(t) <= MAX_TEXT and whole_text(n, t) and MASK not in t and t not in still:
+                return [t]
+        return []
 
     def new_texts(self, rec: StepRecord) -> list[str]:
         """Short texts visible after the step that were nowhere on the page before it."""
