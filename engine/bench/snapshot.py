@@ -215,14 +215,21 @@ async def _big_page(browser, base: str, n: int) -> dict:
         inc_snap.serialize("semantic")
         inc_ms = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        pw_text = await tab.page.aria_snapshot(mode="ai", boxes=True)
-        pw_ms = (time.perf_counter() - t) * 1000
+        try:
+            pw_text = await tab.page.aria_snapshot(mode="ai", boxes=True, timeout=180_000)
+            pw_ms: float | None = (time.perf_counter() - t) * 1000
+        except Exception as exc:  # noqa: BLE001 - Playwright's own failure on a big page is a result here
+            pw_text, pw_ms = "", None
+            pw_error = str(exc).splitlines()[0][:200]
+        else:
+            pw_error = ""
         renderers = _renderer_peaks_mb()
         assert snap is not None
         return {"elements": elements, "nodes": len(snap.nodes()), "truncated": snap.stats.truncated,
                 "full_ms": round(min(times), 1), "incremental_ms": round(inc_ms, 1),
                 "incremental_mode": inc_snap.walk.mode,
-                "playwright_aria_ms": round(pw_ms, 1), "semantic_tokens": sem.tokens,
+                "playwright_aria_ms": round(pw_ms, 1) if pw_ms is not None else None,
+                "playwright_error": pw_error, "semantic_tokens": sem.tokens,
                 "playwright_aria_tokens": estimate_tokens(pw_text),
                 "vigil_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "tab_renderer_peak_rss_mb": round(renderers[0], 1) if renderers else None}
@@ -263,7 +270,9 @@ def format_report(rep: dict) -> str:
         cut = " (TRUNCATED)" if b["truncated"] else ""
         lines += ["", f"Big page: {b['elements']} elements, {b['nodes']} nodes{cut}: "
                   f"full walk {b['full_ms']:.0f} ms, after a one-node change {b['incremental_ms']:.0f} ms "
-                  f"({b['incremental_mode']}), Playwright aria {b['playwright_aria_ms']:.0f} ms; semantic payload "
+                  f"({b['incremental_mode']}), Playwright aria "
+                  f"{b['playwright_aria_ms'] if b['playwright_aria_ms'] is not None else b['playwright_error']} ms; "
+                  "semantic payload "
                   f"~{b['semantic_tokens']} tokens (aria ~{b['playwright_aria_tokens']}); peak RSS: Vigil process "
                   f"{b['vigil_peak_rss_mb']} MB, tab renderer {b['tab_renderer_peak_rss_mb']} MB"]
     return "\n".join(lines)

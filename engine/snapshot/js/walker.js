@@ -955,8 +955,9 @@ function vigilWalk(KEY, opts) {
     m.cp = { raw: c.raw, cuts: c.cuts, k: k, nfc: c.nfc };
   }
   // The whole-tree passes work on copies: the rows above stay as the walk made them, for reuse.
+  // (copied on first write: W(i))
   const RAW = rows.slice();
-  for (let i = 0; i < nRows; i++) rows[i] = rows[i].slice();
+  const W = (i) => { let r = rows[i]; if (r === RAW[i]) r = rows[i] = r.slice(); return r; };
 
   // A container whose only sign of interactivity is a click listener and which holds other
   // controls is delegating its children's clicks (a framework root, a list's handler): it is not
@@ -969,7 +970,7 @@ function vigilWalk(KEY, opts) {
     }
     for (const [ri, role0, tier0] of lstOnly) {
       if (!below[ri]) continue;
-      const r = rows[ri];
+      const r = W(ri);
       r[7] &= ~8; r[3] = role0 || ''; r[8] = tier0; r[4] = '';
     }
   }
@@ -1017,17 +1018,18 @@ function vigilWalk(KEY, opts) {
       if (words) plain = true;
       cp.flat = out; cp.plain = plain; cp.block = block; cp.prose = prose;
       if (inl[ri]) continue;
-      const r = rows[ri];
+      let r = rows[ri];
       // A name from content leaves out what is not rendered (a heading's hidden permalink "¶").
       if (cp.nfc && !block && parts < cuts.length) {
         const nm = squash(out);
-        if (nm && nm !== r[4] && r[4].indexOf(nm) >= 0) r[4] = wf(cut(nm, 250));
+        if (nm && nm !== r[4] && r[4].indexOf(nm) >= 0) (r = W(ri))[4] = wf(cut(nm, 250));
       }
       if (!parts || !plain || !(words || prose)) continue;
       if (!BLOCK_ROLES.has(r[3])) continue;             // a dialog, a form, a list: containers, not text
       const pre = r[2] === 'pre';
       const full = pre ? preText(out) : squash(out);
       if (!full) continue;
+      r = W(ri);
       r[5] = wf(limitText(full, TB_MAX));
       r[7] |= 512;
       if (cp.nfc && !block) r[4] = wf(cut(pre ? squash(full) : full, 250));
@@ -1037,7 +1039,7 @@ function vigilWalk(KEY, opts) {
       while (todo.length) {
         const c = todo.pop();
         if (c === undefined || !inl[c] || !foldable(rows[c])) continue;
-        rows[c][7] |= 1024;
+        W(c)[7] |= 1024;
         const cc = comp.get(c);
         if (cc) for (const g of cc.kids) todo.push(g);
       }
@@ -1045,7 +1047,7 @@ function vigilWalk(KEY, opts) {
   }
 
   // Label hunting for controls that are still unnamed.
-  for (const [ri, el] of pendingNames) rows[ri][4] = wf(cut(huntLabel(el), 250));
+  for (const [ri, el] of pendingNames) W(ri)[4] = wf(cut(huntLabel(el), 250));
 
   // Stable IDs for elements seen for the first time: a framework may have destroyed and
   // re-created an element we knew; give it its old ID back when tag, role, name and the
@@ -1083,7 +1085,7 @@ function vigilWalk(KEY, opts) {
       S.ids.set(el, nid);
       S.byId.set(nid, new WeakRef(el));
       row[1] = nid;
-      RAW[ri][1] = nid;
+      RAW[ri][1] = nid;   // a row walked now: not shared with the previous walk
     }
   }
   const tIds = performance.now();
@@ -1128,7 +1130,7 @@ function vigilWalk(KEY, opts) {
       if (!blocker) blocker = top;
     }
     if (n > 0 && ok / n < 0.5) {
-      rows[ri][7] |= 2;
+      W(ri)[7] |= 2;
       if (blocker) {
         // Name the covering element by its highest ancestor that does not contain the target.
         let b = blocker;
