@@ -23,8 +23,18 @@ import contextlib
 import logging
 from typing import Any
 
-from engine.errors import VigilError
-from engine.models import Action, ApprovalRequest, Decision, DialogRaised, ProposedStep, TabsChanged
+from engine.errors import ErrorCode, VigilError
+from engine.models import (
+    Action,
+    ActionResult,
+    ApprovalRequest,
+    Decision,
+    DialogRaised,
+    PageEvent,
+    ProposedStep,
+    TabsChanged,
+)
+from engine.models.actions import EventCategory
 from engine.models.browsing import DialogAnswer, DialogInfo, PageIncidents, TabInfo
 
 log = logging.getLogger("vigil.loop")
@@ -220,6 +230,36 @@ class PageWatch:
             out.append(f"{t['downloads']} file(s) downloaded")
         return out
 
+    # -- the tab actions -------------------------------------------------------------------------------
+    async def tab_action(self, action: Action) -> ActionResult:
+        """switch_tab / close_tab / new_tab: on the browser the page belongs to."""
+        s = action.to_string()
+        b = self.browser
+        if b is None:
+            return ActionResult(success=False, action=s, error_code=ErrorCode.BAD_ARGUMENT,
+                                message=f"{action.name} needs a browser with tabs; this page has none.")
+        if action.name == "new_tab":
+            tab = await b.new_tab(action.url) if action.url else await b.new_tab()
+            await self.switch(tab)
+            what = f"Opened a new tab ({b.index_of(tab)}) on {tab.url} and switched to it."
+        elif action.name == "switch_tab":
+            tab = b.tab_at(action.tab or 0)
+            await self.switch(tab)
+            await b.refresh_titles()
+            what = f"Switched to tab {action.tab}: {tab.title or '(untitled)'} — {tab.url}."
+        else:
+            index = action.tab if action.tab is not None else b.index_of(self.loop.page)
+            gone = b.tab_at(index)
+            url = gone.url
+            if not await b.close_tab(index, ask_page=True):
+                return ActionResult(success=False, action=s, error_code=ErrorCode.REFUSED,
+                                    message=f"Tab {index} ({url}) asked before closing (beforeunload) and the answer "
+                                            "was to stay: it is still open.")
+            if gone is self.loop.page or self.loop.page not in b.tabs:
+                await self.back_to_opener()
+            what = f"Closed tab {index} ({url}); now in tab {b.index_of(self.loop.page)}: {self.loop.page.url}."
+        return ActionResult(success=True, action=s, message=what)
+
     # -- deciding a dialog -------------------------------------------------------------------------
     async def _decide(self, d: DialogInfo) -> DialogAnswer | None:
         policy = self.loop.policy
@@ -254,3 +294,43 @@ class PageWatch:
             loop.stop()
             return DialogAnswer(accept=False, by="person", reason="the person stopped the run")
         return DialogAnswer(accept=False, by="person", reason=decision.reason or "")
+
+
+def with_incidents(result: ActionResult, inc: PageIncidents, acted_on: object, now: object) -> ActionResult:
+    """The action's result with what happened besides the page: a popup that closed itself under the action
+    is not a dead browser, and new tabs, dialogs and downloads are said in its message."""
+    update: dict[str, Any] = {}
+    message = result.message
+    gone = result.error_code in (ErrorCode.TAB_CRASHED, ErrorCode.BROWSER_CLOSED)
+    if acted_on is not now and getattr(acted_on, "closed", False) and gone:
+        update.update(success=True, error_code=None)
+        message = "The action ran and its tab closed itself (a popup finishing its work)."
+    v = result.verification
+    done = ([f"opened a new tab ({t.title or t.url})" for t in inc.tabs_opened]
+            + [f"downloaded {d.name}" for d in inc.downloads if not d.error]
+            + [f"raised {d.call()}" for d in inc.dialogs[:1]])
+    if v is not None and not v.success and done and (v.expected is None or v.expected.type == "any_change"):
+        # what it did happened besides the page (a new tab, a download, a dialog): that is the change
+        feedback = f"Verified: it {done[0]}."
+        update["verification"] = v.model_copy(update={"success": True, "feedback": feedback,
+                                                      "actual_outcome": feedback})
+        message = message.replace(v.feedback, feedback)
+    lines = inc.lines()
+    if result.error_code == ErrorCode.CDP_TIMEOUT and any(d.kind != "alert" and d.answer for d in inc.dialogs):
+        # the input waited on the dialog while it was decided (past the DevTools timeout): it did run
+        update.update(success=True, error_code=None)
+        message = "The action ran; the page waited while its dialog was answered."
+    if lines:
+        message = (message + " " if message else "") + "Besides the page: " + "; ".join(lines) + "."
+    if message != result.message:
+        update["message"] = message
+    return result.model_copy(update=update) if update else result
+
+
+def incident_events(inc: PageIncidents) -> list[PageEvent]:
+    """The step's dialogs, tabs and downloads as page events (what the chat and the report list)."""
+    out: list[PageEvent] = []
+    for line in inc.lines():
+        category: EventCategory = "warning" if "flood" in line else "text"
+        out.append(PageEvent(category=category, kind="browser", text=line, age_ms=0))
+    return out

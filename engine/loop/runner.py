@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 from engine.errors import BrowserClosedError, ErrorCode, TabCrashedError, UnknownNodeError, VigilError
-from engine.loop.browsing import PageWatch
+from engine.loop.browsing import PageWatch, incident_events, with_incidents
 from engine.loop.driver import PageDriver
 from engine.loop.events import EventBus
 from engine.loop.gates import ApprovalGate
@@ -59,8 +59,6 @@ from engine.models import (
     TargetQuery,
     VerificationDone,
 )
-from engine.models.actions import EventCategory
-from engine.models.browsing import PageIncidents
 from engine.models.loop import Actor, Policy, TaskStatus
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
@@ -515,14 +513,15 @@ class AgentLoop:
         acted_on = self.page
         try:
             if run.name in TAB_ACTIONS:
-                result = await self._tab_action(run)
+                result = await self.watch.tab_action(run)
+                self._prev_snap = None  # another tab: the previous snapshot's IDs are not this page's
             else:
                 result = await self.page.act(run, expect)
         except VigilError as exc:  # the action layer reports page problems in the result; be safe anyway
             result = ActionResult(success=False, action=run.to_string(), node_id=run.node_id, error_code=exc.code,
                                   message=exc.message)
         incidents = await self.watch.end_step()
-        result = _with_incidents(result, incidents, acted_on, self.page)
+        result = with_incidents(result, incidents, acted_on, self.page)
         # where the action's time went: the action itself, the page settling, the verification
         whole, parts = _ms(t_act), result.timings_ms or {}
         for phase in ("settle", "verify"):
@@ -556,46 +555,12 @@ class AgentLoop:
         distance = hash_distance(before, after) if before and after else None
         rec = draft.record(
             "failed" if failed else "completed", note=note, actor=actor, action=mask_action(run, node), result=result,
-            verification=v, events=await self._events(int(timings["act"]) + 1000) + _incident_events(incidents),
+            verification=v, events=await self._events(int(timings["act"]) + 1000) + incident_events(incidents),
             url_before=fresh.url,
             url_after=self._url(), snapshot_nodes=len(fresh), screenshots=(before, after, distance),
             target=target_record(node, fresh) if node is not None else None)
         rec = rec.model_copy(update={"incidents": None if incidents.empty() else incidents})
         return self.journal.record(rec, artifacts), result
-
-    async def _tab_action(self, action: Action) -> ActionResult:
-        """switch_tab / close_tab / new_tab: on the browser the page belongs to."""
-        s = action.to_string()
-        b = self.watch.browser
-        if b is None:
-            return ActionResult(success=False, action=s, error_code=ErrorCode.BAD_ARGUMENT,
-                                message=f"{action.name} needs a browser with tabs; this page has none.")
-        if action.name == "new_tab":
-            tab = await b.new_tab(action.url) if action.url else await b.new_tab()
-            await self.watch.switch(tab)
-            what = f"Opened a new tab ({b.index_of(tab)}) on {tab.url} and switched to it."
-        elif action.name == "switch_tab":
-            tab = b.tab_at(action.tab or 0)
-            await self.watch.switch(tab)
-            await b.refresh_titles()
-            what = f"Switched to tab {action.tab}: {tab.title or '(untitled)'} — {tab.url}."
-        else:
-            index = action.tab if action.tab is not None else b.index_of(self.page)
-            gone = b.tab_at(index)
-            url = gone.url
-            if not await b.close_tab(index, ask_page=True):
-                return ActionResult(success=False, action=s, error_code=ErrorCode.REFUSED,
-                                    message=f"Tab {index} ({url}) asked before closing (beforeunload) and the answer "
-                                            "was to stay: it is still open.")
-            if gone is self.page or self.page not in b.tabs:
-                await self.watch.back_to_opener()
-            what = f"Closed tab {index} ({url}); now in tab {b.index_of(self.page)}: {self.page.url}."
-        self.invalidate_prev()
-        return ActionResult(success=True, action=s, message=what)
-
-    def invalidate_prev(self) -> None:
-        """Another tab: the previous snapshot's IDs are not the new page's (no "new since" marks)."""
-        self._prev_snap = None
 
     def _check_fatal(self, result: ActionResult | None) -> None:
         """End the run when the tab crashed or the browser closed."""
@@ -659,41 +624,3 @@ class AgentLoop:
             return self._prev_snap.url if self._prev_snap is not None else ""
 
 
-
-def _with_incidents(result: ActionResult, inc: PageIncidents, acted_on: object, now: object) -> ActionResult:
-    """The action's result with what happened besides the page: a popup that closed itself under the action
-    is not a dead browser, and new tabs, dialogs and downloads are said in its message."""
-    update: dict[str, Any] = {}
-    message = result.message
-    if acted_on is not now and getattr(acted_on, "closed", False) and result.error_code in FATAL_CODES:
-        update.update(success=True, error_code=None)
-        message = "The action ran and its tab closed itself (a popup finishing its work)."
-    v = result.verification
-    done = ([f"opened a new tab ({t.title or t.url})" for t in inc.tabs_opened]
-            + [f"downloaded {d.name}" for d in inc.downloads if not d.error]
-            + [f"raised {d.call()}" for d in inc.dialogs[:1]])
-    if v is not None and not v.success and done and (v.expected is None or v.expected.type == "any_change"):
-        # what it did happened besides the page (a new tab, a download, a dialog): that is the change
-        feedback = f"Verified: it {done[0]}."
-        update["verification"] = v.model_copy(update={"success": True, "feedback": feedback,
-                                                      "actual_outcome": feedback})
-        message = message.replace(v.feedback, feedback)
-    lines = inc.lines()
-    if result.error_code == ErrorCode.CDP_TIMEOUT and any(d.kind != "alert" and d.answer for d in inc.dialogs):
-        # the input waited on the dialog while it was decided (past the DevTools timeout): it did run
-        update.update(success=True, error_code=None)
-        message = "The action ran; the page waited while its dialog was answered."
-    if lines:
-        message = (message + " " if message else "") + "Besides the page: " + "; ".join(lines) + "."
-    if message != result.message:
-        update["message"] = message
-    return result.model_copy(update=update) if update else result
-
-
-def _incident_events(inc: PageIncidents) -> list[PageEvent]:
-    """The step's dialogs, tabs and downloads as page events (what the chat and the report list)."""
-    out: list[PageEvent] = []
-    for line in inc.lines():
-        category: EventCategory = "warning" if "flood" in line else "text"
-        out.append(PageEvent(category=category, kind="browser", text=line, age_ms=0))
-    return out
