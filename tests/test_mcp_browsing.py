@@ -5,7 +5,6 @@ the supervised loop. A real server (`--approve auto`), real Chromium, the SDK's 
 from __future__ import annotations
 
 import pytest
-
 from test_mcp import McpServerProcess, items_of, ref
 
 

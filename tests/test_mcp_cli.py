@@ -9,9 +9,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from engine.mcp.probe import stdio_probe
-
 from test_mcp import ROOT, items_of, ref
+
+from engine.mcp.probe import stdio_probe
 
 
 def _vigil() -> list[str]:

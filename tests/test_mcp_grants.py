@@ -12,12 +12,12 @@ import sys
 import time
 
 import pytest
+from test_mcp import ROOT, items_of, ref
+from test_mcp_http import HttpServer
 
 from engine.store import Store
 from engine.store.grants import GrantBook, kind_of
 from engine.store.schema import StoreError
-from test_mcp import ROOT, items_of, ref
-from test_mcp_http import HttpServer
 
 
 def _grants(home, *args: str) -> subprocess.CompletedProcess:

@@ -16,9 +16,9 @@ import time
 
 import httpx2
 import pytest
+from test_mcp import ROOT, items_of, ref
 
 from engine.mcp.probe import Reply, http_probe
-from test_mcp import ROOT, items_of, ref
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}

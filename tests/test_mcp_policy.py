@@ -11,10 +11,10 @@ import subprocess
 import sys
 
 import pytest
-
-from engine.mcp.probe import stdio_probe
 from test_mcp import ROOT, SECRET, McpServerProcess, items_of, ref
 from test_mcp_cli import _vigil
+
+from engine.mcp.probe import stdio_probe
 
 
 def _start(*options: str, env_update: dict | None = None, drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess:

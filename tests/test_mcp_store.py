@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_mcp import ROOT, McpServerProcess, items_of, ref
 
 SECRET = "Correct-Horse-42"

@@ -9,10 +9,11 @@ import asyncio
 import threading
 
 from PySide6.QtCore import Qt
+from test_mcp import items_of, ref
 
 from engine.mcp.probe import http_probe
+
 from gui_helpers import aio, open_window, run  # noqa: F401
-from test_mcp import items_of, ref
 
 WAIT_MS = 60_000
 

@@ -21,6 +21,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 
 from engine.errors import VigilError
 from engine.models import POLICIES
@@ -152,7 +153,7 @@ async def _serve(args: argparse.Namespace) -> int:
         sock = bind(args.http)
         port = sock.getsockname()[1]
         http = make_http_server(server, token)
-        stop = http.stop
+        stop: Callable[[], object] = http.stop
         _say(f"serving MCP (streamable HTTP) at http://{HOST}:{port}{PATH}")
         _say("bearer token from VIGIL_MCP_TOKEN" if from_env else f"bearer token: {token}")
         serving = asyncio.ensure_future(http.serve(sock))

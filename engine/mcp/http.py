@@ -16,7 +16,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from engine.errors import VigilError
+from engine.errors import ErrorCode, VigilError
 
 TOKEN_ENV = "VIGIL_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
@@ -34,7 +34,7 @@ def choose_token() -> tuple[str, bool]:
         if len(given) < MIN_TOKEN_CHARS:
             raise VigilError(f"{TOKEN_ENV} is too short ({len(given)} characters): use at least {MIN_TOKEN_CHARS}, "
                              "e.g. the output of `python -c \"import secrets; print(secrets.token_urlsafe(32))\"`, or "
-                             "unset it to get a random token.", code="BAD_ARGUMENT")
+                             "unset it to get a random token.", code=ErrorCode.BAD_ARGUMENT)
         return given, True
     return secrets.token_urlsafe(32), False
 
@@ -70,7 +70,8 @@ class BearerAuth:
 def bind(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1:`port` (0: any free port); a clear error when it is taken."""
     if not 0 <= port <= 65535:
-        raise VigilError(f"--http {port} is not a port: use 1-65535, or 0 for any free port.", code="BAD_ARGUMENT")
+        raise VigilError(f"--http {port} is not a port: use 1-65535, or 0 for any free port.",
+                         code=ErrorCode.BAD_ARGUMENT)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -79,7 +80,7 @@ def bind(port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise VigilError(f"Cannot listen on {HOST}:{port} ({exc.strerror or exc}): pick another port, or 0 for any "
-                         "free one.", code="PORT_UNAVAILABLE") from None
+                         "free one.", code=ErrorCode.PORT_UNAVAILABLE) from None
     sock.setblocking(False)
     return sock
 

@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any, TextIO
 
 from engine.snapshot.serialize.tokens import estimate_tokens
 
@@ -69,7 +69,7 @@ class Probe:
 
 @contextlib.asynccontextmanager
 async def stdio_probe(command: str, args: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
-                      errlog: IO[str] | None = None, client_name: str = CLIENT_NAME,
+                      errlog: TextIO | None = None, client_name: str = CLIENT_NAME,
                       timeout: float | None = None) -> AsyncIterator[Probe]:
     """Spawn `command args…` and talk MCP to it over its stdin/stdout."""
     from mcp import Client

@@ -110,7 +110,7 @@ def _step_lines(out: StepOutcome, asked: Action, sup: McpSupervisor) -> tuple[st
     status = out.status
     if status == "ended" and rec is not None and rec.status in ("completed", "failed") and rec.action is not None:
         status = rec.status  # the step ran, then the run ended (a terminal step, a crash)
-    if status in ("completed", "failed") and result is not None:
+    if status in ("completed", "failed") and rec is not None and result is not None:
         v = rec.verification
         if rec.decision is not None and rec.decision.kind == "edit":
             asked_call = (rec.proposal.action.to_string() if rec.proposal is not None else said(asked, snap))
@@ -151,7 +151,8 @@ def _step_lines(out: StepOutcome, asked: Action, sup: McpSupervisor) -> tuple[st
             page.append(f"result: {result.message}")
         return head + f"; navigated: {'yes' if navigated(rec) else 'no'}", page, False
     if status == "rejected":
-        if NoPersonGate.refused(rec):  # its reasons quote the page (names of elements): they go in the fence
+        # its reasons quote the page (names of elements): they go in the fence
+        if rec is not None and NoPersonGate.refused(rec):
             page.append(f"needs a person because it: {NoPersonGate.reasons(rec)}")
             return (f"{call} — NOT RUN: this step needs a person's approval, and no person is watching this server "
                     f"(--approve {sup.policy}). Ask the user to do it themselves, or to run vigil mcp where they can "

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import urllib.parse
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -34,12 +34,14 @@ from engine.mcp.planner import StepOutcome, ToolCallPlanner
 from engine.mcp.view import ClientView
 from engine.models import Action, ProposedStep
 from engine.secret_values import MIN_SECRET_LEN
+from engine.tab import Tab
 
 if TYPE_CHECKING:
-    from engine.browser.session import Browser, Tab
+    from engine.browser.browser import Browser
     from engine.loop.gates import ApprovalGate
     from engine.loop.runner import AgentLoop
     from engine.models import RunResult
+    from engine.store import Store
     from engine.store.recorder import SessionRecorder
 
 log = logging.getLogger("vigil.mcp")
@@ -122,14 +124,15 @@ class McpSupervisor:
         self._stack: contextlib.AsyncExitStack | None = None
         self._browser: Browser | None = None
         self._tab: Tab | None = None
-        self._store = None
+        self._store: Store | None = None
         self._recorder: SessionRecorder | None = None
         self._planner: ToolCallPlanner | None = None
         self._loop: AgentLoop | None = None
         self._run_task: asyncio.Task | None = None
         self.session_ids: list[str] = []
         self._known_secrets: set[str] = set()  # kept across browsers and runs of this server (memory only)
-        self._grant_store = None  # the store the person's standing grants are read from (engine.store.grants)
+        # the store the person's standing grants are read from (engine.store.grants)
+        self._grant_store: Store | None = None
 
     # -- the client ---------------------------------------------------------------------------------
     def seen_client(self, name: str | None, version: str | None = None, transport: str | None = None) -> None:
@@ -175,13 +178,13 @@ class McpSupervisor:
         if loop is None or task is None or task.done():
             return None
         page = loop.page
-        if page is self._tab or getattr(page, "closed", False) or not _alive(page):  # type: ignore[arg-type]
+        if page is self._tab or not isinstance(page, Tab) or page.closed or not _alive(page):
             return None
-        self._tab = page  # type: ignore[assignment]
+        self._tab = page
         self.console = ConsoleLog()
-        self.console.attach(self._tab.page)
+        self.console.attach(page.page)
         self.view.forget()
-        return self._tab
+        return page
 
     async def _ensure_tab(self) -> Tab:
         followed = self._follow_loop_tab()
@@ -197,23 +200,25 @@ class McpSupervisor:
         for attempt in (1, 2):  # a browser that went away (closed by hand, crashed) is started again once
             if self._browser is None or not _browser_alive(self._browser):
                 await self._launch()
+            assert self._browser is not None  # _launch() starts one or raises
             try:
-                self._tab = await self._browser.new_tab()
+                tab = self._tab = await self._browser.new_tab()
                 break
             except VigilError as exc:
                 await self._close_browser()
                 if attempt == 2:
                     raise ToolFailure(exc.code, f"Could not open a tab: {exc.message}") from None
+        assert tab is not None  # the loop above opened one or raised
         self.console = ConsoleLog()
-        self.console.attach(self._tab.page)
+        self.console.attach(tab.page)
         self.view.forget()
         if self.start_url:
             url, self.start_url = self.start_url, None  # the start page is opened once
             try:
-                await self._tab.goto(url)
+                await tab.goto(url)
             except VigilError as exc:
                 log.warning("the start page %s could not be opened: %s", url, exc.message)
-        return self._tab
+        return tab
 
     async def _host_tab(self, host: TabHost) -> Tab:
         tab = await host.mcp_tab()
@@ -236,15 +241,16 @@ class McpSupervisor:
 
         self._stack = contextlib.AsyncExitStack()
         try:
-            self._browser = await self._stack.enter_async_context(
+            browser = await self._stack.enter_async_context(
                 launch(headless=self.headless, executable=self.executable, viewport=self.viewport))
+            self._browser = browser
         except VigilError as exc:
             await self._close_browser()
             raise ToolFailure(exc.code, f"The browser could not start: {exc.message}") from None
-        self._browser.secrets.update(self._known_secrets)  # its pictures mask what was typed before, too
+        browser.secrets.update(self._known_secrets)  # its pictures mask what was typed before, too
 
     # -- steps ------------------------------------------------------------------------------------------
-    async def run_steps(self, proposals: list[ProposedStep], *, refs: list[str] = ()) -> list[StepOutcome]:
+    async def run_steps(self, proposals: list[ProposedStep], *, refs: Sequence[str] = ()) -> list[StepOutcome]:
         """Run the steps one after the other through the loop (each decided, run, verified and
         recorded); stops after the first that did not complete. `refs` are checked against the page
         first: an unknown one fails the call before anything runs."""
@@ -270,7 +276,7 @@ class McpSupervisor:
         if self._planner is not None and self._run_task is not None and not self._run_task.done():
             await self._planner.wait_idle()
 
-    async def _check_refs(self, tab: Tab, refs: list[str]) -> None:
+    async def _check_refs(self, tab: Tab, refs: Sequence[str]) -> None:
         try:
             snap = await tab.snapshot()
         except VigilError as exc:

@@ -17,18 +17,20 @@ if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
 
 
-def render(snap: "DomSnapshot", fmt: str, **options: Any) -> Serialization:
+def render(snap: DomSnapshot, fmt: str, **options: Any) -> Serialization:
     if fmt == "tree":
-        from engine.snapshot.serialize.tree import serialize_tree as fn
-    elif fmt == "semantic":
-        from engine.snapshot.serialize.semantic import serialize_semantic as fn
-    elif fmt == "skeleton":
-        from engine.snapshot.serialize.html import serialize_skeleton as fn
-    elif fmt == "full":
-        from engine.snapshot.serialize.html import serialize_full as fn
-    else:  # pragma: no cover - guarded by DomSnapshot.serialize
-        raise ValueError(fmt)
-    return fn(snap, **options)
+        from engine.snapshot.serialize.tree import serialize_tree
+        return serialize_tree(snap, **options)
+    if fmt == "semantic":
+        from engine.snapshot.serialize.semantic import serialize_semantic
+        return serialize_semantic(snap, **options)
+    if fmt == "skeleton":
+        from engine.snapshot.serialize.html import serialize_skeleton
+        return serialize_skeleton(snap, **options)
+    if fmt == "full":
+        from engine.snapshot.serialize.html import serialize_full
+        return serialize_full(snap, **options)
+    raise ValueError(fmt)  # pragma: no cover - guarded by DomSnapshot.serialize
 
 
 __all__ = ["render", "estimate_tokens"]

@@ -15,7 +15,7 @@ REASONS = ("", "aria-hidden", "transparent", "clipped away", "zero-size", "off-s
            "font-size 0", "the same colour as its background")
 
 
-def hidden_reason(node: "VirtualNode") -> str | None:
+def hidden_reason(node: VirtualNode) -> str | None:
     """Why a person cannot see this rendered node, or None when they can (or it is not rendered)."""
     f = node.flags
     if not f & F_HIDDEN:

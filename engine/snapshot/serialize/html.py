@@ -34,7 +34,7 @@ def _skeleton_tag(n: VirtualNode) -> str:
     parts = [f"<{tag}", _a("id", n.node_id)]
     a = n.attrs
     if n.role and n.role not in ("generic", "clickable") and n.role != {"a": "link", "button": "button"}.get(n.tag):
-        if not (n.tag in ("input", "select", "textarea")):
+        if n.tag not in ("input", "select", "textarea"):
             parts.append(_a("role", n.role))
     for k in SKELETON_ATTRS:
         if k in a:
@@ -45,7 +45,8 @@ def _skeleton_tag(n: VirtualNode) -> str:
     for flag in ("disabled", "readonly", "checked", "selected", "required"):
         if st.get(flag) is True:
             parts.append(f" {flag}")
-    if n.name and n.tag in ("input", "textarea", "select") and n.name != a.get("placeholder") and n.name != a.get("aria-label"):
+    if (n.name and n.tag in ("input", "textarea", "select")
+            and n.name != a.get("placeholder") and n.name != a.get("aria-label")):
         parts.append(_a("label", cut(n.name, 60)))
     if n.occluded:
         parts.append(' data-occluded="true"')
@@ -54,14 +55,15 @@ def _skeleton_tag(n: VirtualNode) -> str:
         return head
     if n.tag == "select":
         opts = "".join(
-            f"<option{' selected' if c.states.get('selected') else ''}>{escape(clean_text(cut(c.name or c.text, 60)))}</option>"
+            f"<option{' selected' if c.states.get('selected') else ''}>"
+            f"{escape(clean_text(cut(c.name or c.text, 60)))}</option>"
             for c in n.children if c.tag == "option")
         return f"{head}{opts}</select>"
     body = escape(clean_text(cut(n.name or n.text or "", 80)))
     return f"{head}{body}</{tag}>"
 
 
-def serialize_skeleton(snap: "DomSnapshot", *, full_page: bool = True, max_nodes: int = 400) -> Serialization:
+def serialize_skeleton(snap: DomSnapshot, *, full_page: bool = True, max_nodes: int = 400) -> Serialization:
     lines = []
     count = 0
     more = 0
@@ -124,7 +126,7 @@ def _inline(block: VirtualNode, include_hidden: bool) -> str:
     return "".join(out + rest)
 
 
-def serialize_full(snap: "DomSnapshot", *, include_hidden: bool = False,
+def serialize_full(snap: DomSnapshot, *, include_hidden: bool = False,
                    max_bytes: int | None = DEFAULT_FULL_MAX_BYTES) -> Serialization:
     """The annotated HTML of the whole tree, stopped with a marker once it passes `max_bytes`
     (UTF-8; None: no limit)."""

@@ -144,7 +144,8 @@ def _tree_within(snap: DomSnapshot, s: Serialization, max_bytes: int | None, opt
             c = {**c, "text": f"{c['text']} {MORE_NODES}."}
         kids.append(c)
     if budget < asked:
-        note = (f"CUT: this output stops at its size budget of {max_bytes:,} bytes: {meta['kept_nodes']:,} nodes are written "
+        note = (f"CUT: this output stops at its size budget of {max_bytes:,} bytes: "
+                f"{meta['kept_nodes']:,} nodes are written "
                 f"(the page has {meta['total_nodes']:,}) (node budget lowered from {asked:,} to {budget:,}). "
                 f"{MORE_BYTES}.")
         kids.append({"role": "truncated", "tag": "summary", "text": note})

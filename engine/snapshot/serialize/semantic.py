@@ -8,7 +8,7 @@ controls (a span inside a button) were never marked interactive by the walker. W
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.models import Serialization
 from engine.snapshot.serialize.hidden import F_HIDDEN
@@ -58,7 +58,7 @@ def _states(st: dict) -> str | None:
     return ",".join(out) or None
 
 
-def serialize_semantic(snap: "DomSnapshot", *, full_page: bool = False, boxes: bool = False,
+def serialize_semantic(snap: DomSnapshot, *, full_page: bool = False, boxes: bool = False,
                        max_name: int = 50) -> Serialization:
     ctx = snap.context
     ordinals = {f.frame_id: f.ordinal for f in snap.frames}
@@ -93,7 +93,7 @@ def serialize_semantic(snap: "DomSnapshot", *, full_page: bool = False, boxes: b
         if f:
             e["f"] = f
         items.append(e)
-    payload = {
+    payload: dict[str, Any] = {
         "mode": "semantic",
         "url": ctx.url,
         "title": clean_text(ctx.title),

@@ -110,7 +110,8 @@ def _summarize(children: list[dict], run_max: int, keep: int) -> list[dict]:
             rest = run[keep:]
             label = sig[0] or sig[1]
             out.append({"role": "summary", "tag": "summary",
-                        "text": f"{len(rest)} more {label} items like the above (ids {rest[0]['id']} … {rest[-1]['id']})",
+                        "text": (f"{len(rest)} more {label} items like the above "
+                                 f"(ids {rest[0]['id']} … {rest[-1]['id']})"),
                         "count": len(rest)})
         else:
             out.extend(run)
@@ -118,7 +119,7 @@ def _summarize(children: list[dict], run_max: int, keep: int) -> list[dict]:
     return out
 
 
-def serialize_tree(snap: "DomSnapshot", *, max_nodes: int = 1500, run_max: int = 30, keep: int = 10,
+def serialize_tree(snap: DomSnapshot, *, max_nodes: int = 1500, run_max: int = 30, keep: int = 10,
                    include_hidden: bool = False) -> Serialization:
     root = snap.root
     ordinals = {f.frame_id: f.ordinal for f in snap.frames}
