@@ -420,14 +420,17 @@ _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 
 
 def _slider_handle(snap: DomSnapshot) -> VirtualNode | None:
-    """A role=slider control, else a focusable unnamed handle inside an unnamed clickable track."""
+    """A role=slider control, else a focusable unnamed handle inside an unnamed track: the track is
+    clickable, or a small box of handles (a track whose listener the snapshot counts as delegation to its
+    handle is not a click target of its own: jQuery UI's slider)."""
     for n in snap.nodes():
         if n.rendered and n.role == "slider":
             return n
     for n in snap.nodes():
         p = n.parent
         if n.rendered and n.interactive and not n.name and "tabindex" in (n.attrs or {}) and p is not None \
-                and p.interactive and not p.name and not [c for c in p.children if c.name]:
+                and not p.name and not [c for c in p.children if c.name] \
+                and (p.interactive or 0 < len(p.children) <= 2):
             return n
     return None
 
