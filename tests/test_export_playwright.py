@@ -114,7 +114,7 @@ def test_the_exported_file_says_what_it_does(exported, site):
                  'page.get_by_role("checkbox", name="Gift wrap", exact=True).check()',
                  'expect(page.get_by_role("checkbox", name="Gift wrap", exact=True)).to_be_checked(checked=True)',
                  'page.get_by_role("button", name="Add to cart", exact=True).click()',
-                 'expect(page.get_by_text("Total: 42.00 EUR").first).to_be_visible()',
+                 'expect(page.get_by_text("Total: 42.00 EUR").filter(visible=True).first).to_be_visible()',
                  'expect(page).to_have_url(BASE_URL + "/done.html")',
                  "# the run finished here: ordered"):
         assert line in text, f"{line!r} not in:\n{text}"
@@ -135,7 +135,8 @@ def test_the_exported_test_passes_on_the_site_and_fails_when_it_breaks(exported,
         (root / "index.html").write_text(SHOP.replace("42.00", "41.00"))
         broken = _run(test_file, base)
         assert broken.returncode == 1, broken.stdout
-        assert _failed_at(broken.stdout, 'expect(page.get_by_text("Total: 42.00 EUR").first).to_be_visible()')
+        assert _failed_at(broken.stdout,
+                          'expect(page.get_by_text("Total: 42.00 EUR").filter(visible=True).first).to_be_visible()')
 
         # the button gone: red at the click
         (root / "index.html").write_text(SHOP.replace('<button id="add">Add to cart</button>', ""))

@@ -179,16 +179,16 @@ class _Writer:
             if node is not None and node.tag == "select":
                 out.append(f"expect({el}.locator(\"option:checked\")).to_have_text({_py(a.option)})")
             else:
-                out.append(f"expect(page.get_by_text({_py(a.option)}).first).to_be_visible()")
+                out.append(f"expect(page.get_by_text({_py(a.option)}).filter(visible=True).first).to_be_visible()")
         elif kind == "element_appears" and exp is not None and exp.text and MASK not in exp.text:
-            out.append(f"expect(page.get_by_text({_py(exp.text)}).first).to_be_visible()")
+            out.append(f"expect(page.get_by_text({_py(exp.text)}).filter(visible=True).first).to_be_visible()")
         elif kind == "element_disappears" and exp is not None and exp.text:
             out.append(f"expect(page.get_by_text({_py(exp.text)})).to_have_count(0)")
         elif kind == "state_changes" and exp is not None and exp.state == "checked" and el:
             out.append(f"expect({el}).to_be_checked()")
         if not out and kind in ("any_change", "element_appears", "state_changes", "value_changes", "submitted"):
             for t in self.new_texts(rec):
-                out.append(f"expect(page.get_by_text({_py(t)}).first).to_be_visible()")
+                out.append(f"expect(page.get_by_text({_py(t)}).filter(visible=True).first).to_be_visible()")
         if not out and kind in ("any_change", "element_disappears"):
             for t in self.gone_texts(rec):
                 out.append(f"expect(page.get_by_text({_py(t)}, exact=True)).to_be_hidden()")

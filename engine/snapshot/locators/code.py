@@ -52,7 +52,9 @@ def action_lines(action: Action, locator: Locator | None, *, root: str = "page",
         if native_select:
             return [f"{loc}.select_option({opt})"]
         # a custom select: open it where a person would, then pick the option by its name
-        return [f"{loc}.click()", f"{root}.get_by_role(\"option\", name={opt}, exact=True).click()"]
+        # (the hidden native <select> a widget mirrors has the same options: only a shown one is picked)
+        return [f"{loc}.click()",
+                f"{root}.get_by_role(\"option\", name={opt}, exact=True).filter(visible=True).first.click()"]
     if n == "check":
         return [f"{loc}.check()"]
     if n == "uncheck":
