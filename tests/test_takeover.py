@@ -12,6 +12,7 @@ from engine.loop.person_steps import PersonSteps, node_at
 from engine.loop.redact import MASK
 from engine.snapshot.locators.code import MASK as CODE_MASK
 from engine.store import Store
+from engine.store.replay import replay_planner
 
 from gui_helpers import aio, open_window, run, wait_fitted  # noqa: F401  (fixtures)
 
@@ -97,6 +98,9 @@ def test_take_over_in_the_live_view_records_the_persons_steps(qtbot, server, tmp
     assert f"3. click({gift.node_id})" in said
     with Store.open() as store:
         data = store.load(sid)
+        replay = replay_planner(store, sid)  # the person's steps are replayed as steps of their own
+    assert [s.action.name for s in replay.steps] == ["click", "type", "click"]
+    assert replay.steps[1].action.text == "Grace"
     human = [s for s in data.steps if s.actor == "human" and s.action is not None]
     assert [s.action.name for s in human] == ["click", "type", "click"]
     assert human[1].action.text == "Grace" and human[1].target["locator"]["code"].startswith("page.get_by_role(")
