@@ -244,7 +244,8 @@ def playwright_test_source(data: SessionData, snapshots: SnapshotOf) -> str:
         f"# Steps: {w.counts['written']} written, {w.counts['failed']} failed in the recording (marked, not run), "
         f"{w.counts['left_out']} rejected, skipped or done by hand (left out); {w.counts['assertions']} assertions.",
         "# Run: pytest THIS_FILE  (VIGIL_BASE_URL=http://host:port runs it against another server of the site;",
-        "# VIGIL_TIMEOUT_MS sets how long each action and check may wait, 10000 by default)",
+        "# VIGIL_TIMEOUT_MS sets how long each action and check may wait, 10000 by default; inside Vigil's",
+        "# own checkout, whose test settings leave pytest-playwright out: pytest -p playwright THIS_FILE)",
     ]
     if w.secrets:
         head.append("# Secrets are never written here: set " + ", ".join(
