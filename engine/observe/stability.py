@@ -1,7 +1,8 @@
 """Settle after an action: wait only as long as the page needs (seed 001 §6.6, issue [13]).
 
 Settled means: no main-frame navigation loading; the page painted two animation frames with no DOM
-mutation in them and none in the last `dom_quiet_ms` (counted from `since` at the earliest — the end of
+mutation in them, no finite CSS animation or transition running (a modal fading in; endless spinners
+do not count), and no mutation in the last `dom_quiet_ms` (counted from `since` at the earliest — the end of
 the action — so the page gets that long to react); and no request that the action started still in
 flight or finished within `network_quiet_ms` (its handler gets that long to update the page). Which
 requests the action started: those begun at or after the page's last trusted input (the click or key
@@ -34,6 +35,7 @@ class StabilityConfig(BaseModel):
     timeout_ms: int = 3000        # the cap
     poll_ms: int = 50
     restless_timeout_ms: int = 400  # the cap on a page known never to settle
+    idle_quiet_ms: int = 300      # with no action given (`since=None`): quiet this long from the call
 
 
 class StabilityResult(BaseModel):
@@ -58,8 +60,11 @@ class StabilityResult(BaseModel):
 _restless: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 _PAINT = ("function(KEY) { const S = window[KEY]; if (!S || S.muts === undefined) return null; const m0 = S.muts;"
+          " const anims = () => { let n = 0; try { for (const a of document.getAnimations()) { if (a.playState !=="
+          " 'running') continue; const t = a.effect && a.effect.getComputedTiming(); if (t && isFinite(t.endTime))"
+          " n++; } } catch (e) {} return n; };"
           " return new Promise((res) => { let done = false; const fin = (p) => { if (!done) { done = true;"
-          " res([Date.now(), m0, S.muts, S.lastMut, S.lastInput || 0, p]); } };"
+          " res([Date.now(), m0, S.muts, S.lastMut, S.lastInput || 0, p, anims()]); } };"
           " requestAnimationFrame(() => requestAnimationFrame(() => fin(1))); setTimeout(() => fin(0), 150); }); }")
 
 
@@ -91,8 +96,8 @@ def _action_start(since_epoch: float | None, last_input: float, called: float) -
 async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *,
                       since: float | None = None) -> StabilityResult:
     """Wait until the page settles or the cap passes; `since` is the time.monotonic() the action ended
-    (None: no action, the page is given `dom_quiet_ms` from now to react; 0: no action, quiet counted from
-    its last change)."""
+    (None: no action, the page must stay quiet `idle_quiet_ms` from now; 0: no action, quiet counted from its
+    last change)."""
     cfg = config or StabilityConfig()
     start = time.monotonic()
     called = time.time() * 1000
@@ -112,8 +117,9 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
         last_mut = 0.0
         painted = False
         last_input = 0.0
+        moving = 0
         if probe:
-            pnow, m0, m1, last_mut, last_input, p = probe
+            pnow, m0, m1, last_mut, last_input, p, moving = probe
             painted = bool(p) and m0 == m1
             last_mut = float(last_mut)
             now_epoch = float(pnow)
@@ -126,6 +132,7 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
         ref = start if since is None else since
         since_action = (time.monotonic() - ref) * 1000 if ref else float("inf")
         dom_quiet = min(max(0.0, now_epoch - last_mut), since_action) if probe else 0.0
+        need_quiet = cfg.idle_quiet_ms if since is None else cfg.dom_quiet_ms
         act_from = _action_start(since_epoch, float(last_input or 0), called)
         ours = background = 0
         for req in list(page.network.inflight):
@@ -138,7 +145,7 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
         if ours:
             net_quiet = 0.0
         loading = page.loading
-        quiet_now = painted and dom_quiet >= cfg.dom_quiet_ms
+        quiet_now = painted and dom_quiet >= need_quiet and not moving
         if restless and quiet_now:  # it did stop changing: wait for its mutations again from now on
             restless = False
             _restless.pop(page, None)
@@ -156,7 +163,9 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
                     why.append(f"{ours} request(s) started by the action still in flight")
                 elif net_quiet < cfg.network_quiet_ms:
                     why.append("a request of the action just finished")
-                if not dom_ok:
+                if not dom_ok and moving and painted and dom_quiet >= need_quiet:
+                    why.append(f"{moving} animation(s) or transition(s) still running")
+                elif not dom_ok:
                     why.append("the DOM keeps changing")
                     if busy_dom and not loading and not ours:
                         _restless[page] = nav  # costs the cap once: later settles do not wait for its mutations
@@ -172,8 +181,8 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
             busy_dom += 1
         # the probe itself waits two frames; sleep only for what is left of the quiet windows
         need = 0.0
-        if probe is not None and dom_quiet < cfg.dom_quiet_ms:
-            need = (cfg.dom_quiet_ms - dom_quiet) / 1000
+        if probe is not None and dom_quiet < need_quiet:
+            need = (need_quiet - dom_quiet) / 1000
         if not ours and net_quiet < cfg.network_quiet_ms:
             need = max(need, (cfg.network_quiet_ms - net_quiet) / 1000)
         if ours:

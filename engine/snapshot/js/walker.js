@@ -565,6 +565,7 @@ function vigilWalk(KEY, opts) {
   const scrollers = [], controls = [], remote = [], floats = [];
   let newFloat = false;
   let walked = 0, copied = 0;
+  const walkedRows = [], walkedForced = [];
   const sameClip = (a, b) => a === b || (a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3] && a[4] === b[4]);
   function sameCtx(c, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posEl) {
     return sameClip(c[0], clipIn) && sameClip(c[1], posIn) && c[2] === inShadow && c[3] === parentPtr && c[4] === atomicAnc &&
@@ -632,6 +633,8 @@ function vigilWalk(KEY, opts) {
     }
     if (count++ >= maxNodes) break;
     walked++;
+    walkedRows.push(rows.length);
+    walkedForced.push(forced ? 1 : 0);
     let id = S.ids.get(el);
     const rowIndex = rows.length;
     let memoLst = null, memoFr = null, memoSu = false, memoPn = false, memoCand = null, memoScr = null;
@@ -1099,11 +1102,56 @@ function vigilWalk(KEY, opts) {
   // the element (a rounded corner, a transparent edge): it says nothing. Anything else covers it.
   let hits = 0;
   const up = (n) => n.parentNode || (n.nodeType === 11 ? n.host : null);
+  const map = new Map();
+  for (let i = 0; i < nRows; i++) map.set(memo[i].el, i);
+  // An incremental walk hit-tests again only where something changed: the boxes of the rows in changed
+  // subtrees and of the ancestors whose box moved (where they are and where they were), and of the
+  // elements gone. A control copied from the last walk whose visible part meets none of them keeps its
+  // last result (its cover's description is read again).
+  const occNow = new Map();
+  let changed = null;
+  if (P && P.occ) {
+    changed = [];
+    const add = (r) => { if (r && r[2] > 0 && r[3] > 0) changed.push(r); };
+    for (let z = 0; z < walkedRows.length; z++) {
+      const m = memo[walkedRows[z]];
+      const k = P.map.get(m.el);
+      const old = k !== undefined ? P.memo[k].r : null;
+      if (walkedForced[z] || !old || !m.r || old[0] !== m.r[0] || old[1] !== m.r[1] || old[2] !== m.r[2] || old[3] !== m.r[3]) {
+        add(m.r);
+        add(old);
+      }
+    }
+    for (let q = 0; q < P.memo.length && changed.length <= 400; q++) if (!map.has(P.memo[q].el)) add(P.memo[q].r);
+    if (changed.length > 400) changed = null;
+  }
+  const WALKED = new Uint8Array(nRows);
+  for (const ri of walkedRows) WALKED[ri] = 1;
+  const coverDesc = (b) => wf(cut(b.localName + (b.id ? '#' + b.id : '') + ' "' + contentText(b, 80) + '"', 120));
+  const meets = (x1, y1, x2, y2) => {
+    for (const r of changed) if (r[0] < x2 + 1 && r[0] + r[2] > x1 - 1 && r[1] < y2 + 1 && r[1] + r[3] > y1 - 1) return true;
+    return false;
+  };
   for (const [ri, el, x, y, w, h, clip] of occCandidates) {
     if (!(rows[ri][7] & 8)) continue;     // no longer a click target (a delegating container)
     const x1 = Math.max(x, clip[0], 0), y1 = Math.max(y, clip[1], 0);
     const x2 = Math.min(x + w, clip[0] + clip[2], VW), y2 = Math.min(y + h, clip[1] + clip[3], VH);
     if (x2 <= x1 || y2 <= y1) continue;
+    if (changed && !WALKED[ri]) {
+      const pr = P.occ.get(el);
+      if (pr !== undefined && !meets(x1, y1, x2, y2)) {
+        occNow.set(el, pr);
+        if (pr) {
+          W(ri)[7] |= 2;
+          if (pr !== true) {
+            const ex = rows[ri][14] = rows[ri][14] ? Object.assign({}, rows[ri][14]) : {};
+            ex.ob = pr[0];
+            ex.obd = coverDesc(pr[2]);
+          }
+        }
+        continue;
+      }
+    }
     const ix = (x2 - x1) / 4, iy = (y2 - y1) / 4;
     const pts = [[(x1 + x2) / 2, (y1 + y2) / 2], [x1 + ix, y1 + iy], [x2 - ix, y1 + iy], [x1 + ix, y2 - iy], [x2 - ix, y2 - iy]];
     const root = rootOf(el);
@@ -1129,17 +1177,21 @@ function vigilWalk(KEY, opts) {
       n++;
       if (!blocker) blocker = top;
     }
+    let res = false;
     if (n > 0 && ok / n < 0.5) {
       W(ri)[7] |= 2;
+      res = true;
       if (blocker) {
         // Name the covering element by its highest ancestor that does not contain the target.
         let b = blocker;
         while (b.parentElement && b.parentElement !== document.body && !b.parentElement.contains(el)) b = b.parentElement;
         const ex = rows[ri][14] = rows[ri][14] ? Object.assign({}, rows[ri][14]) : {};
         ex.ob = S.ids.get(b) || null;
-        ex.obd = wf(cut(b.localName + (b.id ? '#' + b.id : '') + ' "' + contentText(b, 80) + '"', 120));
+        ex.obd = coverDesc(b);
+        res = [ex.ob, ex.obd, b];
       }
     }
+    occNow.set(el, res);
   }
   const tOcc = performance.now();
 
@@ -1177,14 +1229,12 @@ function vigilWalk(KEY, opts) {
   // Keep this walk for the next one, and send only the rows that changed since the last one the
   // caller holds (opts.base: [token, seq] of the rows it kept).
   const old = I.prev;
-  const map = new Map();
-  for (let i = 0; i < nRows; i++) map.set(memo[i].el, i);
   const truncated = count > maxNodes;
   I.prev = {
     raw: RAW, memo: memo, nc: NC, end: END, map: map, final: rows, key: optsKey, vw: VW, vh: VH,
     dpr: window.devicePixelRatio, sx: window.scrollX, sy: window.scrollY, truncated: truncated,
     controls: controls, scrollers: scrollers, remote: remote, focused: focused, floats: floats,
-    floatSet: new Set(floats.map((f) => f[0])), hover: hoverChain(), anims: ANIM.targets,
+    floatSet: new Set(floats.map((f) => f[0])), hover: hoverChain(), anims: ANIM.targets, occ: occNow,
   };
   const seq = ++I.seq;
   let out = rows, diff = null;
