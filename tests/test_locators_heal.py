@@ -51,6 +51,7 @@ def test_a_stale_id_is_healed_by_its_test_id(harness, heal_page):
     r, out = harness.page(heal_page, go)
     assert r.success, r.message
     assert r.recovered_from is not None and r.node_id != r.recovered_from
+    assert r.data["recovery"]["locator"] == 'page.get_by_test_id("save-btn")'  # which locator found it
     assert out == "clicked Store changes"
 
 

@@ -290,7 +290,9 @@ class PageActions:
         c.target, c.snap = await resolve(page, fresh, m.node.node_id), fresh
         c.recovered_from = node_id
         c.data["recovery"] = {"from": node_id, "to": m.node.node_id, "score": m.score,
-                              "distance_px": round(m.distance, 1)}
+                              "distance_px": round(m.distance, 1),
+                              # found again by a stored locator (issue [14]), not by score: which one
+                              "locator": m.locator.code() if m.locator is not None else None}
         return m.node.node_id
 
 

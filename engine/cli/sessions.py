@@ -21,7 +21,8 @@ def add_session_parsers(sub) -> None:
     s.add_argument("--delete", metavar="ID", nargs="+",
                    help="delete these sessions with their steps and pictures (ids or unique prefixes)")
 
-    e = sub.add_parser("export", help="write a recorded session as a self-contained HTML report and/or a JSON trace")
+    e = sub.add_parser("export", help="write a recorded session as a self-contained HTML report, a JSON trace and/or a "
+                         "Playwright test")
     e.add_argument("id", help="session id (or a unique prefix of at least 4 characters)")
     e.add_argument("--html", metavar="PATH", help="the HTML report (images inline, opens without network)")
     e.add_argument("--json", metavar="PATH", help="the JSON trace")
@@ -76,8 +77,8 @@ def export_command(args: argparse.Namespace) -> int:
     from engine.store import Store
     from engine.store.report import write_export
     if not args.html and not args.json:
-        print("vigil export: BAD_ARGUMENT: say what to write: --html report.html and/or --json trace.json.",
-              file=sys.stderr)
+        print("vigil export: BAD_ARGUMENT: say what to write: --html report.html, --json trace.json and/or "
+              "--playwright test_x.py.", file=sys.stderr)
         return 2
     try:
         with Store.open() as store:
