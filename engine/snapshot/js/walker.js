@@ -462,7 +462,7 @@ function vigilWalk(KEY, opts) {
       if (foc && foc !== document.body && foc !== document.documentElement) addSub(foc);
       else if (foc) rowp.push(foc);
     }
-    const hov = hoverChain();
+    const hov = HOVER = hoverChain();
     const hp = P.hover;
     let k = 0;
     while (k < hov.length && k < hp.length && hov[k] === hp[k]) k++;
@@ -497,6 +497,7 @@ function vigilWalk(KEY, opts) {
     I.why = sub.size + ' changed subtree(s)';
     return { sub: sub, touched: touched };
   }
+  let HOVER = null;  // the pointer's :hover chain, read once per walk
   function fail(why) { I.why = why; return null; }
   const floatMargins = (c) => c.marginTop + ' ' + c.marginRight + ' ' + c.marginBottom + ' ' + c.marginLeft + ' ' + c.float + ' ' + c.shapeOutside;
   // Animations and transitions under way change boxes and styles without a mutation.
@@ -1234,7 +1235,7 @@ function vigilWalk(KEY, opts) {
     raw: RAW, memo: memo, nc: NC, end: END, map: map, final: rows, key: optsKey, vw: VW, vh: VH,
     dpr: window.devicePixelRatio, sx: window.scrollX, sy: window.scrollY, truncated: truncated,
     controls: controls, scrollers: scrollers, remote: remote, focused: focused, floats: floats,
-    floatSet: new Set(floats.map((f) => f[0])), hover: hoverChain(), anims: ANIM.targets, occ: occNow,
+    floatSet: new Set(floats.map((f) => f[0])), hover: HOVER || hoverChain(), anims: ANIM.targets, occ: occNow,
   };
   const seq = ++I.seq;
   let out = rows, diff = null;
