@@ -1,6 +1,11 @@
 """Real input through CDP `Input.*` on the page's top-level session: the browser routes it to
 whichever frame (same- or out-of-process) is under the pointer or holds focus, with the event
-order a person produces (seed 002, Appendix A)."""
+order a person produces (seed 002, Appendix A).
+
+An input event that makes the page raise a dialog (a click on "Delete all" → `confirm`) gets no answer
+until the dialog is answered. So every event goes through the page's dialog watcher
+(`DialogWatcher.send_through`): it times out after `INPUT_TIMEOUT` seconds as any command does, but
+not while a dialog is being decided — a person may take minutes to answer."""
 
 from __future__ import annotations
 
@@ -8,24 +13,28 @@ from engine.browser.keys import KeyDef, key_def, modifier_mask, parse_chord
 from engine.browser.target import PageTarget
 
 PER_KEY_LIMIT = 256  # longer text: the rest goes in one Input.insertText
+INPUT_TIMEOUT = 30.0  # seconds an input event may wait for the page (read at each call; the time a dialog
+                      # is being decided does not count)
+
+
+async def send_input(page: PageTarget, method: str, params: dict) -> dict:
+    """One `Input.*` command on the page's top-level session (see the module docstring)."""
+    return await page.dialogs.send_through(method, params, session_id=page.session_id, timeout=INPUT_TIMEOUT)
 
 
 async def mouse_click(page: PageTarget, x: float, y: float, *, clicks: int = 1, button: str = "left") -> None:
     """Move, then press and release `clicks` times (clickCount 1, 2 … as a double click does)."""
-    send = page.cdp.send
-    sid = page.session_id
-    await send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "none"}, session_id=sid)
+    await send_input(page, "Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "none"})
     bit = {"left": 1, "right": 2, "middle": 4}[button]
     for n in range(1, clicks + 1):
-        await send("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x, "y": y, "button": button,
-                                                "buttons": bit, "clickCount": n}, session_id=sid)
-        await send("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x, "y": y, "button": button,
-                                                "buttons": 0, "clickCount": n}, session_id=sid)
+        await send_input(page, "Input.dispatchMouseEvent", {"type": "mousePressed", "x": x, "y": y,
+                                                            "button": button, "buttons": bit, "clickCount": n})
+        await send_input(page, "Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x, "y": y,
+                                                            "button": button, "buttons": 0, "clickCount": n})
 
 
 async def mouse_move(page: PageTarget, x: float, y: float) -> None:
-    await page.cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "none"},
-                       session_id=page.session_id)
+    await send_input(page, "Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "none"})
 
 
 async def _key(page: PageTarget, kind: str, kd: KeyDef, modifiers: int, text: str | None) -> None:
@@ -34,7 +43,7 @@ async def _key(page: PageTarget, kind: str, kd: KeyDef, modifiers: int, text: st
     if text:
         p["text"] = text
         p["unmodifiedText"] = text
-    await page.cdp.send("Input.dispatchKeyEvent", p, session_id=page.session_id)
+    await send_input(page, "Input.dispatchKeyEvent", p)
 
 
 async def press_chord(page: PageTarget, chord: str) -> None:
@@ -65,4 +74,4 @@ async def type_text(page: PageTarget, text: str) -> None:
         await _key(page, "keyDown", kd, shift, ch)
         await _key(page, "keyUp", kd, shift, None)
     if tail:
-        await page.cdp.send("Input.insertText", {"text": tail}, session_id=page.session_id)
+        await send_input(page, "Input.insertText", {"text": tail})

@@ -34,7 +34,9 @@ class Target:
 
 
 async def call_on(page: PageTarget, sid: str, oid: str, fn: str, *args: Any, timeout: float = 10) -> Any:
-    r = await page.cdp.send("Runtime.callFunctionOn", {
+    """Run `fn` on the element; a script that raises a dialog (a select's onchange → confirm) waits while
+    the dialog is being decided, as input does (`DialogWatcher.send_through`)."""
+    r = await page.dialogs.send_through("Runtime.callFunctionOn", {
         "functionDeclaration": fn, "objectId": oid, "arguments": [{"value": a} for a in args],
         "returnByValue": True, "awaitPromise": True}, session_id=sid, timeout=timeout)
     if "exceptionDetails" in r:

@@ -14,6 +14,11 @@ each one is answered by exactly one owner:
 - else the dialog stays open (`pending`) until `answer()` is called (the Python API, the MCP
   server). While it is open, `blocked` is set so that snapshots fail fast instead of hanging.
 
+A command that acts on the page (input events, a script that clicks) does not return while the page
+is in a dialog. `send_through()` sends one such command and, while a dialog it raised is being
+decided — a person may take minutes — waits for the decision instead of timing out; its timeout
+runs afresh once the dialog is answered. When nobody decides, it times out as any command does.
+
 Playwright would dismiss dialogs silently when nobody listens on the page: the browser registers a
 listener that does nothing, so this watcher is the only one that answers.
 """
@@ -28,7 +33,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from engine.errors import VigilError
+from engine.errors import CDPTimeoutError, VigilError
 from engine.models.browsing import DialogAnswer, DialogInfo, DialogKind
 
 log = logging.getLogger("vigil.dialogs")
@@ -54,6 +59,8 @@ class DialogWatcher:
         self._armed: DialogAnswer | None = None
         self._deciding = False
         self.blocked = asyncio.Event()          # a dialog is open and nobody is deciding it
+        self._quiet = asyncio.Event()           # no dialog is open
+        self._quiet.set()
         self._window_start = 0                  # `total` when the current window began
         self._window_flood = False
         self._window_first: list[DialogInfo] = []  # the first dialogs of the window (the log keeps the last)
@@ -98,6 +105,7 @@ class DialogWatcher:
         if len(self._window_first) < 10:
             self._window_first.append(d)
         self.pending, self._pending_sid = d, sid
+        self._quiet.clear()
         self._notify(d)
         if self.total - self._window_start > self.flood_limit:
             self._window_flood = True
@@ -165,6 +173,7 @@ class DialogWatcher:
         if self.pending is d:
             self.pending, self._pending_sid = None, None
             self.blocked.clear()
+            self._quiet.set()
         self._notify(d)
 
     def _notify(self, d: DialogInfo) -> None:
@@ -186,6 +195,41 @@ class DialogWatcher:
             if self.pending is not None:
                 return self.pending
             self.blocked.clear()
+
+    @property
+    def deciding(self) -> bool:
+        """A dialog is open and someone is deciding it (the loop's handler, an answer on its way)."""
+        return self.pending is not None and not self.blocked.is_set()
+
+    async def wait_decided(self) -> None:
+        """Return when no dialog is being decided: none is open, or the open one waits for nobody."""
+        while self.deciding:
+            quiet = asyncio.ensure_future(self._quiet.wait())
+            blocked = asyncio.ensure_future(self.blocked.wait())
+            try:
+                await asyncio.wait({quiet, blocked}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                quiet.cancel()
+                blocked.cancel()
+
+    async def send_through(self, method: str, params: dict | None = None, *, session_id: str | None,
+                           timeout: float) -> dict:
+        """Send a command that may raise a dialog; CDPTimeoutError after `timeout` s without an answer —
+        except that while a dialog is being decided the wait goes on until it is answered, and then
+        `timeout` starts again (the page runs on from the dialog and answers the command)."""
+        fut = asyncio.ensure_future(self._send(method, params, session_id=session_id, timeout=None))
+        try:
+            while True:
+                done, _ = await asyncio.wait({fut}, timeout=timeout)
+                if done:
+                    return fut.result()
+                if not self.deciding:
+                    raise CDPTimeoutError(method, f"no answer within {timeout:.0f} s (the page may be busy or hung)")
+                await self.wait_decided()
+        finally:
+            if not fut.done():
+                fut.cancel()
+                await asyncio.gather(fut, return_exceptions=True)
 
     def close(self) -> None:
         for t in list(self._tasks):

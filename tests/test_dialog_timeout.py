@@ -1,0 +1,100 @@
+"""A person may take longer than the input timeout to answer a dialog an approved step raised: the
+step's input waits for the answer (it is not reported as a DevTools timeout), then the step goes on
+and is verified with the answer applied. Other waits keep their timeouts.
+
+The input timeout is lowered to 1 s and the person answers after about 2.5 s, so the old behaviour
+(CDP_TIMEOUT, or "the action ran" without a verification) would show without waiting 30 s."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from engine.actions import input as inp
+from engine.errors import CDPTimeoutError, ErrorCode
+from engine.loop import AgentLoop, QueueGate, ScriptedPlanner
+from engine.models import Decision
+from engine.observe.stability import StabilityConfig
+
+FAST = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=1500)
+SLOW_ANSWER_S = 2.5
+
+
+async def _out(tab) -> str:
+    snap = await tab.snapshot()
+    return next(n.text for n in snap.nodes() if (n.attrs or {}).get("id") == "out")
+
+
+class SlowPerson:
+    """Approves the step at once; answers the dialog only after `delay` seconds."""
+
+    def __init__(self, answer: Decision, delay: float):
+        self.gate = QueueGate()
+        self.answer, self.delay = answer, delay
+        self.asked_at: float | None = None
+
+    async def run(self, loop: AgentLoop, task: str):
+        runner = asyncio.ensure_future(loop.run(task))
+        seen = 0
+        while not runner.done():
+            await asyncio.sleep(0.02)
+            req = self.gate.pending
+            if req is None or len(self.gate.requests) == seen:
+                continue
+            seen = len(self.gate.requests)
+            if req.dialog is not None:
+                self.asked_at = time.monotonic()
+                await asyncio.sleep(self.delay)
+                self.gate.submit(self.answer)
+            else:
+                self.gate.submit(Decision.approve())
+        return runner.result()
+
+
+@pytest.mark.parametrize("button,answer,shown", [
+    ("Delete all", Decision.approve(), "deleted"),
+    ("Mark all read", Decision(kind="reject", reason="not now"), "unmarked"),
+    ("Rename", Decision(kind="approve", text="Slow answer"), "name: Slow answer"),
+])
+def test_a_slow_answer_to_a_dialog_does_not_time_out_the_step(harness, server, monkeypatch, button, answer, shown):
+    monkeypatch.setattr(inp, "INPUT_TIMEOUT", 1.0)
+
+    async def go(tab):
+        tab.stability = FAST
+        person = SlowPerson(answer, SLOW_ANSWER_S)
+        steps = [{"action": "click", "target": {"role": "button", "name": button},
+                  "expect": {"type": "element_appears", "text": shown}},
+                 {"action": "finish"}]
+        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=person.gate, screenshots=False)
+        t0 = time.monotonic()
+        res = await person.run(loop, "answer slowly")
+        assert person.asked_at is not None, "the dialog was never put to the person"
+        assert time.monotonic() - t0 >= SLOW_ANSWER_S  # the answer really came after the input timeout
+        assert res.status == "success", res.reason
+        step = res.steps[0]
+        r = step.result
+        assert r.success and r.error_code is None, r.message
+        assert "waited while its dialog was answered" not in r.message  # not the unverified fallback
+        assert r.verification is not None and r.verification.success, r.message
+        assert step.incidents.dialogs[0].answer.by == "person"
+        assert await _out(tab) == shown
+
+    harness.page(server.url("dialogs_page.html"), go)
+
+
+def test_a_command_that_is_not_waiting_on_a_dialog_still_times_out(harness, server):
+    async def go(tab):
+        page = tab.target
+        sid, ctx = await page.context_for(page.main_frame_id)
+        t0 = time.monotonic()
+        with pytest.raises(CDPTimeoutError) as err:
+            await page.dialogs.send_through("Runtime.evaluate", {
+                "expression": "{ const t = Date.now(); while (Date.now() - t < 3000) {} 1 }", "contextId": ctx},
+                session_id=sid, timeout=1.0)
+        assert err.value.code is ErrorCode.CDP_TIMEOUT and "within 1 s" in str(err.value)
+        assert time.monotonic() - t0 < 2.5
+        await asyncio.sleep(2.5)  # let the busy script end before the page is used again
+
+    harness.page(server.url("dialogs_page.html"), go)
