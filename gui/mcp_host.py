@@ -37,7 +37,7 @@ class WindowMcpHost:
     `await host.stop()` when the window has closed."""
 
     def __init__(self, window: MainWindow, *, url: str | None = None, allow_files: bool = False,
-                 record: bool = True) -> None:
+                 record: bool = True, grants: list[str] | None = None) -> None:
         from engine.mcp.server import build_server
         from engine.mcp.supervisor import McpSupervisor
 
@@ -51,8 +51,9 @@ class WindowMcpHost:
         self._serving: asyncio.Future | None = None
         self.endpoint = ""
         self._token = ""
+        self._start_grants = list(grants or [])  # `vigil mcp --grant KIND@SITE`: given when serving starts
         # the server's place in the status bar: what it does now; its menu copies the endpoint and token and
-        # lists the standing grants, each revocable
+        # lists this session's grants, each revocable
         self.label = QToolButton()
         self.label.setObjectName("mcpStatus")
         self.label.setText("MCP: starting…")
@@ -101,6 +102,7 @@ class WindowMcpHost:
 
         token, from_env = choose_token()
         sock = bind(port)
+        self._give_start_grants()
         self.mcp.seen_client(None, transport="http")
         self._http = make_http_server(self.server, token)
         self._serving = asyncio.ensure_future(self._http.serve(sock))
@@ -120,6 +122,7 @@ class WindowMcpHost:
 
     async def serve_stdio(self) -> None:
         """Serve over this process's stdin/stdout until the client disconnects."""
+        self._give_start_grants()
         self.mcp.seen_client(None, transport="stdio")
         self.endpoint = "stdio"
         self.label.setText("MCP: serving the client that started Vigil (stdio)")
@@ -139,7 +142,13 @@ class WindowMcpHost:
                 await asyncio.wait_for(asyncio.shield(self._serving), 10)
         await self.mcp.aclose()
 
-    # -- standing grants ("Always allow …" in the approval bar) -------------------------------------------
+    # -- grants for this session ("Allow … for this session" in the approval bar) -------------------------
+    def _give_start_grants(self) -> None:
+        """The grants given at the command line (`vigil mcp --grant KIND@SITE`); VigilError names a bad one."""
+        for g in self.mcp.start_grants(self._start_grants):
+            self.window.statusBar().showMessage(f"Granted #{g.id} for this session: {g.describe()}", 10000)
+        self._start_grants = []
+
     def _grant_offer(self, req: Any) -> str | None:
         """The grant the bar may offer for this request of the server's run (none for the window's own runs,
         for actions no grant covers, or on a page without a site)."""
@@ -152,7 +161,7 @@ class WindowMcpHost:
         kind, site = kind_of(req.proposal.action.name), site_of_url(self.ctl.tab.url)
         if kind is None or not site:
             return None
-        return f"Always allow {KIND_WORDS[kind]} on {site}"
+        return f"Allow {KIND_WORDS[kind]} on {site} for this session"
 
     def _grant(self, req: Any) -> None:
         from engine.errors import VigilError
@@ -167,8 +176,8 @@ class WindowMcpHost:
         except (VigilError, ToolFailure) as exc:
             self.window.show_error(f"The grant was not kept: {getattr(exc, 'message', exc)}")
             return
-        self.window.statusBar().showMessage(f"Granted #{g.id}: {g.describe()} — vigil mcp grants --revoke {g.id} "
-                                            "takes it back.", 10000)
+        self.window.statusBar().showMessage(f"Granted #{g.id} until this session ends: {g.describe()} — revoke it "
+                                            "from the MCP button's menu.", 10000)
         self._show_grants()
 
     def grants(self) -> list:
@@ -188,7 +197,8 @@ class WindowMcpHost:
             self.menu.addSeparator()
         grants = self.grants()
         if not grants:
-            self.menu.addAction("No standing grants: every step the policy asks about is asked").setEnabled(False)
+            self.menu.addAction("No grants in this session: every step the policy asks about is asked"
+                                ).setEnabled(False)
         for g in grants:
             self.menu.addAction(f"Revoke: {g.describe()} (#{g.id})", lambda gid=g.id: self.revoke(gid))
 
@@ -207,8 +217,8 @@ class WindowMcpHost:
     def _show_grants(self) -> None:
         grants = self.grants()
         listed = "\n".join(f"#{g.id} {g.describe()}" for g in grants) or "none"
-        tip = self.label.toolTip().split("\n\nStanding grants")[0]
-        self.label.setToolTip(f"{tip}\n\nStanding grants (revoke them from this menu):\n{listed}")
+        tip = self.label.toolTip().split("\n\nGrants for this session")[0]
+        self.label.setToolTip(f"{tip}\n\nGrants for this session (revoke them from this menu):\n{listed}")
 
     # -- internals ----------------------------------------------------------------------------------------
     def _where(self) -> str:

@@ -1,7 +1,10 @@
-"""Standing grants: "approve steps like this on this site" — kept in the session store, listed and revoked
-with `vigil mcp grants`, consulted by the loop only for steps with no sensitive reason. A real server under
-`--approve ask --terminal` runs a granted click without asking, still asks for a destructive one, and asks
-again once the grant is revoked."""
+"""Grants: "approve steps like this on this site" for the rest of the session — kept in the session store
+with the server run and the recorded session they belong to, given with `vigil mcp --grant KIND@SITE` or
+the window's bar, listed and revoked with `vigil mcp grants`, ended when the run ends and never applied in
+a later one; consulted by the loop only for steps with no sensitive reason. A real server under
+`--approve ask --terminal` runs a granted click and granted typing without asking, still asks for typing
+into a password field and for a destructive click, asks again once a grant is revoked; the next server
+run asks for everything again."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from test_mcp import ROOT, items_of, ref
 from test_mcp_http import HttpServer
 
 from engine.store import Store
-from engine.store.grants import GrantBook, kind_of
+from engine.store.grants import GrantBook, kind_of, new_run_id, parse_grant
 from engine.store.schema import StoreError
 
 
@@ -26,24 +29,44 @@ def _grants(home, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
 
 
-def test_a_grant_covers_one_kind_on_one_site_until_revoked(tmp_path):
+def test_a_grant_covers_one_kind_on_one_site_for_its_own_run_only(tmp_path):
     with Store.open(tmp_path / "s.db") as store:
-        book = GrantBook(store)
-        g = book.add("click", "https://shop.example.co.uk/cart")
-        assert (g.site, g.kind, g.active) == ("example.co.uk", "click", True)
-        assert book.add("click", "example.co.uk").id == g.id, "the same grant twice is one grant"
-        assert book.covering("double_click", "https://www.example.co.uk/other").id == g.id
-        assert book.covering("type", "https://shop.example.co.uk/") is None, "another kind"
-        assert book.covering("click", "https://example.com/") is None, "another site"
-        assert book.covering("navigate", "https://shop.example.co.uk/") is None and kind_of("navigate") is None
-        book.revoke(g.id)
-        assert book.covering("click", "https://shop.example.co.uk/") is None and book.active() == []
-        assert [x.revoked_at is not None for x in book.all()] == [True], "a revoked grant stays on record"
+        run, later = GrantBook(store, new_run_id()), GrantBook(store, new_run_id())
+        g = run.add("click", "https://shop.example.co.uk/cart")
+        assert (g.site, g.kind, g.active, g.run_id) == ("example.co.uk", "click", True, run.run_id)
+        assert run.add("click", "example.co.uk").id == g.id, "the same grant twice is one grant"
+        assert run.covering("double_click", "https://www.example.co.uk/other").id == g.id
+        assert run.covering("type", "https://shop.example.co.uk/") is None, "another kind"
+        assert run.covering("click", "https://example.com/") is None, "another site"
+        assert run.covering("navigate", "https://shop.example.co.uk/") is None and kind_of("navigate") is None
+        assert later.covering("click", "https://shop.example.co.uk/") is None, "another run: not applied"
+        assert later.active() == [] and [x.id for x in GrantBook(store).active()] == [g.id]
+
+        t = run.add("type", "example.co.uk")
+        run.attach_session("s-1")
+        assert [x.session_id for x in run.all()] == ["s-1", "s-1"], "given before the session: recorded with it"
+        run.revoke(g.id)
+        assert run.covering("click", "https://shop.example.co.uk/") is None
+        assert [x.id for x in run.end_run()] == [t.id], "the run's end ends what is still in force"
+        assert run.covering("type", "https://shop.example.co.uk/") is None and run.active() == []
+        kept = {x.kind: x for x in run.of_session("s-1")}
+        assert kept["click"].revoked_at and not kept["click"].ended_at, "revoked stays revoked, on record"
+        assert kept["type"].ended_at and kept["type"].state().startswith("ended with its session")
+
+        gone = GrantBook(store, "999999999-gone")  # a run whose process is no more (it crashed: never ended)
+        assert not gone.add("scroll", "example.com").active and gone.covering("scroll", "https://example.com/") is None
         with pytest.raises(StoreError, match="not a kind of step a grant can cover"):
-            book.add("submit", "example.com")
+            run.add("submit", "example.com")
+        with pytest.raises(StoreError, match="given while a server runs"):
+            GrantBook(store).add("click", "example.com")
+    assert parse_grant("Click@https://example.com/x") == ("click", "https://example.com/x")
+    for bad, says in (("click", "is not KIND@SITE"), ("submit@example.com", "not a kind of step"),
+                      ("click@ ", "is not KIND@SITE"), ("type@:::", "names no site")):
+        with pytest.raises(StoreError, match=says):
+            parse_grant(bad)
 
 
-def test_vigil_mcp_grants_lists_adds_and_revokes(tmp_path, monkeypatch, capsys):
+def test_vigil_mcp_grants_lists_and_revokes_and_says_where_grants_are_given(tmp_path, monkeypatch, capsys):
     from engine.mcp.cli import main
 
     monkeypatch.setenv("VIGIL_HOME", str(tmp_path))
@@ -53,22 +76,33 @@ def test_vigil_mcp_grants_lists_adds_and_revokes(tmp_path, monkeypatch, capsys):
         out = capsys.readouterr()
         return code, out.out, out.err
 
-    assert "No standing grants" in grants()[1]
+    assert "No grants in force" in grants()[1]
     code, _, err = grants("--allow", "click", "--site", "127.0.0.1")
-    assert code == 0 and "granted #1: clicks on 127.0.0.1 (never sensitive steps)" in err
+    assert code == 2 and "a grant lasts one session now" in err and "vigil mcp --grant KIND@SITE" in err
+    code, _, err = grants("--grant", "click@127.0.0.1")
+    assert code == 2 and "a grant lasts one session now" in err
+    with Store.open(tmp_path / "sessions.db") as store:  # a server run of this process gave one
+        GrantBook(store, new_run_id()).add("click", "127.0.0.1")
     listed = json.loads(grants("--json")[1])
-    assert [(g["id"], g["kind"], g["site"]) for g in listed] == [(1, "click", "127.0.0.1")]
-    code, _, err = grants("--allow", "click")
-    assert code == 2 and "--allow KIND needs --site SITE" in err
+    assert [(g["id"], g["kind"], g["site"], g["state"]) for g in listed] == [
+        (1, "click", "127.0.0.1", "in force for this session")]
     assert grants("--revoke", "9")[0] == 2
     assert "revoked #1" in grants("--revoke", "1")[2]
-    assert "No standing grants" in grants()[1] and "revoked" in grants("--all")[1]
+    assert "No grants in force" in grants()[1] and "revoked" in grants("--all")[1]
+    code, _, err = grants("--session", "nope")
+    assert code == 2 and "No session 'nope'" in err
 
 
-def test_a_granted_click_runs_without_asking_a_sensitive_one_still_asks(tmp_path, server):
-    assert _grants(tmp_path, "--allow", "click", "--site", "127.0.0.1").returncode == 0
-    s = HttpServer("--approve", "ask", "--terminal", home=tmp_path)
+def test_a_server_run_applies_its_grants_and_no_later_run_does(tmp_path, server):
+    code = subprocess.run([sys.executable, "-m", "engine.mcp", "--approve", "auto", "--grant", "tap@127.0.0.1"],
+                          cwd=ROOT, env={**os.environ, "VIGIL_HOME": str(tmp_path)}, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert code.returncode == 2 and "'tap' is not a kind of step a grant can cover" in code.stderr
+
+    s = HttpServer("--approve", "ask", "--terminal", "--grant", "click@127.0.0.1", "--grant",
+                   f"type@{server.url('mcp_shop.html')}", home=tmp_path)
     try:
+        assert "granted #2 for this session: typing into fields on 127.0.0.1" in s.banner, s.banner
         s.connect(s.token)
         pending = s.start_call("browser_navigate", {"url": server.url("mcp_shop.html")})
         s.wait_for(r"^Step \d+: Go to http://")  # navigating is no click: it asks
@@ -77,7 +111,16 @@ def test_a_granted_click_runs_without_asking_a_sensitive_one_still_asks(tmp_path
 
         r = s.call("browser_click", {"ref": ref(items, "Add to cart")}, timeout=60)
         assert not r.is_error and "done, verified" in r.text, r.text
-        assert not any('Click button "Add to cart"' in line for line in s.seen), "the grant approved it: no prompt"
+        r = s.call("browser_type", {"ref": ref(items, "Username"), "text": "ada"}, timeout=60)
+        assert not r.is_error and "done" in r.text, r.text
+        assert not any(('Click button "Add to cart"' in line or "Username" in line) and line.startswith("Step")
+                       for line in s.seen), "the grants approved them: no prompt"
+
+        pending = s.start_call("browser_type", {"ref": ref(items, "Password"), "text": "hunter2-secret"})
+        prompt = s.wait_for(r"SENSITIVE: ")  # a password field: a grant of typing never covers it
+        assert "password" in prompt.lower()
+        s.answer("r\nnot now\n")
+        assert "REJECTED by the person" in pending.result(60).text
 
         pending = s.start_call("browser_click", {"ref": ref(items, "Delete invoice 4411")})
         prompt = s.wait_for(r"SENSITIVE: ")  # destructive: a grant never covers it
@@ -96,6 +139,31 @@ def test_a_granted_click_runs_without_asking_a_sensitive_one_still_asks(tmp_path
         assert s.close() == 0
     with Store.open(tmp_path / "sessions.db") as store:
         [summary] = store.list_sessions()
-        steps = store.load(summary.id).steps
-    granted = [st for st in steps if st.decision and (st.decision.reason or "").startswith("a standing grant")]
-    assert len(granted) == 1 and granted[0].auto_approved and "clicks on 127.0.0.1" in granted[0].decision.reason
+        data = store.load(summary.id)
+        kept = {g.kind: g for g in GrantBook(store).of_session(summary.id)}
+    assert set(kept) == {"click", "type"} and kept["click"].run_id == data.session.metadata["mcp"]["run"]
+    assert kept["click"].revoked_at and not kept["click"].ended_at
+    assert kept["type"].ended_at and not kept["type"].revoked_at, "the run's end ended the grant still in force"
+    granted = [st for st in data.steps if st.decision and "grant of the person" in (st.decision.reason or "")]
+    assert [st.proposal.action.name for st in granted] == ["click", "type"]
+    assert all(st.auto_approved for st in granted) and "clicks on 127.0.0.1 (#1, for this session)" in \
+        granted[0].decision.reason
+    assert "hunter2-secret" not in json.dumps([st.model_dump(mode="json") for st in data.steps])
+    listed = _grants(tmp_path, "--session", summary.id[:8])
+    assert "revoked" in listed.stdout and "ended with its session" in listed.stdout, listed.stdout
+
+    s = HttpServer("--approve", "ask", "--terminal", home=tmp_path)  # a later session: no grant applies
+    try:
+        s.connect(s.token)
+        pending = s.start_call("browser_navigate", {"url": server.url("mcp_shop.html")})
+        s.wait_for(r"^Step \d+: Go to http://")
+        s.answer("a\n")
+        items = items_of(pending.result(60))
+        pending = s.start_call("browser_type", {"ref": ref(items, "Username"), "text": "ada"})
+        s.wait_for(r"^Step \d+: Type")
+        time.sleep(0.2)
+        assert not pending.done(), "the last run's grant of typing does not carry over"
+        s.answer("a\n")
+        assert not pending.result(60).is_error
+    finally:
+        assert s.close() == 0

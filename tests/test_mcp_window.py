@@ -65,14 +65,15 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
                                                                             tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
 
-    monkeypatch.setenv("VIGIL_HOME", str(tmp_path))  # a store of its own: the grant given here stays here
+    monkeypatch.setenv("VIGIL_HOME", str(tmp_path))  # a store of its own: the grant given here is recorded here
 
     from gui.mcp_host import WindowMcpHost
 
     layout = QSettings(str(tmp_path / "window.ini"), QSettings.IniFormat)  # not the suite's remembered layout
     with open_window(qtbot, server.url("mcp_shop.html"), settings=layout) as window:
-        host = WindowMcpHost(window)
+        host = WindowMcpHost(window, grants=["scroll@127.0.0.1"])  # as `vigil mcp --grant scroll@127.0.0.1` gives
         endpoint, token, _ = run(qtbot, host.start_http(0))
+        assert [g.describe() for g in host.grants()] == ["scrolling on 127.0.0.1"]
         assert endpoint.startswith("http://127.0.0.1:") and endpoint.endswith("/mcp")
         assert endpoint in window.findChild(type(host.label), "mcpStatus").text()
         client = ClientThread(qtbot, endpoint, token)
@@ -111,23 +112,23 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             assert f"EDITED by the person to click({add})" in edited.text, edited.text
             assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "2"
 
-            # "Always allow clicks on 127.0.0.1": this click runs, and the next one is not asked
+            # "Allow clicks on 127.0.0.1 for this session": this click runs, and the next one is not asked
             pending = client.submit("browser_click", {"ref": ref(items, "Load more")})
             qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
             assert window.approval.grant_btn.isVisible()
-            assert window.approval.grant_btn.text() == "Always allow clicks on 127.0.0.1"
+            assert window.approval.grant_btn.text() == "Allow clicks on 127.0.0.1 for this session"
             qtbot.mouseClick(window.approval.grant_btn, Qt.LeftButton)
             qtbot.waitUntil(pending.done, timeout=WAIT_MS)
             assert "done" in pending.result().text
             granted = client.call("browser_click", {"ref": add})
             assert "done, verified" in granted.text and not window.approval.is_pending()
             assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "3"
-            assert "#1 clicks on 127.0.0.1" in host.label.toolTip()
+            assert "#2 clicks on 127.0.0.1" in host.label.toolTip()
             host.fill_menu()  # the status button's menu: the grant is listed there, and revocable
-            revoke = next(a for a in host.menu.actions() if a.text() == "Revoke: clicks on 127.0.0.1 (#1)")
+            revoke = next(a for a in host.menu.actions() if a.text() == "Revoke: clicks on 127.0.0.1 (#2)")
             assert any(a.text() == "Copy the bearer token" for a in host.menu.actions())
             revoke.trigger()
-            assert host.grants() == [] and "#1" not in host.label.toolTip()
+            assert [g.kind for g in host.grants()] == ["scroll"] and "#2" not in host.label.toolTip()
             pending = client.submit("browser_click", {"ref": add})
             qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)  # revoked: asked again
             qtbot.mouseClick(window.approval.approve_btn, Qt.LeftButton)
@@ -152,7 +153,15 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             assert data.session.planner == "mcp"
             assert data.session.metadata["mcp"]["client"] == "window-test-client"
             assert [s.status for s in data.steps] == ["completed"] * 5 + ["rejected"]
-            assert data.steps[3].auto_approved and "standing grant" in data.steps[3].decision.reason
+            assert data.steps[3].auto_approved and "clicks on 127.0.0.1 (#2, for this session)" in \
+                data.steps[3].decision.reason
+            from engine.store import Store
+            from engine.store.grants import GrantBook
+            with Store.open(tmp_path / "sessions.db") as store:  # the grant is on record with the session
+                [scroll, given] = GrantBook(store).of_session(session)
+            assert (given.kind, given.site) == ("click", "127.0.0.1") and given.revoked_at
+            assert scroll.kind == "scroll" and not scroll.revoked_at, "given at start: recorded with the session"
+            assert given.run_id == data.session.metadata["mcp"]["run"] == host.mcp.run_id
 
             # Stop ends the client's run; while the person runs a task of their own, the client is told BUSY
             qtbot.mouseClick(window.stop_btn, Qt.LeftButton)
@@ -169,3 +178,6 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             client.close()
             run(qtbot, host.stop(), 30)
         assert not window.sup.running(), "the client went away: its run ended"
+        assert host.grants() == [], "the server run is over: so are its grants"
+        with Store.open(tmp_path / "sessions.db") as store:
+            assert GrantBook(store).get(scroll.id).ended_at, "its end is on record"

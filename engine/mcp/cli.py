@@ -43,8 +43,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("what", nargs="?", choices=("grants",),
-                   help="grants: list the person's standing grants (--allow KIND --site SITE adds one, --revoke ID "
-                        "revokes one) instead of serving")
+                   help="grants: list the person's grants in force in running servers (--revoke ID revokes one, "
+                        "--session ID shows those of a recorded session) instead of serving")
     p.add_argument("--http", type=int, metavar="PORT",
                    help="serve streamable HTTP on 127.0.0.1:PORT (0: any free port) instead of stdio; requests need "
                         "the bearer token printed at start (or given in VIGIL_MCP_TOKEN)")
@@ -59,13 +59,17 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-record", action="store_true", help="do not keep the session in the session store")
     p.add_argument("--allow-file-urls", action="store_true",
                    help="let the client open file:// URLs (off: a page opened from disk could show it any local file)")
-    g = p.add_argument_group("grants (vigil mcp grants …): approve ordinary steps of one kind on one site without "
-                             "asking; never sensitive ones")
-    g.add_argument("--allow", metavar="KIND", help="grant KIND: click, type, scroll, select, check or hover")
-    g.add_argument("--site", help="the site of the grant (example.com, or a URL on it)")
-    g.add_argument("--revoke", type=int, metavar="ID", help="revoke the grant with this ID")
-    g.add_argument("--all", action="store_true", help="also list revoked grants")
-    g.add_argument("--json", action="store_true", help="print the grants as JSON")
+    g = p.add_argument_group("grants: approve ordinary steps of one kind on one site without asking, for the rest of "
+                             "this session (this server run); never sensitive ones")
+    g.add_argument("--grant", action="append", default=[], metavar="KIND@SITE",
+                   help="grant KIND (click, type, scroll, select, check or hover) on SITE (example.com, or a URL "
+                        "on it) for this server run; repeatable; recorded with the session")
+    g.add_argument("--revoke", type=int, metavar="ID", help="vigil mcp grants: revoke the grant with this ID")
+    g.add_argument("--session", metavar="ID", help="vigil mcp grants: the grants of this recorded session")
+    g.add_argument("--all", action="store_true", help="vigil mcp grants: also list revoked and ended grants")
+    g.add_argument("--json", action="store_true", help="vigil mcp grants: print the grants as JSON")
+    g.add_argument("--allow", help=argparse.SUPPRESS)  # grants before a run: now --grant KIND@SITE on the run
+    g.add_argument("--site", help=argparse.SUPPRESS)
 
 
 def _has_display() -> bool:
@@ -114,8 +118,21 @@ def run(args: argparse.Namespace) -> int:
     """Run `vigil mcp` with parsed arguments; returns the exit code (bad input never raises)."""
     if getattr(args, "what", None) == "grants":
         return grants_command(args)
-    if getattr(args, "allow", None) or getattr(args, "revoke", None) is not None:
-        return _fail("BAD_ARGUMENT", "--allow and --revoke belong to `vigil mcp grants`.")
+    if getattr(args, "allow", None) or getattr(args, "site", None):
+        return _fail("BAD_ARGUMENT", _ALLOW_MOVED)
+    if getattr(args, "revoke", None) is not None or getattr(args, "session", None):
+        return _fail("BAD_ARGUMENT", "--revoke and --session belong to `vigil mcp grants`.")
+    if args.grant and args.no_record:
+        return _fail("BAD_ARGUMENT", "--grant needs the session store (a grant is recorded with its session); "
+                                     "drop --no-record, or approve the steps as they come.")
+    if args.grant:
+        from engine.store.grants import parse_grant
+        from engine.store.schema import StoreError
+        try:
+            for spec in args.grant:
+                parse_grant(spec)
+        except StoreError as exc:
+            return _fail(exc.code, exc.message)
     problem = approval_problem(args)
     if problem:
         return _fail("NEEDS_PERSON" if "person" in problem else "BAD_ARGUMENT", problem)
@@ -145,6 +162,8 @@ async def _serve(args: argparse.Namespace) -> int:
     sup = McpSupervisor(policy=args.approve, gate=_gate(args), url=args.url, headless=not args.headed,
                         record=not args.no_record, allow_files=args.allow_file_urls)
     sup.seen_client(None, transport=transport)
+    for g in sup.start_grants(args.grant):  # bad input was refused before; a store that fails raises VigilError
+        _say(f"granted #{g.id} for this session: {g.describe()} (never sensitive steps)")
     server = build_server(sup)
     loop = asyncio.get_running_loop()
     if transport == "http":
@@ -186,39 +205,43 @@ async def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+_ALLOW_MOVED = ("a grant lasts one session now, so it is given to the server run it is for: vigil mcp --grant "
+                "KIND@SITE (e.g. --grant click@example.com), or Allow … for this session in the window.")
+
+
 def grants_command(args: argparse.Namespace) -> int:
-    """`vigil mcp grants [--allow KIND --site SITE | --revoke ID] [--all] [--json]`."""
+    """`vigil mcp grants [--revoke ID] [--session ID] [--all] [--json]`."""
     import json
 
     from engine.store import Store
     from engine.store.grants import GrantBook
 
-    if args.allow and args.revoke is not None:
-        return _fail("BAD_ARGUMENT", "give --allow or --revoke, not both.")
-    if bool(args.allow) != bool(args.site):
-        return _fail("BAD_ARGUMENT", "--allow KIND needs --site SITE (and --site needs --allow), e.g. "
-                                     "vigil mcp grants --allow click --site example.com")
+    if args.allow or args.site or args.grant:
+        return _fail("BAD_ARGUMENT", _ALLOW_MOVED)
     try:
         with Store.open() as store:
             book = GrantBook(store)
-            if args.allow:
-                g = book.add(args.allow, args.site)
-                _say(f"granted #{g.id}: {g.describe()} (never sensitive steps); vigil mcp grants --revoke {g.id} "
-                     "takes it back")
-            elif args.revoke is not None:
+            if args.revoke is not None:
                 g = book.revoke(args.revoke)
-                _say(f"revoked #{g.id}: {g.describe()}")
-            grants = book.all() if args.all else book.active()
+                _say(f"revoked #{g.id}: {g.describe()}" if g.revoked_at
+                     else f"#{g.id} is no longer in force: {g.state()}")
+            if args.session:
+                sid = store.resolve_id(args.session)
+                run = ((store.load(sid).session.metadata or {}).get("mcp") or {}).get("run")
+                grants = [g for g in book.all() if g.session_id == sid or (run and g.run_id == run)]
+            else:
+                grants = book.all() if args.all else book.active()
     except VigilError as exc:
         return _fail(exc.code, exc.message)
     if args.json:
-        print(json.dumps([g.model_dump() for g in grants], indent=2))
+        print(json.dumps([{**g.model_dump(), "state": g.state()} for g in grants], indent=2))
     elif not grants:
-        print("No standing grants: every step the policy asks about is asked." if not args.all else "No grants.")
+        print("No grants in force: every step the policy asks about is asked." if not (args.all or args.session)
+              else "No grants.")
     else:
         for g in grants:
-            state = "active" if g.active else f"revoked {g.revoked_at}"
-            print(f"#{g.id}  {g.kind:<6} {g.site:<30} since {g.created_at}  {state}")
+            print(f"#{g.id}  {g.kind:<6} {g.site:<30} since {g.created_at}  {g.state()}"
+                  + (f"  session {g.session_id[:8]}" if g.session_id else ""))
     return 0
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Protocol
 from engine.errors import VigilError
 from engine.loop.redact import MASK, scrub_known
 from engine.mcp.console import ConsoleLog
+from engine.mcp.grants import RunGrants
 from engine.mcp.planner import StepOutcome, ToolCallPlanner
 from engine.mcp.view import ClientView
 from engine.models import Action, ProposedStep
@@ -106,7 +107,7 @@ class TabHost(Protocol):
     def mcp_run_ended(self, result: RunResult) -> None: ...
 
 
-class McpSupervisor:
+class McpSupervisor(RunGrants):
     """The tab, the loop, the recorder and the client's view behind an MCP server."""
 
     def __init__(self, *, policy: str, gate: ApprovalGate, url: str | None = None, headless: bool = True,
@@ -131,8 +132,10 @@ class McpSupervisor:
         self._run_task: asyncio.Task | None = None
         self.session_ids: list[str] = []
         self._known_secrets: set[str] = set()  # kept across browsers and runs of this server (memory only)
-        # the store the person's standing grants are read from (engine.store.grants)
+        # the store the person's grants are kept in (engine.store.grants); they last this server run (run_id)
         self._grant_store: Store | None = None
+        from engine.store.grants import new_run_id
+        self.run_id = new_run_id()
 
     # -- the client ---------------------------------------------------------------------------------
     def seen_client(self, name: str | None, version: str | None = None, transport: str | None = None) -> None:
@@ -309,10 +312,11 @@ class McpSupervisor:
         recorder = self._session_recorder()
         if recorder is not None:
             meta = {"mcp": {"client": self.client.name, "clientVersion": self.client.version,
-                            "transport": self.client.transport}}
+                            "transport": self.client.transport, "run": self.run_id}}
             sid = recorder.start(loop, task, tab.url, planner="mcp", policy=self.policy, metadata=meta)
             if sid and sid not in self.session_ids:
                 self.session_ids.append(sid)
+                self._attach_grants(sid)
             if recorder.error:
                 self._store_failed(recorder.error)
         self._planner, self._loop = planner, loop
@@ -353,53 +357,6 @@ class McpSupervisor:
             self._recorder = SessionRecorder(self._store)
         return self._recorder
 
-    # -- standing grants ----------------------------------------------------------------------------------
-    def _grants(self):
-        """The person's grants (a GrantBook on the session store), or None without a store."""
-        from engine.store.grants import GrantBook
-
-        if self._grant_store is None:
-            store = self._store
-            if store is None:
-                from engine.store import Store
-                try:
-                    store = Store.open()
-                except VigilError as exc:
-                    log.warning("grants cannot be read: %s", exc.message)
-                    return None
-            self._grant_store = store
-        return GrantBook(self._grant_store)
-
-    def granted(self, action: Action, url: str) -> str | None:
-        """What grant of the person covers this (non-sensitive) step on the page at `url`, or None (the
-        loop asks then, as without grants)."""
-        try:
-            book = self._grants()
-            g = book.covering(action.name, url) if book is not None else None
-        except Exception as exc:  # noqa: BLE001 - a grant that cannot be read never approves anything
-            log.warning("grants could not be checked: %s", exc)
-            return None
-        return g.describe() if g is not None else None
-
-    def grant(self, kind: str, url: str):
-        """The person grants `kind` steps on the site of `url` (the window's approval bar)."""
-        book = self._grants()
-        if book is None:
-            raise ToolFailure("STORE_UNAVAILABLE", "Grants need the session store, which cannot be opened.")
-        sid = self.session_ids[-1] if self.session_ids else None
-        return book.add(kind, url, session_id=sid)
-
-    def active_grants(self) -> list:
-        """The person's standing grants now in force ([] without a store)."""
-        book = self._grants()
-        return book.active() if book is not None else []
-
-    def revoke_grant(self, grant_id: int):
-        book = self._grants()
-        if book is None:
-            raise ToolFailure("STORE_UNAVAILABLE", "Grants need the session store, which cannot be opened.")
-        return book.revoke(grant_id)
-
     def _store_failed(self, message: str) -> None:
         if self.store_error is None:
             log.error("%s", message)
@@ -423,6 +380,7 @@ class McpSupervisor:
         """Shut down (the client went away): end the run, store it, close the browser."""
         async with self._lock:
             await self._end_run("The MCP client disconnected.", ask_ok=False)
+            self._end_grants()
             if self.host is not None:  # the host's tab, browser and store are the host's to close
                 self._forget_run()
                 if self._grant_store is not None:

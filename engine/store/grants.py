@@ -1,16 +1,25 @@
-"""Standing grants: a person's "approve steps like this on this site", kept in the session store.
+"""Session grants: a person's "approve steps like this on this site, for the rest of this session",
+recorded in the session store.
 
 A grant covers one kind of ordinary step (`GRANT_KINDS`: clicks, typing, scrolling, choosing an
 option, ticking a box, hovering) on one site (the registrable domain, as `engine.loop.policy.site_of`
 reads it). It never covers a sensitive step: the loop consults grants only for steps with no
-sensitive reason at all (typing into a secret field, submitting, leaving the site, files, a
-destructive button, instruction-like page text all still ask). Grants stay until revoked; a revoked
-grant keeps its row (with `revoked_at`), so the record says what was allowed when.
+sensitive reason at all (typing into a password or one-time-code field, submitting, leaving the site,
+files, a destructive button, instruction-like page text all still ask).
+
+A grant lasts for the server run it was given in (`run_id`, one per `vigil mcp` / `vigil gui --mcp`
+run; `new_run_id`): a book opened for a run applies only that run's grants, so a grant is never
+applied in a later session. It ends when the person revokes it (`revoked_at`) or when its run ends
+(`ended_at`, stamped by `end_run`); its row stays, with the recorded session it belongs to
+(`session_id`), so a session's record says what was allowed, from when and until when.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import urllib.parse
+import uuid
 
 from pydantic import BaseModel
 
@@ -25,6 +34,31 @@ GRANT_KINDS: dict[str, tuple[str, ...]] = {
     "check": ("check", "uncheck"), "hover": ("hover",)}
 KIND_WORDS = {"click": "clicks", "type": "typing into fields", "scroll": "scrolling", "select": "choosing options",
               "check": "ticking boxes", "hover": "hovering"}
+_HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")  # a host name or IPv4 address, as a URL gives it
+_COLUMNS = "id, site, kind, session_id, run_id, created_at, revoked_at, ended_at"
+
+
+def new_run_id() -> str:
+    """The id of one server run: its grants carry it (the process id first, so a listing can tell a run
+    that is gone)."""
+    return f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+
+
+def _run_alive(run_id: str | None) -> bool:
+    """Whether the process of a server run still exists (a run that crashed never stamped its end)."""
+    try:
+        pid = int((run_id or "").split("-", 1)[0])
+    except ValueError:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by someone else
+        return True
+    return True
 
 
 class Grant(BaseModel):
@@ -32,12 +66,24 @@ class Grant(BaseModel):
     site: str
     kind: str
     session_id: str | None = None
+    run_id: str | None = None
     created_at: str
     revoked_at: str | None = None
+    ended_at: str | None = None
 
     @property
     def active(self) -> bool:
-        return self.revoked_at is None
+        """Neither revoked nor ended, and its server run is still there."""
+        return self.revoked_at is None and self.ended_at is None and _run_alive(self.run_id)
+
+    def state(self) -> str:
+        if self.revoked_at:
+            return f"revoked {self.revoked_at}"
+        if self.ended_at:
+            return f"ended with its session {self.ended_at}"
+        if not self.run_id:
+            return "not in force (given before grants lasted one session)"
+        return "in force for this session" if _run_alive(self.run_id) else "ended (its server is gone)"
 
     def describe(self) -> str:
         return f"{KIND_WORDS.get(self.kind, self.kind)} on {self.site}"
@@ -52,14 +98,42 @@ def site_of_url(url: str) -> str:
     return site_of(urllib.parse.urlsplit(url or "").hostname or "")
 
 
-class GrantBook:
-    """The grants of one store: `add`, `revoke`, `active`, `covering`."""
+def parse_grant(spec: str) -> tuple[str, str]:
+    """`KIND@SITE` (the `--grant` option of `vigil mcp`) → (kind, site); StoreError naming the problem."""
+    kind, at, site = (spec or "").strip().partition("@")
+    kind = kind.strip().lower()
+    if not at or not kind or not site.strip():
+        raise StoreError(f"--grant {spec!r} is not KIND@SITE; e.g. --grant click@example.com "
+                         f"(KIND is one of {', '.join(GRANT_KINDS)}).", code=ErrorCode.BAD_ARGUMENT)
+    if kind not in GRANT_KINDS:
+        raise StoreError(f"{kind!r} is not a kind of step a grant can cover; use one of "
+                         f"{', '.join(GRANT_KINDS)}.", code=ErrorCode.BAD_ARGUMENT)
+    site = site.strip()
+    try:
+        host = urllib.parse.urlsplit(site if "://" in site else "//" + site).hostname or ""
+    except ValueError:
+        host = ""
+    if not _HOST.fullmatch(host) or not site_of(host):
+        raise StoreError(f"--grant {spec!r} names no site; e.g. --grant {kind}@example.com.",
+                         code=ErrorCode.BAD_ARGUMENT)
+    return kind, site
 
-    def __init__(self, store: Store) -> None:
+
+class GrantBook:
+    """The grants of one store, seen from one server run (`run_id`): `add`, `revoke`, `active`,
+    `covering`, `attach_session`, `end_run`. Without a run (the `vigil mcp grants` command) it lists and
+    revokes, and grants nothing."""
+
+    def __init__(self, store: Store, run_id: str | None = None) -> None:
         self.store = store
+        self.run_id = run_id
 
     def add(self, kind: str, site: str, session_id: str | None = None) -> Grant:
-        """Grant `kind` on `site` (an active grant already there is returned as it is)."""
+        """Grant `kind` on `site` for the rest of this run (an active grant already there is returned)."""
+        if self.run_id is None:
+            raise StoreError("A grant lasts one session, so it is given while a server runs: in the window "
+                             "(Allow … for this session) or with `vigil mcp --grant KIND@SITE`.",
+                             code=ErrorCode.BAD_ARGUMENT)
         if kind not in GRANT_KINDS:
             raise StoreError(f"{kind!r} is not a kind of step a grant can cover; use one of "
                              f"{', '.join(GRANT_KINDS)}.", code=ErrorCode.BAD_ARGUMENT)
@@ -70,43 +144,75 @@ class GrantBook:
         if have is not None:
             return have
         with self.store._tx() as c:
-            cur = c.execute("INSERT INTO grants(site, kind, session_id, created_at) VALUES (?, ?, ?, ?)",
-                            (site, kind, session_id, _now()))
+            cur = c.execute("INSERT INTO grants(site, kind, session_id, run_id, created_at) VALUES (?, ?, ?, ?, ?)",
+                            (site, kind, session_id, self.run_id, _now()))
             new_id = cur.lastrowid
         return self.get(int(new_id or 0))
 
     def get(self, grant_id: int) -> Grant:
-        row = self.store._conn.execute("SELECT id, site, kind, session_id, created_at, revoked_at FROM grants "
-                                       "WHERE id=?", (grant_id,)).fetchone()
+        row = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants WHERE id=?", (grant_id,)).fetchone()
         if row is None:
             raise StoreError(f"No grant {grant_id} in {self.store.path}; `vigil mcp grants` lists them.",
                              code=ErrorCode.BAD_ARGUMENT)
         return _grant(row)
 
     def revoke(self, grant_id: int) -> Grant:
-        """Revoke a grant (its row stays, stamped); revoking a revoked one changes nothing."""
+        """Revoke a grant (its row stays, stamped); revoking a revoked or ended one changes nothing."""
         g = self.get(grant_id)
-        if g.active:
+        if g.revoked_at is None and g.ended_at is None:
             with self.store._tx() as c:
-                c.execute("UPDATE grants SET revoked_at=? WHERE id=? AND revoked_at IS NULL", (_now(), grant_id))
+                c.execute("UPDATE grants SET revoked_at=? WHERE id=? AND revoked_at IS NULL AND ended_at IS NULL",
+                          (_now(), grant_id))
         return self.get(grant_id)
 
+    def attach_session(self, session_id: str) -> None:
+        """Record this run's grants not yet tied to a session (given before its first step) with it."""
+        if self.run_id is None or not session_id:
+            return
+        with self.store._tx() as c:
+            c.execute("UPDATE grants SET session_id=? WHERE run_id=? AND session_id IS NULL",
+                      (session_id, self.run_id))
+
+    def end_run(self) -> list[Grant]:
+        """The run is over: stamp its grants still in force as ended; returns them."""
+        if self.run_id is None:
+            return []
+        ending = self.active()
+        if ending:
+            with self.store._tx() as c:
+                c.execute("UPDATE grants SET ended_at=? WHERE run_id=? AND revoked_at IS NULL AND ended_at IS NULL",
+                          (_now(), self.run_id))
+        return ending
+
     def all(self) -> list[Grant]:
-        rows = self.store._conn.execute("SELECT id, site, kind, session_id, created_at, revoked_at FROM grants "
-                                        "ORDER BY id").fetchall()
+        rows = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants ORDER BY id").fetchall()
+        return [_grant(r) for r in rows]
+
+    def of_session(self, session_id: str) -> list[Grant]:
+        """The grants recorded with a session (given during it, or at the start of its server run)."""
+        rows = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants WHERE session_id=? ORDER BY id",
+                                        (session_id,)).fetchall()
         return [_grant(r) for r in rows]
 
     def active(self) -> list[Grant]:
-        return [g for g in self.all() if g.active]
+        """The grants in force: this run's (a book of a run), or every running server's (a book without)."""
+        if self.run_id is None:
+            rows = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants WHERE run_id IS NOT NULL AND "
+                                            "revoked_at IS NULL AND ended_at IS NULL ORDER BY id").fetchall()
+        else:
+            rows = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants WHERE run_id=? AND revoked_at IS NULL "
+                                            "AND ended_at IS NULL ORDER BY id", (self.run_id,)).fetchall()
+        return [g for g in map(_grant, rows) if g.active]
 
     def covering(self, action_name: str, url: str) -> Grant | None:
-        """The active grant that covers this action on the page at `url`, or None. The caller makes sure
-        the step is not sensitive: a grant never covers one."""
+        """This run's grant in force that covers this action on the page at `url`, or None. The caller makes
+        sure the step is not sensitive: a grant never covers one."""
         kind, site = kind_of(action_name), site_of_url(url)
-        if kind is None or not site:
+        if kind is None or not site or self.run_id is None:
             return None
         return next((g for g in self.active() if g.kind == kind and g.site == site), None)
 
 
 def _grant(row: tuple) -> Grant:
-    return Grant(id=row[0], site=row[1], kind=row[2], session_id=row[3], created_at=row[4], revoked_at=row[5])
+    return Grant(id=row[0], site=row[1], kind=row[2], session_id=row[3], run_id=row[4], created_at=row[5],
+                 revoked_at=row[6], ended_at=row[7])

@@ -98,6 +98,12 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             revoked_at TEXT)""",
         "CREATE INDEX grants_by_site ON grants(site, kind)",
     ),
+    4: (
+        # a grant lasts for the server run it was given in (run_id; a grant without one is never applied) and
+        # is stamped ended_at when that run ends; its session_id is the recorded session it belongs to
+        "ALTER TABLE grants ADD COLUMN run_id TEXT",
+        "ALTER TABLE grants ADD COLUMN ended_at TEXT",
+    ),
 }
 LATEST_VERSION = max(MIGRATIONS)
 

@@ -7,8 +7,9 @@ Signals:
 - `take_over_requested(str)` — a quick command in plain words ("click Place order") for the window
   to ground with the offline planner and answer with `Decision(kind="take_over", action=…)`.
 - `policy_changed(str)` — "ask", "auto" or "auto-safe".
-- `grant_requested(ApprovalRequest)` — "Always allow …": the person approves this step and grants steps
-  like it on this site from now on; offered only where a host sets `grant_offer`, never for a sensitive step.
+- `grant_requested(ApprovalRequest)` — "Allow … for this session": the person approves this step and grants
+  steps like it on this site for the rest of the session; offered only where a host sets `grant_offer`,
+  never for a sensitive step.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class ApprovalBar(QWidget):
     decided = Signal(object)            # Decision
     take_over_requested = Signal(str)   # a quick command in plain words
     policy_changed = Signal(str)
-    grant_requested = Signal(object)    # the ApprovalRequest approved with "Always allow …"
+    grant_requested = Signal(object)    # the ApprovalRequest approved with "Allow … for this session"
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -138,11 +139,11 @@ class ApprovalBar(QWidget):
                                        buttons)
         self.take_over_btn = self._button("Take over", "Act yourself: a command, or in the page",
                                           self.start_take_over, buttons)
-        # a host that keeps standing grants (the MCP server in the window) says what it can grant for a request
+        # a host that keeps grants (the MCP server in the window) says what it can grant for a request
         self.grant_offer: Callable[[ApprovalRequest], str | None] | None = None
-        self.grant_btn = self._button("Always allow", "Approve this step, and from now on steps like it on this "
-                                      "site without asking (never sensitive ones; revocable)", self.approve_and_grant,
-                                      buttons)
+        self.grant_btn = self._button("Allow for this session", "Approve this step, and steps like it on this site "
+                                      "without asking for the rest of this session (never sensitive ones; revocable)",
+                                      self.approve_and_grant, buttons)
         self.grant_btn.hide()
         buttons.addStretch(1)
         self.stop_btn = self._button("Stop", "Stop the run", self.stop, buttons)
@@ -276,7 +277,7 @@ class ApprovalBar(QWidget):
         for b in self.buttons():
             b.setEnabled(True)
         offer = self.grant_offer(req) if self.grant_offer is not None and not req.sensitive_reasons else None
-        self.grant_btn.setText(offer or "Always allow")
+        self.grant_btn.setText(offer or "Allow for this session")
         self.grant_btn.setVisible(bool(offer))
         self.show()
         self.approve_btn.setFocus()
