@@ -2,6 +2,10 @@
 and grey with their Thought (collapsible), Action badge and Observation, system notes centred and
 small, and a task header (RUNNING / COMPLETED / FAILED / STOPPED).
 
+A step whose action ran but whose check failed is neither a success nor a failure of the action: its
+turn says `unverified` in an amber badge (the word `vigil run` prints for it), with a warning mark and
+"Unverified: …" in amber, and its observation is amber too.
+
 Every piece of page or model text is shown as plain text (`Qt.PlainText` labels): nothing that
 comes from a page or a model is ever interpreted as rich text.
 """
@@ -29,6 +33,15 @@ _STATUS = {
     "stopped": ("STOPPED", "#fef3c7", "#92400e"),
 }
 MAX_EVENTS = 6  # recent page events shown per observation
+UNVERIFIED = "unverified"  # the step word of `vigil run` for an action that ran but was not seen to work
+AMBER_FG, AMBER_BG = "#92400e", "#fef3c7"
+
+
+def is_unverified(rec: StepRecord) -> bool:
+    """The step's action ran, but what it should have done was not seen (as `vigil run` decides)."""
+    v = rec.verification or (rec.result.verification if rec.result else None)
+    return (rec.status == "completed" and rec.actor != "human" and v is not None and not v.success
+            and (rec.action is None or rec.action.name != "fail"))
 
 
 def timing_tooltip(rec: StepRecord) -> str:
@@ -55,7 +68,13 @@ def ok_mark(ok: bool) -> str:
     return glyph("✅", "✔") if ok else glyph("❌", "✘")
 
 
-def _msg_icon(status: str | None) -> str:
+def warn_mark() -> str:
+    return glyph("⚠️", "!")
+
+
+def _msg_icon(status: str | None, unverified: bool = False) -> str:
+    if unverified:
+        return warn_mark()
     if status == "pending":
         return glyph("⏳", "…")
     if status in ("success", "error"):
@@ -96,9 +115,12 @@ class _Observation(QFrame):
 
         v = rec.verification or (rec.result.verification if rec.result else None)
         ok = rec.status == "completed" and (v is None or v.success) and (rec.result is None or rec.result.success)
+        self.unverified = is_unverified(rec)
         if rec.status in ("skipped", "rejected", "stopped"):
             add(f"{glyph('⏭', '»')} {rec.status.capitalize()}" + (f": {rec.note}" if rec.note else ""),
                 "obsStatus", "color:#92400e;")
+        elif self.unverified and v is not None:
+            add(f"{warn_mark()} Unverified: {v.feedback}", "obsVerification", f"color:{AMBER_FG}; font-weight:bold;")
         elif v is not None:
             mark = ok_mark(v.success)
             add(f"{mark} {v.feedback}", "obsVerification",
@@ -124,7 +146,8 @@ class _Observation(QFrame):
             for ev in events[-MAX_EVENTS:]:
                 add(f"• {ev.describe()}", "obsEvent", "color:#4b5563; font-size:11px;")
         self.ok = ok
-        self.setStyleSheet("#observation { background:%s; border-radius:6px; }" % ("#f0fdf4" if ok else "#fef2f2"))
+        bg = "#f0fdf4" if ok else "#fffbeb" if self.unverified else "#fef2f2"
+        self.setStyleSheet(f"#observation {{ background:{bg}; border-radius:6px; }}")
         if not self.labels:  # e.g. a finish step: nothing observed, so no empty box under the turn
             self.hide()
 
@@ -175,6 +198,13 @@ class MessageTurn(QFrame):
                                  "font-family:monospace;")
         self.error = plain_label(name="turnError")
         self.error.setStyleSheet("color:#991b1b;")
+        # assistant turns: "unverified" when the step ran but its check failed (see the module docstring)
+        self.outcome_badge = plain_label(UNVERIFIED, name="outcomeBadge", wrap=False, selectable=False)
+        self.outcome_badge.setStyleSheet(f"background:{AMBER_BG}; color:{AMBER_FG}; border:1px solid {AMBER_FG}; "
+                                         "border-radius:4px; padding:0px 5px; font-size:11px; font-weight:bold;")
+        self.outcome_badge.setToolTip("The action ran, but what it should have done was not seen on the page.")
+        self.outcome_badge.hide()
+        self._record_unverified: bool | None = None  # what the step's record says, once it is attached
         if msg.role == "user":
             self.bubble.setStyleSheet("#userBubble { background:#2563eb; border-radius:10px; }"
                                       "#userBubble QLabel { color:white; }")
@@ -198,6 +228,7 @@ class MessageTurn(QFrame):
             self.thought_toggle.toggled.connect(self.set_thought_visible)
             top.addWidget(self.thought_toggle)
             top.addWidget(self.header, 1)
+            top.addWidget(self.outcome_badge)
             self.timing = plain_label(name="stepTiming", wrap=False, selectable=False)
             self.timing.setStyleSheet("color:#6b7280; font-size:11px;")
             self.timing.hide()
@@ -220,7 +251,7 @@ class MessageTurn(QFrame):
     # -- content --------------------------------------------------------------------------------
     def update_message(self, msg: ChatMessage) -> None:
         self.message = msg
-        icon = _msg_icon(msg.status)
+        icon = _msg_icon(msg.status, self.unverified)
         if msg.role == "assistant":
             step = msg.metadata.get("step_index")
             who = f"Agent · step {step + 1}" if isinstance(step, int) else "Agent"
@@ -238,6 +269,9 @@ class MessageTurn(QFrame):
         self.badge.setText(msg.actionString or "")
         self.badge.setVisible(bool(msg.actionString) and msg.role != "system")
         self.error.setText(msg.error or "")
+        self.outcome_badge.setVisible(self.unverified)
+        colour = AMBER_FG if self.unverified else "#fee2e2" if msg.role == "user" else "#991b1b"
+        self.error.setStyleSheet(f"color:{colour};")
         # a system note whose error only repeats it ("Stopped by request.") says it once
         repeats = msg.role == "system" and (msg.error or "").strip() == msg.content.strip()
         self.error.setVisible(bool(msg.error) and not repeats)
@@ -263,6 +297,23 @@ class MessageTurn(QFrame):
         self.thought_toggle.setText(("▾" if visible else "▸") + " Thought")
         self.body.setVisible(visible and bool(self.message.content if hasattr(self, "message") else True))
 
+    @property
+    def unverified(self) -> bool:
+        """The step ran but its check failed: said by the loop in the message, or by the step's record."""
+        if self.role != "assistant":
+            return False
+        if self._record_unverified is not None:
+            return self._record_unverified
+        return bool(self.message.metadata.get("unverified")) if hasattr(self, "message") else False
+
+    @property
+    def outcome(self) -> str:
+        """The turn's step in one word: pending, ok, unverified or error ('' when it has no status)."""
+        status = self.message.status
+        if self.unverified:
+            return UNVERIFIED
+        return {"pending": "pending", "success": "ok", "error": "error"}.get(status or "", "")
+
     def thought_visible(self) -> bool:
         return self.thought_toggle is not None and self.thought_toggle.isChecked()
 
@@ -272,6 +323,9 @@ class MessageTurn(QFrame):
             self.observation.deleteLater()
         self.observation = _Observation(rec)
         self.box.addWidget(self.observation)
+        if self.role == "assistant":
+            self._record_unverified = self.observation.unverified
+            self.update_message(self.message)
         total = step_duration(rec.timings_ms)
         if self.timing is not None and total is not None:
             self.timing.setText(f"{glyph('⏱', '')} {ms_text(total)}".strip())
