@@ -19,7 +19,7 @@ from test_mcp import ROOT, items_of, ref
 from test_mcp_http import HttpServer
 
 from engine.store import Store
-from engine.store.grants import GrantBook, kind_of, new_run_id, parse_grant
+from engine.store.grants import GrantBook, kind_of, new_run_id, parse_grant, session_grants
 from engine.store.schema import StoreError
 
 
@@ -140,7 +140,7 @@ def test_a_server_run_applies_its_grants_and_no_later_run_does(tmp_path, server)
     with Store.open(tmp_path / "sessions.db") as store:
         [summary] = store.list_sessions()
         data = store.load(summary.id)
-        kept = {g.kind: g for g in GrantBook(store).of_session(summary.id)}
+        kept = {g.kind: g for g in session_grants(store, summary.id)}
     assert set(kept) == {"click", "type"} and kept["click"].run_id == data.session.metadata["mcp"]["run"]
     assert kept["click"].revoked_at and not kept["click"].ended_at
     assert kept["type"].ended_at and not kept["type"].revoked_at, "the run's end ended the grant still in force"

@@ -214,7 +214,7 @@ def grants_command(args: argparse.Namespace) -> int:
     import json
 
     from engine.store import Store
-    from engine.store.grants import GrantBook
+    from engine.store.grants import GrantBook, session_grants
 
     if args.allow or args.site or args.grant:
         return _fail("BAD_ARGUMENT", _ALLOW_MOVED)
@@ -226,9 +226,7 @@ def grants_command(args: argparse.Namespace) -> int:
                 _say(f"revoked #{g.id}: {g.describe()}" if g.revoked_at
                      else f"#{g.id} is no longer in force: {g.state()}")
             if args.session:
-                sid = store.resolve_id(args.session)
-                run = ((store.load(sid).session.metadata or {}).get("mcp") or {}).get("run")
-                grants = [g for g in book.all() if g.session_id == sid or (run and g.run_id == run)]
+                grants = session_grants(store, store.resolve_id(args.session))
             else:
                 grants = book.all() if args.all else book.active()
     except VigilError as exc:

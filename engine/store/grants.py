@@ -188,11 +188,13 @@ class GrantBook:
         rows = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants ORDER BY id").fetchall()
         return [_grant(r) for r in rows]
 
-    def of_session(self, session_id: str) -> list[Grant]:
-        """The grants recorded with a session (given during it, or at the start of its server run)."""
-        rows = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants WHERE session_id=? ORDER BY id",
-                                        (session_id,)).fetchall()
+    def of_session(self, session_id: str, run_id: str | None = None) -> list[Grant]:
+        """The grants recorded with a session (given during it, or at the start of its server run) and, with
+        `run_id` (the session's `metadata["mcp"]["run"]`), those its server run held while it was recorded."""
+        rows = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants WHERE session_id=? OR run_id=? ORDER BY id",
+                                        (session_id, run_id or "")).fetchall()
         return [_grant(r) for r in rows]
+
 
     def active(self) -> list[Grant]:
         """The grants in force: this run's (a book of a run), or every running server's (a book without)."""
@@ -216,3 +218,9 @@ class GrantBook:
 def _grant(row: tuple) -> Grant:
     return Grant(id=row[0], site=row[1], kind=row[2], session_id=row[3], run_id=row[4], created_at=row[5],
                  revoked_at=row[6], ended_at=row[7])
+
+
+def session_grants(store: Store, session_id: str) -> list[Grant]:
+    """What the person granted in a recorded session (its report lists them: given, revoked, ended)."""
+    run = ((store.load(session_id).session.metadata or {}).get("mcp") or {}).get("run")
+    return GrantBook(store).of_session(session_id, run if isinstance(run, str) else None)
