@@ -1,8 +1,8 @@
 """The window's side of the browser's tabs and of page dialogs outside a run (a part of `Supervisor`).
 
 The window shows the browser's active tab: a tab the person opens in the live view is shown, a run's
-switch_tab or a popup closing itself moves the view, and a tab picked in the strip is shown (not while a
-run works: the loop decides which tab it acts in). A dialog a page raises outside a run is put to the
+switch_tab or a popup closing itself moves the view, and a tab picked in the strip is shown or closed (not
+while a run works: the loop decides which tab it acts in). A dialog a page raises outside a run is put to the
 person in the approval bar; a run's own policy and gate decide the dialogs while it runs."""
 
 from __future__ import annotations
@@ -94,6 +94,28 @@ class BrowserTabs:
         """A new snapshot may come with a new title (a tab that was still loading): the strip shows it."""
         if self.browser is not None and len(self.browser.tabs) > 1:
             asyncio.ensure_future(self.publish_tabs())
+
+    async def close_tab(self, index: int) -> bool:
+        """The person closed a tab in the strip: its page's beforeunload may ask first (in the approval bar,
+        as any dialog outside a run). Not while a run works (its tabs are the run's), nor the last tab."""
+        if self.browser is None:
+            return False
+        if self.running():
+            self.notice.emit("A run is working in the browser: stop it to close a tab.")
+            await self.publish_tabs()
+            return False
+        if len(self.browser.tabs) <= 1:
+            self.notice.emit("The last tab stays open: the window always shows a page.")
+            return False
+        try:
+            closed = bool(await self.browser.close_tab(index, ask_page=True))
+        except VigilError as exc:
+            self.error.emit(exc.message)
+            return False
+        if not closed:
+            self.notice.emit("The page asked to stay open: the tab was not closed.")
+        await self.publish_tabs()
+        return closed
 
     async def switch_tab(self, index: int) -> bool:
         """The person picked a tab: show it (not while a run works: the run decides which tab it acts in)."""

@@ -247,6 +247,7 @@ class MainWindow(QMainWindow):
         s.tabs_changed.connect(self.tab_strip.set_tabs)
         s.tab_switched.connect(lambda tab: spawn(self._show_tab(tab)))
         self.tab_strip.switch_requested.connect(lambda i: spawn(s.switch_tab(i)))
+        self.tab_strip.close_requested.connect(lambda i: spawn(s.close_tab(i)))
         QAction(self, shortcut=QKeySequence("Ctrl+L"), triggered=self.url.setFocus)
 
     # -- reactions -----------------------------------------------------------------------------

@@ -88,3 +88,49 @@ def test_a_page_dialog_is_answered_from_the_approval_bar_in_and_outside_a_run(qt
         assert click.result().success and not bar.is_pending()
         assert _out(qtbot, window) == "deleted" and tab.dialogs.log[-1].answer.by == "person"
 
+
+
+def test_a_tab_closed_from_the_strip_lets_its_page_ask_and_is_refused_during_a_run(qtbot, aio, server):  # noqa: F811
+    from PySide6.QtCore import Qt
+
+    with open_window(qtbot, server.url("tabs_home.html")) as window:
+        sup, strip, bar = window.sup, window.tab_strip, window.approval
+        home = sup.tab
+        notices: list[str] = []
+        sup.notice.connect(notices.append)
+        records = run(qtbot, sup.browser.new_tab(server.url("dialogs_page.html")))
+        qtbot.waitUntil(lambda: strip.count() == 2 and strip.isVisible() and sup.tab is records, timeout=10000)
+        assert strip.close_button(0) is not None and strip.close_button(1) is not None
+        # unsaved work on the page: closing its tab lets its beforeunload ask, in the approval bar
+        snap = run(qtbot, records.snapshot())
+        run(qtbot, records.click(snap.find("button", "Edit")[0].node_id))
+        qtbot.mouseClick(strip.close_button(1), Qt.LeftButton)
+        qtbot.waitUntil(lambda: bar.is_pending() and bar.is_dialog(), timeout=15000)
+        assert "beforeunload" in bar.summary.text() and not sup.running()
+        qtbot.mouseClick(bar.dialog_cancel_btn, Qt.LeftButton)          # stay on the page
+        qtbot.waitUntil(lambda: any("stay open" in n for n in notices), timeout=15000)
+        assert strip.count() == 2 and not records.target.closed and sup.tab is records
+        assert records.dialogs.log[-1].kind == "beforeunload" and records.dialogs.log[-1].answer.by == "person"
+        qtbot.mouseClick(strip.close_button(1), Qt.LeftButton)          # again, and leave this time
+        qtbot.waitUntil(lambda: bar.is_pending() and bar.is_dialog(), timeout=15000)
+        qtbot.mouseClick(bar.dialog_ok_btn, Qt.LeftButton)
+        qtbot.waitUntil(lambda: strip.count() == 1 and sup.tab is home and window.page.tab is home, timeout=15000)
+        assert records.target.closed and not strip.isVisible() and len(sup.browser.tabs) == 1
+        # a tab without beforeunload closes at once; the view goes back to the other tab
+        extra = run(qtbot, sup.browser.new_tab(server.url("tabs_report.html")))
+        qtbot.waitUntil(lambda: strip.count() == 2 and sup.tab is extra, timeout=10000)
+        qtbot.mouseClick(strip.close_button(0), Qt.LeftButton)          # the one not shown: home
+        qtbot.waitUntil(lambda: strip.count() == 1 and len(sup.browser.tabs) == 1, timeout=15000)
+        assert home.target.closed and sup.tab is extra and not bar.is_pending()
+        # while a run works, its tabs are the run's: closing one is refused and said
+        other = run(qtbot, sup.browser.new_tab(server.url("tabs_home.html")))
+        qtbot.waitUntil(lambda: strip.count() == 2 and sup.tab is other, timeout=10000)
+        window.policy.setCurrentText("ask")
+        qtbot.keyClicks(window.task, "open the report in a new tab")
+        qtbot.keyClick(window.task, Qt.Key_Return)
+        qtbot.waitUntil(lambda: sup.running() and bar.is_pending(), timeout=30000)
+        qtbot.mouseClick(strip.close_button(0), Qt.LeftButton)
+        qtbot.waitUntil(lambda: any("stop it to close a tab" in n for n in notices), timeout=10000)
+        assert strip.count() == 2 and len(sup.browser.tabs) == 2 and not extra.target.closed
+        qtbot.mouseClick(window.stop_btn, Qt.LeftButton)
+        qtbot.waitUntil(lambda: not sup.running(), timeout=15000)
