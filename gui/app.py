@@ -30,7 +30,8 @@ async def _host_mcp(window, sup, mcp: McpLaunch, ok: bool, prog: str) -> int:
         await window.shutdown()
         window.close()
         return 1
-    host = WindowMcpHost(window, url=mcp.url, allow_files=mcp.allow_files, record=mcp.record)
+    host = WindowMcpHost(window, url=mcp.url, allow_files=mcp.allow_files, record=mcp.record,
+                         grants=list(mcp.grants))
     client_gone = None
     try:
         if mcp.port is not None:
@@ -77,6 +78,7 @@ class McpLaunch:
     url: str | None = None          # the page the server opens first
     allow_files: bool = False
     record: bool = True
+    grants: tuple[str, ...] = ()    # `vigil mcp --grant KIND@SITE`: given when serving starts
 
 
 def run_gui(url: str | None = None, *, screenshot: str | None = None, quit_after_load: bool = False,

@@ -51,7 +51,19 @@ def _mcp_in_window(argv: list[str]) -> int | None:
         except ToolFailure as exc:
             print(f"{PROG}: {exc.code}: {exc.message}", file=sys.stderr)
             return 2
-    launch = McpLaunch(port=args.http, allow_files=args.allow_file_urls, record=not args.no_record)
+    if args.grant:  # checked before the window opens, as the engine's command checks them
+        from engine.errors import VigilError
+        from engine.store.grants import parse_grant
+        if args.no_record:
+            return None  # the engine's command refuses grants that could not be recorded, and says why
+        for spec in args.grant:
+            try:
+                parse_grant(spec)
+            except VigilError as exc:
+                print(f"{PROG}: {exc.code}: {exc.message}", file=sys.stderr)
+                return 2
+    launch = McpLaunch(port=args.http, allow_files=args.allow_file_urls, record=not args.no_record,
+                       grants=tuple(args.grant))
     return run_gui(url, headless=not args.headed, mcp=launch, prog=PROG)
 
 

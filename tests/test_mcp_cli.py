@@ -40,7 +40,7 @@ def test_vigil_mcp_and_vigil_bench_mcp_have_help(capsys):
     code, out, err = _vigil_run(capsys, "mcp", "--help")
     assert code == 0, err
     assert out.startswith("usage: vigil mcp") and "--approve {ask,auto,auto-safe}" in out and "--http PORT" in out
-    assert "grants" in out and "--allow KIND" in out
+    assert "grants" in out and "--grant KIND@SITE" in out
     code, out, err = _vigil_run(capsys, "bench", "mcp", "--help")
     assert code == 0 and out.startswith("usage: vigil bench mcp") and "--no-playwright" in out, err
 
