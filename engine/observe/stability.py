@@ -59,10 +59,17 @@ class StabilityResult(BaseModel):
 # page target → its navigation count when it was found never to settle
 _restless: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
+# Finite animations that can move or show an element are waited for; colour fades, and changes of
+# pseudo-elements that move nothing else (a switch's knob sliding: its offsets, transform, opacity) are not.
 _PAINT = ("function(KEY) { const S = window[KEY]; if (!S || S.muts === undefined) return null; const m0 = S.muts;"
+          " const COLOUR = /^(offset|easing|composite|computedOffset|color|backgroundColor|borderColor|border\\w*Color|"
+          "outlineColor|textDecorationColor|caretColor|fill|stroke|boxShadow|textShadow|columnRuleColor)$/;"
+          " const PAINT = /^(transform|translate|rotate|scale|opacity|filter|clipPath|left|top|right|bottom|"
+          "inset\\w*)$/;"
           " const anims = () => { let n = 0; try { for (const a of document.getAnimations()) { if (a.playState !=="
-          " 'running') continue; const t = a.effect && a.effect.getComputedTiming(); if (t && isFinite(t.endTime))"
-          " n++; } } catch (e) {} return n; };"
+          " 'running') continue; const ef = a.effect, t = ef && ef.getComputedTiming(); if (!t || !isFinite(t.endTime))"
+          " continue; let moves = false; for (const f of ef.getKeyframes()) for (const p in f) if (!COLOUR.test(p) &&"
+          " !(ef.pseudoElement && PAINT.test(p))) moves = true; if (moves) n++; } } catch (e) {} return n; };"
           " return new Promise((res) => { let done = false; const fin = (p) => { if (!done) { done = true;"
           " res([Date.now(), m0, S.muts, S.lastMut, S.lastInput || 0, p, anims()]); } };"
           " requestAnimationFrame(() => requestAnimationFrame(() => fin(1))); setTimeout(() => fin(0), 150); }); }")
