@@ -155,7 +155,7 @@ async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, 
             st["url"] = urllib.parse.urljoin(url, st["url"])
     if tab.url.split("#")[0] != url:
         await tab.goto(url)
-    loop = AgentLoop(tab, ScriptedPlanner(script), gate=AutoApprove(), policy="auto")
+    loop = AgentLoop(tab, ScriptedPlanner(script), gate=AutoApprove(), policy="auto", max_steps=len(script) + 2)
     if recorder is not None:
         recorder.start(loop, "bench step", url, planner="script", policy="auto")
     result = await loop.run("bench step")
@@ -166,6 +166,8 @@ async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, 
     if bad:
         raise RuntimeError(f"bench step failed on {url}: "
                            f"{bad[0].result.message if bad[0].result else bad[0].note}")
+    if len(recs) < len(script):
+        raise RuntimeError(f"bench run on {url} stopped after {len(recs)} of {len(script)} steps")
     return recs[: len(script)]
 
 
@@ -262,8 +264,7 @@ async def _long_run(browser, demo: str, n: int) -> dict:
                 k = min(chunk, n - done)
                 rounds = max(1, k // per)
                 rec = _recorder_class()(store)
-                await _vigil(tab, url, DEMO, rounds, start=done, recorder=rec)
-                done += rounds * per
+                done += len(await _vigil(tab, url, DEMO, rounds, start=done, recorder=rec))
                 marks.append((done, _rss_mb(), size()))
             took = time.perf_counter() - t0
             await tab.close()
