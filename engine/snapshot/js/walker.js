@@ -346,7 +346,7 @@ function vigilWalk(KEY, opts) {
   // What the page's CSS can do across elements: :has() (a change styles its ancestors), sibling
   // combinators (a change styles the following siblings), :focus-within (focus styles ancestors).
   function cssFlags() {
-    const f = { has: false, sib: false, fw: false };
+    const f = { has: false, sib: false, fw: false, cq: false };
     const seen = new Set();
     const scanRules = (rules, depth) => {
       for (const r of rules) {
@@ -356,6 +356,7 @@ function vigilWalk(KEY, opts) {
           if (s.indexOf('+') >= 0 || s.indexOf('~') >= 0) f.sib = true;
           if (s.indexOf(':focus-within') >= 0) f.fw = true;
         }
+        if ('containerQuery' in r) f.cq = true;   // @container: a box's size restyles what is inside
         if (r.cssRules && depth < 8) scanRules(r.cssRules, depth + 1);
         if (r.styleSheet && depth < 8) scanSheet(r.styleSheet, depth + 1);
       }
@@ -364,7 +365,7 @@ function vigilWalk(KEY, opts) {
       if (!sh || seen.has(sh)) return;
       seen.add(sh);
       let rules;
-      try { rules = sh.cssRules; } catch (e) { f.has = f.sib = f.fw = true; return; }  // cross-origin: unknown
+      try { rules = sh.cssRules; } catch (e) { f.has = f.sib = f.fw = f.cq = true; return; }  // cross-origin: unknown
       if (rules) scanRules(rules, depth);
     };
     for (const r of [document].concat(I.roots)) {
@@ -436,6 +437,7 @@ function vigilWalk(KEY, opts) {
     if (!I.css) I.css = cssFlags();
     const css = I.css;
     if (css.has && (recs.length || marks.size)) return fail('the page styles with :has()');
+    if (css.cq && (recs.length || marks.size)) return fail('the page styles with container queries');
     sib = css.sib;
     for (const r of recs) {
       let t = r.target;
