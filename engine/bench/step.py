@@ -256,7 +256,7 @@ async def _long_run(browser, demo: str, n: int) -> dict:
             rss_start = _rss_mb()
             size0 = size()
             warm = min(50, n)
-            done = 0
+            done = rounds_done = 0
             marks: list[tuple[int, float, int]] = []
             t0 = time.perf_counter()
             chunk = 100
@@ -264,7 +264,8 @@ async def _long_run(browser, demo: str, n: int) -> dict:
                 k = min(chunk, n - done)
                 rounds = max(1, k // per)
                 rec = _recorder_class()(store)
-                done += len(await _vigil(tab, url, DEMO, rounds, start=done, recorder=rec))
+                done += len(await _vigil(tab, url, DEMO, rounds, start=rounds_done, recorder=rec))
+                rounds_done += rounds  # the next chunk goes on from the next option, not the same one
                 marks.append((done, _rss_mb(), size()))
             took = time.perf_counter() - t0
             await tab.close()
