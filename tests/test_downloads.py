@@ -59,3 +59,24 @@ def test_an_unrecorded_run_saves_into_a_temporary_folder_it_names(harness, serve
     d = res.steps[0].incidents.downloads[0]
     assert folder is None and Path(d.path).exists() and Path(d.path).parent.name.startswith("vigil-downloads-")
     assert d.path in res.steps[0].result.message and "1 file(s) downloaded" in res.incidents
+
+
+def test_a_download_link_is_known_by_its_attribute_not_only_by_its_address(harness, server):
+    """`<a download href="export?id=3">` has no file extension: the snapshot keeps its download
+    attribute, so the step asks under auto-safe; the same address without it is an ordinary link."""
+    from engine.loop.policy import sensitive_reasons
+    from engine.models import Action
+
+    async def go(tab):
+        snap = await tab.snapshot()
+        out = {}
+        for name in ("Export report", "View report"):
+            node = snap.find("link", name)[0]
+            out[name] = (node.attrs or {}).get("download"), sensitive_reasons(
+                Action(name="click", target=node.node_id), node, snap, start_domain="127.0.0.1")
+        return out
+
+    out = harness.page(server.url("downloads_attr.html"), go)
+    kept, reasons = out["Export report"]
+    assert kept == "" and any("downloads a file" in r for r in reasons), out
+    assert out["View report"][0] is None and not any("download" in r for r in out["View report"][1]), out
