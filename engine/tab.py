@@ -253,8 +253,9 @@ class Tab:
 
     async def upload(self, node_id: str, paths: list[str], *, expect: OutcomeLike = None) -> ActionResult:
         """Set files on the file input `node_id` stands for (the input, or its styled button or label); the
-        paths are checked first, and the result says whether the input holds them."""
-        return await upload(self.target, self.snapshots, node_id, paths, self.actions.stability)
+        paths are checked first, and the result says whether the input holds them — and, with `expect`,
+        whether the page did what was expected besides (see engine.actions.upload)."""
+        return await upload(self.target, self.snapshots, node_id, paths, self.actions.stability, expect=expect)
 
     async def dialog(self, accept: bool, text: str | None = None, *, by: str = "planner") -> ActionResult:
         """The `dialog(accept, text?)` action: answer the open dialog, or — when none is open — answer the

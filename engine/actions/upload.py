@@ -5,7 +5,12 @@ a label, a drop zone: the input it stands for is found (the element's own contro
 it, the label's control, `for`/`aria-controls`, or the only file input of its nearest container).
 Paths are checked before anything touches the page (each must exist, be a file and be readable);
 nothing but the paths named is read, and Chromium reads them itself. The result is verified by
-reading the names of the files the input now holds."""
+reading the names of the files the input now holds.
+
+An expected outcome (`expect=`, as for every action) is checked on top of that: the page showing
+"Attached: invoice.pdf" (`element_appears`), a form sent on choosing (`navigation`) … . The input now
+holding the files is itself the change that `any_change` and `value_changes` ask for (a `value` must
+be one of the file names), unless an error showed on the page."""
 
 from __future__ import annotations
 
@@ -18,8 +23,10 @@ from pathlib import Path
 from engine.actions.locate import GROUP, release, resolve
 from engine.browser.target import PageTarget
 from engine.errors import ErrorCode, UnknownNodeError, VigilError
-from engine.models import ActionResult, PageState, VerificationResult
+from engine.models import ActionResult, ExpectedOutcome, OutcomeLike, PageState, VerificationResult
+from engine.observe.sentinel import PreState, evaluate, observe_post, verify
 from engine.observe.stability import StabilityConfig, wait_stable
+from engine.observe.stream import read_stream
 from engine.snapshot.cache import SnapshotCache
 
 _FIND_INPUT = """function () {
@@ -82,8 +89,9 @@ def check_paths(paths: list[str]) -> list[Path]:
 
 
 async def upload(page: PageTarget, snapshots: SnapshotCache, node_id: str, paths: list[str],
-                 stability: StabilityConfig | None = None) -> ActionResult:
-    """Set `paths` on the file input `node_id` stands for, and verify the input holds them."""
+                 stability: StabilityConfig | None = None, *, expect: OutcomeLike = None) -> ActionResult:
+    """Set `paths` on the file input `node_id` stands for, and verify the input holds them (and that
+    `expect` came true, when given)."""
     t0 = time.monotonic()
     names = ", ".join(Path(str(p)).name for p in paths)
     label = f"upload({node_id}, {names})"
@@ -96,7 +104,12 @@ async def upload(page: PageTarget, snapshots: SnapshotCache, node_id: str, paths
         files = check_paths(paths)
     except VigilError as exc:
         return failed(exc.code, exc.message)
+    try:
+        exp = ExpectedOutcome.model_validate(expect) if isinstance(expect, dict) else expect
+    except ValueError as exc:
+        return failed(ErrorCode.BAD_ARGUMENT, f"The expected outcome is not valid: {str(exc).splitlines()[0]}")
     sid = ""
+    expected: VerificationResult | None = None
     try:
         page.check_alive()
         snap = snapshots.latest if snapshots.latest is not None and node_id in snapshots.latest \
@@ -120,11 +133,15 @@ async def upload(page: PageTarget, snapshots: SnapshotCache, node_id: str, paths
         if len(files) > 1 and not before[1]:
             return failed(ErrorCode.BAD_ARGUMENT, f"The file input of element {node_id} takes one file "
                           f"(no `multiple`); {len(files)} were given.")
+        pre = await _pre_state(page, snapshots, node_id) if exp is not None else None
         await page.cdp.send("DOM.setFileInputFiles", {"files": [str(f) for f in files], "objectId": oid},
                             session_id=sid, timeout=15)
         page.invalidate()
-        settle = await wait_stable(page, stability or StabilityConfig(), since=time.monotonic())
+        acted = time.monotonic()
+        settle = await wait_stable(page, stability or StabilityConfig(), since=acted)
         held = (await _files(page, sid, oid))[0]
+        if exp is not None and pre is not None:
+            expected = await _expected(page, snapshots, exp, pre, node_id, held, acted)
     except UnknownNodeError as exc:
         page.invalidate()
         return failed(exc.code, exc.message)
@@ -141,6 +158,15 @@ async def upload(page: PageTarget, snapshots: SnapshotCache, node_id: str, paths
     v = VerificationResult(success=ok, verified_outcome="value_changes" if ok else None, actual_outcome=feedback,
                            page_state=PageState(url=page.url, url_changed=False, dom_changed=True),
                            confidence=1.0 if ok else 0.0, feedback=feedback)
+    if expected is not None:
+        both = ok and expected.success
+        if ok and not both:
+            feedback = (f"Not verified: the file input holds {', '.join(held)}, "
+                        "but the page did not do what was expected.")
+        feedback = f"{feedback} {expected.feedback}" if ok else feedback
+        v = expected.model_copy(update={"success": both, "feedback": feedback,
+                                        "verified_outcome": expected.verified_outcome if both else None,
+                                        "confidence": expected.confidence if both else 0.0})
     what = "file" if len(files) == 1 else "files"
     accept = f" (it accepts {before[3]})" if before[3] else ""
     return ActionResult(success=True, action=label, node_id=node_id,
@@ -148,6 +174,33 @@ async def upload(page: PageTarget, snapshots: SnapshotCache, node_id: str, paths
                                 f"{', '.join(wanted)}. {feedback}",
                         verification=v, data={"files": [str(f) for f in files], "settled": settle.stable},
                         timings_ms={"total": round((time.monotonic() - t0) * 1000, 1), "settle": settle.waited_ms})
+
+
+async def _pre_state(page: PageTarget, snapshots: SnapshotCache, node_id: str) -> PreState:
+    """The page before the files are set, for checking an expected outcome afterwards."""
+    snap = await snapshots.snapshot()
+    reading = await read_stream(page, time.time() * 1000)
+    return PreState(url=snap.url, nav_count=page.nav_count, mutations=reading.mutations, t_ms=time.time() * 1000,
+                    snapshot=snap, node_id=node_id, scroll=(snap.context.scroll_x, snap.context.scroll_y))
+
+
+async def _expected(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcome, pre: PreState, node_id: str,
+                    held: list[str], acted: float) -> VerificationResult:
+    """Whether `exp` came true. The input holding files is the change `any_change` and `value_changes` ask
+    for (a `value` must name a held file); an error on the page still spoils it."""
+    if exp.type in ("any_change", "value_changes") and exp.or_ is None:
+        r = evaluate(exp, pre, await observe_post(page, snapshots, pre), node_id)
+        value_ok = exp.value is None or any(exp.value in (n, f"C:\\fakepath\\{n}") for n in held)
+        if held and value_ok and not r.errors_detected:
+            said = f"the file input's value changed to {', '.join(held)}"
+            return r.model_copy(update={"success": True, "verified_outcome": exp.type, "actual_outcome": said,
+                                        "feedback": "That is the change expected.", "confidence": 1.0})
+        if held and not value_ok:
+            said = f"the file input holds {', '.join(held)}, not {exp.value}"
+            return r.model_copy(update={"success": False, "verified_outcome": None, "actual_outcome": said,
+                                        "feedback": f"Expected {exp.describe()}, but {said}.", "confidence": 0.0})
+        return r
+    return await verify(page, snapshots, exp, pre, node_id, None, started=acted)
 
 
 async def _chooser_input(page: PageTarget, sid: str, oid: str, wait: float = 1.5) -> str | None:
