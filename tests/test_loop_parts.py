@@ -241,3 +241,34 @@ def test_the_terminal_gate_reads_every_kind_of_answer():
         assert 'Step 1: Click button "Go" [12]' in text and "id 12 at x=1 y=2 3x4" in text
         assert "SENSITIVE: submits a form" in text and "needs a node ID" in text and "[a]pprove" in text
     asyncio.run(go())
+
+
+def test_a_secret_learnt_mid_run_is_taken_back_from_what_was_already_shown():
+    """The person's task and a plan step quoted the password before the loop knew it was one (it
+    learns that when it types it into a password field): both are published again without it, the
+    chat message under its own id so a window replaces the turn it shows."""
+    from engine.loop.events import EventBus
+    from engine.loop.journal import RunJournal
+    from engine.loop.redact import MASK
+    from engine.models import MessageAdded, Plan, PlanUpdated
+
+    bus = EventBus()
+    seen: list = []
+    bus.subscribe(seen.append)
+    journal = RunJournal(bus)
+    task = journal.message("user", 'Log in as ada, type "hunter2secret" into Password')
+    journal.plan = Plan.from_descriptions(['Type "hunter2secret" into Password', "Click Log in"])
+    journal.publish_plan()
+    seen.clear()
+
+    journal.learn_secret("hunter2secret")
+
+    again = [e.message for e in seen if isinstance(e, MessageAdded)]
+    plans = [e.plan for e in seen if isinstance(e, PlanUpdated)]
+    assert [m.messageId for m in again] == [task.messageId]
+    assert "hunter2secret" not in again[0].content and MASK in again[0].content
+    assert plans and all("hunter2secret" not in s.description for s in plans[-1].steps)
+    assert "hunter2secret" not in journal.plan.model_dump_json()  # later publications start from it
+    seen.clear()
+    journal.learn_secret("hunter2secret")  # known already: nothing is published again
+    assert seen == []

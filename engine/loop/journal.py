@@ -101,8 +101,22 @@ class RunJournal:
         self.publish_plan()
 
     def publish_plan(self) -> None:
+        if self.plan is not None:  # a plan step may quote a secret ("Type \"…\" into Password")
+            self.bus.publish(PlanUpdated(plan=scrub_known(self.plan.model_copy(deep=True), self.secrets)))
+
+    # -- secrets -----------------------------------------------------------------------------
+    def learn_secret(self, text: str) -> None:
+        """Remember text typed into a secret field; what was already shown with it (the person's task
+        in the chat, a plan step that quoted it) is published again without it, so a window replaces it."""
+        if not text or text in self.secrets:
+            return
+        self.secrets.add(text)
+        for msg in list(self.messages):
+            if scrub_known(msg, self.secrets) is not msg:
+                self.update_message(msg)
         if self.plan is not None:
-            self.bus.publish(PlanUpdated(plan=self.plan.model_copy(deep=True)))
+            self.plan = scrub_known(self.plan, self.secrets)
+            self.publish_plan()
 
     # -- steps -------------------------------------------------------------------------------
     def record(self, rec: StepRecord, artifacts: StepArtifacts | None = None) -> StepRecord:

@@ -505,7 +505,7 @@ class AgentLoop:
         timings = draft.timings_ms
         run = action.model_copy(update={"target": node.node_id}) if node is not None else action
         if types_secret(action, node) and action.text:
-            self.journal.secrets.add(action.text)
+            self.journal.learn_secret(action.text)
             self.page.remember_secret(action.text)  # so no picture shows it either
         t = time.monotonic()
         self.journal.set_state("acting")
