@@ -141,6 +141,28 @@ def _rss_mb() -> float:
     return 0.0
 
 
+def _heap_mb() -> float | None:
+    """Memory the process's allocator has handed out and not had back (glibc mallinfo2: in-use small
+    blocks plus mmapped ones), after a collection: unlike RSS it does not swing with the memory the
+    allocator keeps free for later, so it is what "flat after warm-up" is judged by. None off glibc."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        fn = ctypes.CDLL("libc.so.6").mallinfo2
+    except (OSError, AttributeError):
+        return None
+
+    class _Info(ctypes.Structure):
+        _fields_ = [(f, ctypes.c_size_t) for f in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                   "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    fn.restype = _Info
+    info = fn()
+    return (info.uordblks + info.hblkhd) / (1024 * 1024)
+
+
 def _p50(xs: list[float]) -> float:
     return round(statistics.median(xs), 1) if xs else 0.0
 
@@ -253,11 +275,11 @@ async def _long_run(browser, demo: str, n: int) -> dict:
             await _vigil(tab, url, [Step("click", lambda i: {"action": "click", "target": {
                 "role": "button", "name": "Accept"}}, _pw_add)], 1)
             size = lambda: sum(p.stat().st_size for p in db.parent.glob("bench.db*"))  # noqa: E731
-            rss_start = _rss_mb()
+            rss_start, heap_start = _rss_mb(), _heap_mb()
             size0 = size()
             warm = min(50, n)
             done = rounds_done = 0
-            marks: list[tuple[int, float, int]] = []
+            marks: list[tuple[int, float, int, float | None]] = []
             t0 = time.perf_counter()
             chunk = 100
             while done < n:
@@ -266,18 +288,24 @@ async def _long_run(browser, demo: str, n: int) -> dict:
                 rec = _recorder_class()(store)
                 done += len(await _vigil(tab, url, DEMO, rounds, start=rounds_done, recorder=rec))
                 rounds_done += rounds  # the next chunk goes on from the next option, not the same one
-                marks.append((done, _rss_mb(), size()))
+                marks.append((done, _rss_mb(), size(), _heap_mb()))
             took = time.perf_counter() - t0
             await tab.close()
     after_warm = next((m for m in marks if m[0] >= warm), marks[0])
     end = marks[-1]
     grow = (end[2] - size0) / max(1, end[0])
     rss_grow = (end[1] - after_warm[1]) * 1024 / max(1, end[0] - after_warm[0])
+    heap = after_warm[3] is not None and end[3] is not None
+    heap_grow = (end[3] - after_warm[3]) * 1024 / max(1, end[0] - after_warm[0]) if heap else None  # type: ignore[operator]
     return {"steps": end[0], "seconds": round(took, 1), "ms_per_step": round(took * 1000 / max(1, end[0]), 1),
             "rss_start_mb": round(rss_start, 1), "rss_after_warmup_mb": round(after_warm[1], 1),
             "rss_end_mb": round(end[1], 1), "store_bytes_per_step": int(grow),
             "rss_by_step": [(m[0], round(m[1], 1)) for m in marks],
-            "rss_growth_after_warmup_kb_per_step": round(rss_grow, 2)}
+            "rss_growth_after_warmup_kb_per_step": round(rss_grow, 2),
+            "heap_start_mb": round(heap_start, 1) if heap_start is not None else None,
+            "heap_after_warmup_mb": round(after_warm[3], 1) if after_warm[3] is not None else None,
+            "heap_end_mb": round(end[3], 1) if end[3] is not None else None,
+            "heap_growth_after_warmup_kb_per_step": round(heap_grow, 2) if heap_grow is not None else None}
 
 
 def format_report(rep: dict) -> str:
@@ -297,7 +325,9 @@ def format_report(rep: dict) -> str:
         lines += ["", f"Long run: {lr['steps']} recorded steps on the demo shop in {lr['seconds']} s "
                   f"({lr['ms_per_step']} ms a step); Vigil process RSS {lr['rss_start_mb']} MB at start, "
                   f"{lr['rss_after_warmup_mb']} MB after warm-up, {lr['rss_end_mb']} MB at the end "
-                  f"({lr['rss_growth_after_warmup_kb_per_step']} KB a step after warm-up); "
+                  f"({lr['rss_growth_after_warmup_kb_per_step']} KB a step after warm-up; RSS swings with memory "
+                  f"the allocator keeps free); heap in use {lr['heap_start_mb']} → {lr['heap_after_warmup_mb']} → "
+                  f"{lr['heap_end_mb']} MB ({lr['heap_growth_after_warmup_kb_per_step']} KB a step after warm-up); "
                   f"store +{lr['store_bytes_per_step'] / 1024:.1f} KB per step (the step record, its before/after "
                   "snapshots and pictures)"]
     lines += ["", "observe: snapshot before the step; propose: the planner; approve: the gate; locate: finding the "
