@@ -82,13 +82,15 @@ async def scroll_into_view(page: PageTarget, t: Target) -> None:
 
 
 async def to_top_level(page: PageTarget, snap: DomSnapshot, t: Target,
-                       local: tuple[float, float]) -> tuple[tuple[float, float], dict | None]:
+                       local: tuple[float, float]) -> tuple[tuple[float, float], dict | None, bool]:
     """Translate a point in the element's frame to top-level CSS px, hit-testing each frame owner
-    on the way up; returns (point, cover) where cover names what hides the frame, if anything."""
+    on the way up; returns (point, cover, in_view): cover names what hides the frame, if anything,
+    and in_view is False while the point lies outside some parent's window."""
     frames = {f.frame_id: f for f in snap.frames}
     x, y = local
     fid = t.node.frame_id
     cover = None
+    in_view = True
     while fid != page.main_frame_id:
         info = frames.get(fid)
         if info is None or not info.owner_node_id or not info.parent_frame_id:
@@ -102,9 +104,10 @@ async def to_top_level(page: PageTarget, snap: DomSnapshot, t: Target,
             await release(page, sid)
         if cover is None and not r.get("ok", True):
             cover = r.get("cover")
+        in_view = in_view and r.get("inView", True)
         x, y = x + r["ox"], y + r["oy"]
         fid = parent
-    return (x, y), cover
+    return (x, y), cover, in_view
 
 
 def cover_message(node: VirtualNode, cover: dict, snap: DomSnapshot) -> str:

@@ -3,6 +3,8 @@ how a field gets focus (a real click when the widget takes focus from nothing el
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 
 from engine.actions import input as inp
@@ -17,10 +19,12 @@ from engine.actions.locate import (
     scroll_into_view,
     to_top_level,
 )
+from engine.browser.target import PageTarget
 from engine.errors import ErrorCode
 
 FOCUS = (Path(__file__).resolve().parent / "js" / "focus.js").read_text()
 VERBS = {0: "Hovered over", 1: "Clicked", 2: "Double-clicked"}
+SCROLL_WAIT_S = 2.0  # how long a cross-process scroll may take to reach the parent frames
 
 
 async def pointer(c: ActionContext, *, force: bool, clicks: int, target: Target | None = None) -> None:
@@ -29,26 +33,40 @@ async def pointer(c: ActionContext, *, force: bool, clicks: int, target: Target 
     page = c.page
     t = target or c.element()
     await scroll_into_view(page, t)
-    f = await probe(page, t, "pointer")
     what = describe(t.node)
-    if f.get("disabled") and clicks:
-        raise ActionFailure(f"{what} is disabled; it cannot be clicked until the page enables it "
-                            "(often after required fields are filled).", code=ErrorCode.DISABLED)
-    if not f.get("rendered"):
-        raise ActionFailure(f"{what} is not visible (hidden with CSS, or zero size), so it cannot be clicked. "
-                            "Open the menu or section that shows it first.", code=ErrorCode.NOT_ACTIONABLE)
-    if f.get("offscreen"):
-        raise ActionFailure(f"{what} could not be scrolled into view.", code=ErrorCode.NOT_ACTIONABLE)
-    local = f.get("point") or f.get("center")
-    if not local:
-        raise ActionFailure(f"{what} has no point on the screen to act at.", code=ErrorCode.NOT_ACTIONABLE)
-    snap = c.located_snapshot() if target is None else await c.snapshots.snapshot()
-    (x, y), frame_cover = await to_top_level(page, snap, t, local)
+    # A frame in another process scrolls its parents by asking the browser, which answers later:
+    # until the parent has moved, the point lies outside its window and a click there hits nothing.
+    # Look again every animation frame or so, up to SCROLL_WAIT_S.
+    deadline = time.monotonic() + SCROLL_WAIT_S
+    while True:
+        f = await probe(page, t, "pointer")
+        if f.get("disabled") and clicks:
+            raise ActionFailure(f"{what} is disabled; it cannot be clicked until the page enables it "
+                                "(often after required fields are filled).", code=ErrorCode.DISABLED)
+        if not f.get("rendered"):
+            raise ActionFailure(f"{what} is not visible (hidden with CSS, or zero size), so it cannot be "
+                                "clicked. Open the menu or section that shows it first.",
+                                code=ErrorCode.NOT_ACTIONABLE)
+        if f.get("offscreen"):
+            raise ActionFailure(f"{what} could not be scrolled into view.", code=ErrorCode.NOT_ACTIONABLE)
+        local = f.get("point") or f.get("center")
+        if not local:
+            raise ActionFailure(f"{what} has no point on the screen to act at.", code=ErrorCode.NOT_ACTIONABLE)
+        snap = c.located_snapshot() if target is None else await c.snapshots.snapshot()
+        (x, y), frame_cover, in_view = await to_top_level(page, snap, t, local)
+        if in_view:
+            break
+        if time.monotonic() >= deadline:
+            raise ActionFailure(f"{what} could not be scrolled into view: its frame stayed outside the "
+                                "window. Scroll the page to it, then try again.", code=ErrorCode.NOT_ACTIONABLE)
+        await asyncio.sleep(0.03)
     cover = None if f.get("point") else f.get("cover")
     cover = cover or frame_cover
     if cover and not force:
         raise ActionFailure(cover_message(t.node, cover, snap), code=ErrorCode.OCCLUDED)
     c.point = (round(x, 1), round(y, 1))
+    if t.session_id != page.session_id:
+        await _route_to_frame(page, t, x, y, what)
     if clicks:
         await inp.mouse_click(page, x, y, clicks=clicks)
     else:
@@ -60,6 +78,34 @@ async def pointer(c: ActionContext, *, force: bool, clicks: int, target: Target 
     c.message = f"{VERBS[clicks]} {what}{via}{forced}."
     if f.get("missed") and clicks:
         c.message += " (No point of it takes clicks itself, so the click went to the element around it.)"
+
+
+# Run on the target element: from now on, note whether its document sees the mouse move.
+_ROUTE_ARM = ("function(KEY) { const S = window[KEY]; if (!S) return false; S.routed = false;"
+              " if (!S.routeListen) { S.routeListen = true;"
+              " addEventListener('mousemove', () => { S.routed = true; }, true); } return true; }")
+_ROUTE_READ = "function(KEY) { const S = window[KEY]; return !!(S && S.routed); }"
+
+
+async def _route_to_frame(page: PageTarget, t: Target, x: float, y: float, what: str) -> None:
+    """Before clicking into a frame in another process, move the mouse there until that frame's document
+    sees the move. The browser routes input to such a frame from its own map of where frames are, which
+    is updated a frame or more after a scroll (seen on a loaded machine: the press went to the parent
+    page's <iframe> element and the button never heard it)."""
+    if not await call_on(page, t.session_id, t.object_id, _ROUTE_ARM, page.key):
+        return  # no page-side state in that document: nothing to ask, click as before
+    deadline = time.monotonic() + SCROLL_WAIT_S
+    jitter = 0.0
+    while True:
+        await inp.mouse_move(page, x + jitter, y)
+        if await call_on(page, t.session_id, t.object_id, _ROUTE_READ, page.key):
+            return
+        if time.monotonic() >= deadline:
+            raise ActionFailure(f"{what} is in a frame that does not receive the mouse yet (the browser still "
+                                "routes input at that point elsewhere). Try again in a moment.",
+                                code=ErrorCode.NOT_ACTIONABLE)
+        await asyncio.sleep(0.03)
+        jitter = 0.5 if jitter == 0 else 0.0  # a move to the very same point may not count as a move
 
 
 async def focus(c: ActionContext, clear: bool) -> dict:

@@ -7,6 +7,8 @@ function owner(KEY, px, py) {
   const out = { ox, oy };
   if (px === null) return out;
   const x = ox + px, y = oy + py;
+  // Outside this window: a scroll asked for by an out-of-process child has not reached us yet.
+  out.inView = x >= 0 && y >= 0 && x < innerWidth && y < innerHeight;
   let h = document.elementFromPoint(x, y);
   while (h && (h.shadowRoot || (S && S.closed.get(h)))) {
     const d = (h.shadowRoot || S.closed.get(h)).elementFromPoint(x, y);
