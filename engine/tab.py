@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from engine.actions.page_actions import PageActions
 from engine.actions.upload import upload
@@ -25,6 +25,7 @@ from engine.models import Action, ActionResult, OutcomeLike, PageEvent
 from engine.models.browsing import DialogAnswer, DialogInfo
 from engine.observe.requests import track as track_requests
 from engine.observe.stability import StabilityConfig, StabilityResult
+from engine.races import unless
 from engine.snapshot.cache import SnapshotCache
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.vision.screenshot import Screenshot, capture_screenshot
@@ -131,16 +132,9 @@ class Tab:
             if asyncio.iscoroutine(aw):
                 aw.close()
             raise DialogOpenError(describe_open(d.pending))
-        task = asyncio.ensure_future(aw)
-        waiter = asyncio.ensure_future(d.wait_blocked())
-        try:
-            done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-        if task in done:
-            return task.result()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        finished, result = await unless(aw, d.wait_blocked())
+        if finished:
+            return cast(T, result)
         pending = d.pending
         raise DialogOpenError(describe_open(pending) if pending is not None else "A dialog stopped the page.")
 

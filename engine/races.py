@@ -1,0 +1,33 @@
+"""Awaiting one thing unless another happens first: a page call unless a dialog blocks the page
+(engine.tab), a step's work unless the person presses Stop (engine.loop.runner)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+async def unless(aw: Awaitable[T], interrupt: Awaitable[Any], *,
+                 interrupt_wins_tie: bool = False) -> tuple[bool, T | None]:
+    """Await `aw` unless `interrupt` completes first. Returns (True, result of aw), or (False, None)
+    when the interrupt came first: then `aw` has been cancelled and reaped, so nothing of it runs on.
+    `aw`'s own exceptions propagate. When both are done at once, `aw` wins unless `interrupt_wins_tie`
+    (a Stop must win: nothing may run after it was asked for)."""
+    task = asyncio.ensure_future(aw)
+    other = asyncio.ensure_future(interrupt)
+    try:
+        await asyncio.wait({task, other}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        other.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    interrupted = other.done() and not other.cancelled()
+    if task.cancelled() or (interrupted and interrupt_wins_tie):
+        if not task.cancelled():
+            task.exception()  # retrieved, so an error of the abandoned call is not reported as lost
+        return False, None
+    return True, task.result()

@@ -1,0 +1,69 @@
+"""engine.races.unless: the one place where 'await X unless Y happens first' is decided."""
+
+import asyncio
+
+import pytest
+
+from engine.races import unless
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_the_work_finishes_first():
+    async def go():
+        ev = asyncio.Event()
+        return await unless(asyncio.sleep(0.01, result="done"), ev.wait())
+    assert run(go()) == (True, "done")
+
+
+def test_the_interrupt_comes_first_and_the_work_is_cancelled_and_reaped():
+    state = {}
+
+    async def work():
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            state["cancelled"] = True
+            raise
+
+    async def go():
+        ev = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.01, ev.set)
+        out = await unless(work(), ev.wait())
+        return out, state.get("cancelled")
+    assert run(go()) == ((False, None), True)
+
+
+def test_the_works_error_propagates():
+    async def boom():
+        await asyncio.sleep(0)
+        raise ValueError("page said no")
+
+    async def go():
+        return await unless(boom(), asyncio.Event().wait())
+    with pytest.raises(ValueError, match="page said no"):
+        run(go())
+
+
+@pytest.mark.parametrize("stop_wins", [True, False])
+def test_a_tie_goes_to_the_work_unless_the_interrupt_must_win(stop_wins):
+    async def go():
+        loop = asyncio.get_running_loop()
+        work, stop = loop.create_future(), loop.create_future()
+        work.set_result("late result")
+        stop.set_result(None)  # both are done at the first look
+        return await unless(work, stop, interrupt_wins_tie=stop_wins)
+    assert run(go()) == ((False, None) if stop_wins else (True, "late result"))
+
+
+def test_a_tie_lost_by_a_failed_call_does_not_leave_an_unretrieved_error(recwarn):
+    async def go():
+        loop = asyncio.get_running_loop()
+        work, stop = loop.create_future(), loop.create_future()
+        work.set_exception(RuntimeError("abandoned"))
+        stop.set_result(None)
+        out = await unless(work, stop, interrupt_wins_tie=True)
+        return out, work._log_traceback  # False once the exception was retrieved
+    assert run(go()) == ((False, None), False)
