@@ -11,14 +11,13 @@ import gui_helpers  # noqa: F401  (Qt's offscreen platform for the suite)
 
 pytest.importorskip("PySide6.QtWidgets")
 
+from page_helpers import FAST
+
 from engine.cli.run import step_line  # noqa: E402
 from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner  # noqa: E402
 from engine.models.actions import Action, ActionResult, PageState, VerificationResult  # noqa: E402
 from engine.models.loop import ChatMessage, StepRecord  # noqa: E402
-from engine.observe.stability import StabilityConfig  # noqa: E402
 from gui.widgets.chat_view import ChatView, ok_mark, warn_mark  # noqa: E402
-
-FAST = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=1500)
 
 
 @pytest.fixture

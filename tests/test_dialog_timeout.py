@@ -11,46 +11,14 @@ import asyncio
 import time
 
 import pytest
+from page_helpers import FAST, DialogPerson, out_text
 
 from engine.actions import input as inp
 from engine.errors import CDPTimeoutError, ErrorCode
-from engine.loop import AgentLoop, QueueGate, ScriptedPlanner
+from engine.loop import AgentLoop, ScriptedPlanner
 from engine.models import Decision
-from engine.observe.stability import StabilityConfig
 
-FAST = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=1500)
 SLOW_ANSWER_S = 2.5
-
-
-async def _out(tab) -> str:
-    snap = await tab.snapshot()
-    return next(n.text for n in snap.nodes() if (n.attrs or {}).get("id") == "out")
-
-
-class SlowPerson:
-    """Approves the step at once; answers the dialog only after `delay` seconds."""
-
-    def __init__(self, answer: Decision, delay: float):
-        self.gate = QueueGate()
-        self.answer, self.delay = answer, delay
-        self.asked_at: float | None = None
-
-    async def run(self, loop: AgentLoop, task: str):
-        runner = asyncio.ensure_future(loop.run(task))
-        seen = 0
-        while not runner.done():
-            await asyncio.sleep(0.02)
-            req = self.gate.pending
-            if req is None or len(self.gate.requests) == seen:
-                continue
-            seen = len(self.gate.requests)
-            if req.dialog is not None:
-                self.asked_at = time.monotonic()
-                await asyncio.sleep(self.delay)
-                self.gate.submit(self.answer)
-            else:
-                self.gate.submit(Decision.approve())
-        return runner.result()
 
 
 @pytest.mark.parametrize("button,answer,shown", [
@@ -63,7 +31,7 @@ def test_a_slow_answer_to_a_dialog_does_not_time_out_the_step(harness, server, m
 
     async def go(tab):
         tab.stability = FAST
-        person = SlowPerson(answer, SLOW_ANSWER_S)
+        person = DialogPerson(answer, SLOW_ANSWER_S)
         steps = [{"action": "click", "target": {"role": "button", "name": button},
                   "expect": {"type": "element_appears", "text": shown}},
                  {"action": "finish"}]
@@ -79,7 +47,7 @@ def test_a_slow_answer_to_a_dialog_does_not_time_out_the_step(harness, server, m
         assert "waited while its dialog was answered" not in r.message  # not the unverified fallback
         assert r.verification is not None and r.verification.success, r.message
         assert step.incidents.dialogs[0].answer.by == "person"
-        assert await _out(tab) == shown
+        assert await out_text(tab) == shown
 
     harness.page(server.url("dialogs_page.html"), go)
 

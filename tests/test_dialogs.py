@@ -5,22 +5,14 @@ test reads the page's own account of the answer."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
+from page_helpers import FAST, DialogPerson, out_text
 
 from engine.errors import DialogOpenError, ErrorCode
-from engine.loop import AgentLoop, AutoApprove, QueueGate, ScriptedPlanner
+from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
 from engine.models import Decision
-from engine.observe.stability import StabilityConfig
-
-FAST = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=1500)
-
-
-async def _out(tab) -> str:
-    snap = await tab.snapshot()
-    return next(n.text for n in snap.nodes() if (n.attrs or {}).get("id") == "out")
 
 
 def _loop(tab, steps, gate, **kw) -> AgentLoop:
@@ -30,31 +22,6 @@ def _loop(tab, steps, gate, **kw) -> AgentLoop:
 
 def _button(name: str, **extra) -> dict:
     return {"action": "click", "target": {"role": "button", "name": name}, **extra}
-
-
-class Answering:
-    """A QueueGate driver: approves steps, answers dialog requests with `dialog_decision`."""
-
-    def __init__(self, dialog_decision: Decision):
-        self.gate = QueueGate()
-        self.dialog_decision = dialog_decision
-        self.dialogs = []
-
-    async def run(self, loop: AgentLoop, task: str):
-        runner = asyncio.ensure_future(loop.run(task))
-        seen = 0
-        while not runner.done():
-            await asyncio.sleep(0.02)
-            req = self.gate.pending
-            if req is None or len(self.gate.requests) == seen:
-                continue
-            seen = len(self.gate.requests)
-            if req.dialog is not None:
-                self.dialogs.append(req)
-                self.gate.submit(self.dialog_decision)
-            else:
-                self.gate.submit(Decision.approve())
-        return runner.result()
 
 
 # -- the engine: no handler, nothing hangs ----------------------------------------------------------
@@ -75,7 +42,7 @@ def test_a_confirm_nobody_answers_is_reported_at_once_and_answered_through_the_a
         assert time.monotonic() - t0 < 2, "a call into the page waited on the open dialog"
         info = await tab.answer_dialog(False)
         assert info.answer.accept is False and info.answer.by == "api" and tab.pending_dialog is None
-        assert await _out(tab) == "kept"
+        assert await out_text(tab) == "kept"
         with pytest.raises(Exception, match="No dialog is open"):
             await tab.answer_dialog(True)
 
@@ -102,7 +69,7 @@ def test_an_alert_during_a_snapshot_does_not_hang_it(harness, server):
                                             (Decision(kind="reject", reason="no"), "kept")])
 def test_under_ask_the_person_answers_a_confirm_through_the_gate(harness, server, decision, shown):
     async def go(tab):
-        driver = Answering(decision)
+        driver = DialogPerson(decision)
         res = await driver.run(_loop(tab, [_button("Delete all"), {"action": "finish"}], driver.gate),
                                "delete all")
         assert res.status == "success", res.reason
@@ -110,7 +77,7 @@ def test_under_ask_the_person_answers_a_confirm_through_the_gate(harness, server
         req = driver.dialogs[0]
         assert req.dialog.kind == "confirm" and req.dialog.message == "Delete all records?"
         assert "dialogs_page.html" in req.dialog.url and "OK or Cancel" in req.summary
-        assert await _out(tab) == shown
+        assert await out_text(tab) == shown
         inc = res.steps[0].incidents
         assert inc.dialog_count == 1 and inc.dialogs[0].answer.by == "person"
         assert inc.dialogs[0].answer.accept is (shown == "deleted")
@@ -122,10 +89,10 @@ def test_under_ask_the_person_answers_a_confirm_through_the_gate(harness, server
 
 def test_under_ask_a_prompt_is_answered_with_the_persons_text(harness, server):
     async def go(tab):
-        driver = Answering(Decision(kind="approve", text="Ada's records"))
+        driver = DialogPerson(Decision(kind="approve", text="Ada's records"))
         res = await driver.run(_loop(tab, [_button("Rename"), {"action": "finish"}], driver.gate), "rename")
         assert res.status == "success" and driver.dialogs[0].dialog.default_prompt == "old name"
-        assert await _out(tab) == "name: Ada's records"
+        assert await out_text(tab) == "name: Ada's records"
         assert res.steps[0].incidents.dialogs[0].answer.text == "Ada's records"
 
     harness.page(server.url("dialogs_page.html"), go)
@@ -135,13 +102,13 @@ def test_auto_safe_answers_cancel_unless_the_person_approved_a_sensitive_step(ha
     async def go(tab):
         gate = AutoApprove()
         res = await _loop(tab, [_button("Mark all read"), {"action": "finish"}], gate, policy="auto-safe").run("x")
-        assert res.status == "success" and await _out(tab) == "unmarked" and not gate.requests
+        assert res.status == "success" and await out_text(tab) == "unmarked" and not gate.requests
         d = res.steps[0].incidents.dialogs[0]
         assert d.answer.accept is False and d.answer.by == "policy" and "auto-safe" in d.answer.reason
         assert any("confirm" in e.text for e in res.steps[0].events)
         # "Delete all" is destructive: the person is asked for the step, and having approved it, OK is given
         res = await _loop(tab, [_button("Delete all"), {"action": "finish"}], gate, policy="auto-safe").run("x")
-        assert len(gate.requests) == 1 and await _out(tab) == "deleted"
+        assert len(gate.requests) == 1 and await out_text(tab) == "deleted"
         assert "approved as sensitive" in res.steps[0].incidents.dialogs[0].answer.reason
 
     harness.page(server.url("dialogs_page.html"), go)
@@ -150,10 +117,10 @@ def test_auto_safe_answers_cancel_unless_the_person_approved_a_sensitive_step(ha
 def test_auto_accepts_and_a_planner_can_answer_in_advance(harness, server):
     async def go(tab):
         res = await _loop(tab, [_button("Delete all"), {"action": "finish"}], AutoApprove(), policy="auto").run("x")
-        assert await _out(tab) == "deleted" and res.steps[0].incidents.dialogs[0].answer.by == "policy"
+        assert await out_text(tab) == "deleted" and res.steps[0].incidents.dialogs[0].answer.by == "policy"
         steps = [{"action": "dialog", "accept": False}, _button("Delete all"), {"action": "finish"}]
         res = await _loop(tab, steps, AutoApprove(), policy="auto").run("x")
-        assert res.status == "success" and await _out(tab) == "kept"
+        assert res.status == "success" and await out_text(tab) == "kept"
         assert res.steps[1].incidents.dialogs[0].answer.by == "planner"
 
     harness.page(server.url("dialogs_page.html"), go)
@@ -162,7 +129,7 @@ def test_auto_accepts_and_a_planner_can_answer_in_advance(harness, server):
 @pytest.mark.parametrize("decision,stays", [(Decision(kind="reject"), True), (Decision.approve(), False)])
 def test_beforeunload_on_navigation_goes_to_the_person(harness, server, decision, stays):
     async def go(tab):
-        driver = Answering(decision)
+        driver = DialogPerson(decision)
         steps = [_button("Edit"), {"action": "navigate", "url": server.url("loop_done.html")}, {"action": "finish"}]
         res = await driver.run(_loop(tab, steps, driver.gate), "leave")
         assert [r.dialog.kind for r in driver.dialogs] == ["beforeunload"]
@@ -181,7 +148,7 @@ def test_a_flood_of_dialogs_is_counted_stopped_and_said(harness, server):
         step = res.steps[0]
         assert step.status == "failed" and "flood" in step.note
         assert step.incidents.dialog_flood and step.incidents.dialog_count == 40
-        assert await _out(tab) == "confirmed 20"  # 20 accepted by the policy, the rest dismissed unasked
+        assert await out_text(tab) == "confirmed 20"  # 20 accepted by the policy, the rest dismissed unasked
         assert res.incidents and "dialog flood" in res.incidents[0]
         assert "dialog flood" in res.messages[-1].content
 
@@ -240,6 +207,6 @@ def test_the_offline_planner_answers_in_advance_when_the_task_says_confirm(harne
         assert res.status == "success", res.reason
         assert [s.action.to_string() for s in res.steps][:1] == ["dialog(true)"]
         assert any("answers the page's dialog OK" in r for r in gate.requests[0].sensitive_reasons)
-        assert await _out(tab) == "marked" and res.steps[1].incidents.dialogs[0].answer.by == "planner"
+        assert await out_text(tab) == "marked" and res.steps[1].incidents.dialogs[0].answer.by == "planner"
 
     harness.page(server.url("dialogs_page.html"), go)

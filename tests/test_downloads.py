@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from page_helpers import FAST
+
 from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
-from engine.observe.stability import StabilityConfig
 from engine.store import Store
 from engine.store.recorder import SessionRecorder
 from engine.store.report import export_html
 
-FAST = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=1500)
 STEPS = [{"action": "click", "target": {"role": "link", "name": "Download invoice"}}, {"action": "finish"}]
 CONTENT = Path(__file__).parent / "fixtures" / "downloads_invoice.csv"
 

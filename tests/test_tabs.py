@@ -6,16 +6,15 @@ planner. Action strings and the script format of the tab actions are checked wit
 from __future__ import annotations
 
 import pytest
+from page_helpers import FAST
 
 from engine.errors import ActionStringError
 from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
 from engine.loop.action_string import parse_action_string
 from engine.loop.scripted import load_script
 from engine.models import Action, TabsChanged
-from engine.observe.stability import StabilityConfig
 from engine.planners.heuristic import HeuristicPlanner
 
-FAST = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=1500)
 REPORT_TASK = "open the report in a new tab and read its total"
 # a tab opened elsewhere is the effect: no need to watch this page change for the default 3 s
 QUICK = {"type": "any_change", "timeout_ms": 300}

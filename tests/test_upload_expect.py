@@ -7,24 +7,15 @@ from __future__ import annotations
 import time
 
 import pytest
+from page_helpers import FAST, element_text, sample_files
 
 from engine.errors import ErrorCode
 from engine.models import Action
-from engine.observe.stability import StabilityConfig
-
-FAST = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=1500)
-
-
-def _text(snap, element_id: str) -> str:
-    return next(n.text for n in snap.nodes() if (n.attrs or {}).get("id") == element_id)
 
 
 @pytest.fixture
 def files(tmp_path):
-    a, b = tmp_path / "invoice.pdf", tmp_path / "photo.png"
-    a.write_bytes(b"%PDF-1.4 test")
-    b.write_bytes(b"\x89PNG test")
-    return a, b
+    return sample_files(tmp_path)
 
 
 def test_an_upload_is_verified_against_what_was_expected_of_the_page(harness, server, files):
@@ -46,7 +37,7 @@ def test_an_upload_is_verified_against_what_was_expected_of_the_page(harness, se
         assert r.success and not r.verification.success and r.error_code is None, r.message
         assert "Upload complete" in r.verification.feedback and "photo.png" in r.message
         assert time.monotonic() - t0 < 10
-        assert _text(await tab.snapshot(), "names") == "Attached: photo.png"
+        assert element_text(await tab.snapshot(), "names") == "Attached: photo.png"
         # a value names the file the input should hold
         snap = await tab.snapshot()
         label = next(n for n in snap.nodes() if n.tag == "label" and "Choose avatar" in (n.text or n.name or ""))
@@ -73,6 +64,6 @@ def test_a_bad_expectation_is_refused_before_the_files_are_set(harness, server, 
         snap = await tab.snapshot()
         r = await tab.upload(snap.find("button", "Attach files")[0].node_id, [str(a)], expect={"type": "uploaded"})
         assert not r.success and r.error_code == ErrorCode.BAD_ARGUMENT and "expected outcome" in r.message
-        assert _text(await tab.snapshot(), "names") == "No files"
+        assert element_text(await tab.snapshot(), "names") == "No files"
 
     harness.page(server.url("uploads_page.html"), go)

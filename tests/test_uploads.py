@@ -7,24 +7,15 @@ from __future__ import annotations
 import os
 
 import pytest
+from page_helpers import FAST, element_text, sample_files
 
 from engine.errors import ErrorCode
 from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
-from engine.observe.stability import StabilityConfig
-
-FAST = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=1500)
-
-
-def _text(snap, element_id: str) -> str:
-    return next(n.text for n in snap.nodes() if (n.attrs or {}).get("id") == element_id)
 
 
 @pytest.fixture
 def files(tmp_path):
-    a, b = tmp_path / "invoice.pdf", tmp_path / "photo.png"
-    a.write_bytes(b"%PDF-1.4 test")
-    b.write_bytes(b"\x89PNG test")
-    return a, b
+    return sample_files(tmp_path)
 
 
 def test_upload_through_a_styled_button_and_a_label_into_hidden_inputs(harness, server, files):
@@ -38,16 +29,16 @@ def test_upload_through_a_styled_button_and_a_label_into_hidden_inputs(harness, 
         assert r.success and r.verification.success, r.message
         assert "invoice.pdf, photo.png" in r.verification.feedback
         snap = await tab.snapshot()
-        assert _text(snap, "names") == "Attached: invoice.pdf, photo.png"   # the page's change handler ran
+        assert element_text(snap, "names") == "Attached: invoice.pdf, photo.png"   # the page's change handler ran
         label = next(n for n in snap.nodes() if n.tag == "label" and "Choose avatar" in (n.text or n.name or ""))
         r = await tab.upload(label.node_id, [str(b)])
         assert r.success and r.verification.success and "accepts image/*" in r.message
-        assert _text(await tab.snapshot(), "avatar-name") == "Avatar: photo.png"
+        assert element_text(await tab.snapshot(), "avatar-name") == "Avatar: photo.png"
         # a button whose script opens a file input found nowhere near it: pressed, its chooser caught
         snap = await tab.snapshot()
         r = await tab.upload(snap.find("button", "Add a receipt")[0].node_id, [str(a)])
         assert r.success and r.verification.success, r.message
-        assert _text(await tab.snapshot(), "receipt") == "Receipt: invoice.pdf"
+        assert element_text(await tab.snapshot(), "receipt") == "Receipt: invoice.pdf"
 
     harness.page(server.url("uploads_page.html"), go)
 
@@ -73,7 +64,7 @@ def test_bad_paths_and_elements_are_refused_before_anything_is_set(harness, serv
         label = next(n for n in snap.nodes() if n.tag == "label" and "Choose avatar" in (n.text or n.name or ""))
         r = await tab.upload(label.node_id, [str(a), str(b)])
         assert r.error_code == ErrorCode.BAD_ARGUMENT and "takes one file" in r.message
-        assert _text(await tab.snapshot(), "names") == "No files"
+        assert element_text(await tab.snapshot(), "names") == "No files"
 
     harness.page(server.url("uploads_page.html"), go)
 
