@@ -31,7 +31,7 @@ async def _host_mcp(window, sup, mcp: McpLaunch, ok: bool, prog: str) -> int:
         window.close()
         return 1
     host = WindowMcpHost(window, url=mcp.url, allow_files=mcp.allow_files, record=mcp.record,
-                         grants=list(mcp.grants))
+                         grants=list(mcp.grants), upload_from=mcp.upload_from)
     client_gone = None
     try:
         if mcp.port is not None:
@@ -79,6 +79,7 @@ class McpLaunch:
     allow_files: bool = False
     record: bool = True
     grants: tuple[str, ...] = ()    # `vigil mcp --grant KIND@SITE`: given when serving starts
+    upload_from: tuple[str, ...] = ()  # `vigil mcp --upload-from DIR`: the folders uploads may come from
 
 
 def run_gui(url: str | None = None, *, screenshot: str | None = None, quit_after_load: bool = False,

@@ -43,6 +43,8 @@ def _mcp_in_window(argv: list[str]) -> int | None:
         return None  # a bad option: the engine's parser says it
     if args.what == "grants" or args.approve != "ask" or args.terminal or _display_problem():
         return None
+    if any(not os.path.isdir(os.path.expanduser(d)) for d in args.upload_from):
+        return None  # the engine's command names the folder that does not exist
     url = None
     if args.url:
         from engine.mcp.supervisor import ToolFailure, mcp_url
@@ -63,7 +65,7 @@ def _mcp_in_window(argv: list[str]) -> int | None:
                 print(f"{PROG}: {exc.code}: {exc.message}", file=sys.stderr)
                 return 2
     launch = McpLaunch(port=args.http, allow_files=args.allow_file_urls, record=not args.no_record,
-                       grants=tuple(args.grant))
+                       grants=tuple(args.grant), upload_from=tuple(args.upload_from))
     return run_gui(url, headless=not args.headed, mcp=launch, prog=PROG)
 
 

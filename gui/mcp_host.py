@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QGuiApplication
@@ -37,14 +38,14 @@ class WindowMcpHost:
     `await host.stop()` when the window has closed."""
 
     def __init__(self, window: MainWindow, *, url: str | None = None, allow_files: bool = False,
-                 record: bool = True, grants: list[str] | None = None) -> None:
+                 record: bool = True, grants: list[str] | None = None, upload_from: Sequence[str] = ()) -> None:
         from engine.mcp.server import build_server
         from engine.mcp.supervisor import McpSupervisor
 
         self.window, self.ctl = window, window.sup
         self.gate = QueueGate()
         self.mcp = McpSupervisor(policy=window.policy.currentText(), gate=self.gate, url=url, record=record,
-                                 allow_files=allow_files, host=self)
+                                 allow_files=allow_files, host=self, upload_roots=upload_from)
         self.server = build_server(self.mcp)
         self._task: asyncio.Task | None = None   # the run the server drives now
         self._http: Any = None

@@ -9,8 +9,14 @@ from test_mcp import McpServerProcess, items_of, ref
 
 
 @pytest.fixture(scope="module")
-def mcp(tmp_path_factory):
-    s = McpServerProcess("--approve", "auto", home=tmp_path_factory.mktemp("vigil-home"))
+def uploads(tmp_path_factory):
+    """The one folder the server may send files from (--upload-from)."""
+    return tmp_path_factory.mktemp("uploads")
+
+
+@pytest.fixture(scope="module")
+def mcp(tmp_path_factory, uploads):
+    s = McpServerProcess("--approve", "auto", "--upload-from", str(uploads), home=tmp_path_factory.mktemp("vigil-home"))
     yield s
     s.close()
 
@@ -52,14 +58,47 @@ def test_a_dialog_answered_in_advance_and_a_prompt_with_text(mcp, server):
     assert "name: Ada" in mcp.call("browser_find", {"text": "name:"}).page()
 
 
-def test_file_upload_sets_the_files_and_relative_paths_are_refused(mcp, server, tmp_path):
+def test_file_upload_sets_the_files_and_relative_paths_are_refused(mcp, server, uploads, tmp_path):
     items = items_of(mcp.call("browser_navigate", {"url": server.url("uploads_page.html")}))
-    f = tmp_path / "receipt.txt"
+    f = uploads / "receipt.txt"
     f.write_text("total 42\n", encoding="utf-8")
     r = mcp.call("browser_file_upload", {"ref": ref(items, "Add a receipt"), "paths": [str(f)]})
     assert not r.is_error and "done" in r.text, r.text
     assert "Receipt: receipt.txt" in mcp.call("browser_find", {"text": "Receipt:"}).page()
     rel = mcp.call("browser_file_upload", {"ref": ref(items, "Add a receipt"), "paths": ["receipt.txt"]})
     assert rel.is_error and "BAD_FILE" in rel.text and "absolute paths" in rel.text
-    gone = mcp.call("browser_file_upload", {"ref": ref(items, "Add a receipt"), "paths": [str(tmp_path / "no.txt")]})
+    gone = mcp.call("browser_file_upload", {"ref": ref(items, "Add a receipt"), "paths": [str(uploads / "no.txt")]})
     assert gone.is_error and "FAILED" in gone.text, gone.text
+
+
+def test_under_auto_files_leave_only_from_the_named_folders(mcp, server, uploads, tmp_path):
+    """No person sees the files under --approve auto: a file outside --upload-from, or a link inside it that
+    points outside, is refused before the page is touched."""
+    items = items_of(mcp.call("browser_navigate", {"url": server.url("uploads_page.html")}))
+    outside = tmp_path / "id_rsa"
+    outside.write_text("secret key", encoding="utf-8")
+    link = uploads / "innocent.txt"
+    link.symlink_to(outside)
+    for path in (outside, link):
+        r = mcp.call("browser_file_upload", {"ref": ref(items, "Add a receipt"), "paths": [str(path)]})
+        assert r.is_error and "UPLOAD_REFUSED" in r.text and "--upload-from" in r.text, r.text
+        assert "Nothing ran" in r.text
+    assert "Receipt: id_rsa" not in mcp.call("browser_find", {"text": "Receipt"}).page()
+    assert "Receipt: innocent" not in mcp.call("browser_find", {"text": "Receipt"}).page()
+
+
+@pytest.mark.parametrize("policy,roots,refused", [("auto", [], True), ("ask", [], False), ("auto-safe", [], False)])
+def test_which_policies_need_upload_folders(policy, roots, refused, tmp_path):
+    from engine.loop import AutoApprove
+    from engine.mcp.supervisor import McpSupervisor
+
+    f = tmp_path / "a.txt"
+    f.write_text("x", encoding="utf-8")
+    sup = McpSupervisor(policy=policy, gate=AutoApprove(), upload_roots=roots)
+    problem = sup.upload_problem([str(f)])
+    assert (problem is not None) is refused
+    if refused:
+        assert "--upload-from" in problem and "--approve ask" in problem
+    sup = McpSupervisor(policy=policy, gate=AutoApprove(), upload_roots=[tmp_path])
+    assert sup.upload_problem([str(f)]) is None
+    assert "outside the folders" in sup.upload_problem(["/etc/passwd"])

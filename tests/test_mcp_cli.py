@@ -50,6 +50,8 @@ def test_vigil_mcp_bad_option_is_a_clear_error_not_a_traceback(capsys):
     assert code == 2 and "invalid choice: 'sometimes'" in err and "Traceback" not in err
     code, _, err = _vigil_run(capsys, "bench", "mcp", "--pages", "nowhere")
     assert code == 2 and "unknown page(s) nowhere" in err, err
+    code, _, err = _vigil_run(capsys, "mcp", "--approve", "auto", "--upload-from", "/no/such/folder")
+    assert code == 2 and "BAD_ARGUMENT: --upload-from /no/such/folder: no such folder" in err, err
 
 
 def test_a_stdio_session_through_the_vigil_command(server, tmp_path):

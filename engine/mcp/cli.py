@@ -59,6 +59,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-record", action="store_true", help="do not keep the session in the session store")
     p.add_argument("--allow-file-urls", action="store_true",
                    help="let the client open file:// URLs (off: a page opened from disk could show it any local file)")
+    p.add_argument("--upload-from", action="append", default=[], metavar="DIR",
+                   help="browser_file_upload may send files from this folder (repeatable); then only from these. "
+                        "Needed for uploads under --approve auto, where no person sees the files")
     g = p.add_argument_group("grants: approve ordinary steps of one kind on one site without asking, for the rest of "
                              "this session (this server run); never sensitive ones")
     g.add_argument("--grant", action="append", default=[], metavar="KIND@SITE",
@@ -133,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
                 parse_grant(spec)
         except StoreError as exc:
             return _fail(exc.code, exc.message)
+    for d in getattr(args, "upload_from", []):
+        if not os.path.isdir(os.path.expanduser(d)):
+            return _fail("BAD_ARGUMENT", f"--upload-from {d}: no such folder.")
     problem = approval_problem(args)
     if problem:
         return _fail("NEEDS_PERSON" if "person" in problem else "BAD_ARGUMENT", problem)
@@ -160,7 +166,8 @@ async def _serve(args: argparse.Namespace) -> int:
 
     transport = "http" if args.http is not None else "stdio"
     sup = McpSupervisor(policy=args.approve, gate=_gate(args), url=args.url, headless=not args.headed,
-                        record=not args.no_record, allow_files=args.allow_file_urls)
+                        record=not args.no_record, allow_files=args.allow_file_urls,
+                        upload_roots=args.upload_from)
     sup.seen_client(None, transport=transport)
     for g in sup.start_grants(args.grant):  # bad input was refused before; a store that fails raises VigilError
         _say(f"granted #{g.id} for this session: {g.describe()} (never sensitive steps)")

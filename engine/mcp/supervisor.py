@@ -25,6 +25,7 @@ import logging
 import urllib.parse
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from engine.errors import VigilError
@@ -112,8 +113,11 @@ class McpSupervisor(RunGrants):
 
     def __init__(self, *, policy: str, gate: ApprovalGate, url: str | None = None, headless: bool = True,
                  record: bool = True, executable: str | None = None, allow_files: bool = False,
-                 viewport: tuple[int, int] = (1280, 800), host: TabHost | None = None):
+                 viewport: tuple[int, int] = (1280, 800), host: TabHost | None = None,
+                 upload_roots: Sequence[str | Path] = ()):
         self.policy, self.gate, self.start_url = policy, gate, url
+        # folders browser_file_upload may send files from (resolved): under `auto` no person sees the files
+        self.upload_roots = tuple(Path(r).expanduser().resolve() for r in upload_roots)
         self.host = host
         self.headless, self.record, self.executable = headless, record, executable
         self.allow_files, self.viewport = allow_files, viewport
@@ -136,6 +140,24 @@ class McpSupervisor(RunGrants):
         self._grant_store: Store | None = None
         from engine.store.grants import new_run_id
         self.run_id = new_run_id()
+
+    def upload_problem(self, paths: Sequence[str]) -> str | None:
+        """Why these files may not be sent, or None. With --upload-from folders, every file (links
+        followed) must lie inside one; without them, only a person may let files go (not under `auto`)."""
+        if not self.upload_roots:
+            if self.policy == "auto":
+                return ("Under --approve auto no person sees which files leave this machine, so this server sends "
+                        "files only from the folders named with --upload-from DIR (none were). Restart it with "
+                        "--upload-from, or use --approve ask. Nothing ran.")
+            return None
+        for p in paths:
+            real = Path(p).expanduser().resolve()
+            if not any(real == r or r in real.parents for r in self.upload_roots):
+                where = ", ".join(str(r) for r in self.upload_roots)
+                shown = p if str(real) == p else f"{p} (which is {real})"
+                return (f"{shown} is outside the folders this server may send files from ({where}: --upload-from). "
+                        "Copy it there, or restart the server with another --upload-from. Nothing ran.")
+        return None
 
     # -- the client ---------------------------------------------------------------------------------
     def seen_client(self, name: str | None, version: str | None = None, transport: str | None = None) -> None:

@@ -79,6 +79,9 @@ def register_browsing_tools(server: MCPServer, sup: McpSupervisor) -> None:
         if relative:
             return error_result("BAD_FILE", f"Give absolute paths (not {relative[0]!r}): the server does not guess "
                                             "which directory you mean. Nothing ran.", sup)
+        problem = sup.upload_problem(paths)
+        if problem:
+            return error_result("UPLOAD_REFUSED", problem, sup)
         a = Action(name="upload", target=ref, paths=list(paths))
         outcomes = await sup.run_steps([_step(a, element, tool="browser_file_upload")], refs=[ref])
         return steps_result(sup, outcomes, [a])
