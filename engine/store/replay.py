@@ -8,6 +8,12 @@ changes or the browser is new; what an element is and says rarely does). The exp
 the step was verified against comes along, so a replay that no longer does what the recording
 did fails at that step instead of wandering on.
 
+A dialog the page raised during a recorded step (confirm, prompt, beforeunload) and the answer it got
+from the person or the policy come along too: a `dialog(accept, text)` step answers it in advance,
+just before the step that raises it, so the replay is not left to today's policy (auto-safe would
+answer Cancel where the person said OK). It is a step like the others: the policy and the person see
+it first.
+
 What cannot be replayed is listed in `skipped` instead of guessed at: steps that failed, were
 skipped or rejected, steps where the person acted in the page directly, and the run's own
 finish/fail. A typed password or one-time code was never recorded (the store holds `••••••••`):
@@ -21,7 +27,7 @@ from engine.errors import ErrorCode, VigilError
 from engine.loop.planner import Observation
 from engine.loop.redact import MASK
 from engine.loop.scripted import ScriptedPlanner, ScriptStep
-from engine.models import TERMINAL_ACTIONS, ProposedStep, StepRecord, TargetQuery
+from engine.models import TERMINAL_ACTIONS, Action, ProposedStep, StepRecord, TargetQuery
 from engine.names import norm
 from engine.store.store import SessionData, Store
 
@@ -55,6 +61,7 @@ def _script(data: SessionData) -> tuple[list[ScriptStep], list[dict | None], lis
         query = target.get("query")
         if a.target is not None and query:
             a = a.model_copy(update={"target": TargetQuery.model_validate(query)})
+        _answer_dialog_in_advance(rec, steps, recorded, skipped)
         secret = a.name == "type" and a.text == MASK
         what = (rec.proposal.description if rec.proposal and rec.proposal.description else a.to_string())
         steps.append(ScriptStep(
@@ -64,6 +71,29 @@ def _script(data: SessionData) -> tuple[list[ScriptStep], list[dict | None], lis
             thought=f"Step {n} of the recording."))
         recorded.append(target if target.get("id") else None)
     return steps, recorded, skipped
+
+
+def _answer_dialog_in_advance(rec: StepRecord, steps: list[ScriptStep], recorded: list[dict | None],
+                              skipped: list[str]) -> None:
+    """Before a recorded step that raised a dialog someone answered, a step that answers it the same way.
+    Alerts have nothing to decide; a flood was answered without asking; an answer the planner gave in
+    advance was its own recorded `dialog` step, replayed as such."""
+    asked = [d for d in (rec.incidents.dialogs if rec.incidents else [])
+             if d.kind != "alert" and not d.flood and d.answer is not None and d.answer.by != "planner"]
+    if not asked or (steps and steps[-1].action.name == "dialog"):
+        return
+    d, ans = asked[0], asked[0].answer
+    assert ans is not None
+    n = rec.index + 1
+    text = ans.text if d.kind == "prompt" and ans.accept else None
+    steps.append(ScriptStep(
+        action=Action(name="dialog", accept=ans.accept, text=text),
+        description=f"Recorded step {n} raised {d.call()}, answered {ans.describe()}: answer it the same way",
+        thought=f"Step {n} of the recording raised a dialog; its answer is given in advance."))
+    recorded.append(None)
+    if len(asked) > 1:
+        skipped.append(f"step {n}: only the first of its {len(asked)} dialogs is answered in advance; "
+                       "the others go to the policy")
 
 
 class ReplayPlanner(ScriptedPlanner):
