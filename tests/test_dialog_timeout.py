@@ -17,6 +17,7 @@ from engine.actions import input as inp
 from engine.errors import CDPTimeoutError, ErrorCode
 from engine.loop import AgentLoop, ScriptedPlanner
 from engine.models import Decision
+from engine.models.browsing import DialogAnswer
 
 SLOW_ANSWER_S = 2.5
 
@@ -64,5 +65,33 @@ def test_a_command_that_is_not_waiting_on_a_dialog_still_times_out(harness, serv
         assert err.value.code is ErrorCode.CDP_TIMEOUT and "within 1 s" in str(err.value)
         assert time.monotonic() - t0 < 2.5
         await asyncio.sleep(2.5)  # let the busy script end before the page is used again
+
+    harness.page(server.url("dialogs_page.html"), go)
+
+
+@pytest.mark.parametrize("accept", [True, False])
+def test_a_slow_answer_to_beforeunload_does_not_time_out_the_navigation(harness, server, accept):
+    """The navigation's timeout is the page's time: the minutes a person takes over "Leave this page?"
+    do not count (Playwright's own timeout would end the step while the question is still open)."""
+    async def slow_person(d):
+        await asyncio.sleep(SLOW_ANSWER_S)
+        return DialogAnswer(accept=accept, by="person", reason="thought it over")
+
+    async def go(tab):
+        tab.stability = FAST
+        snap = await tab.snapshot()
+        assert (await tab.click(snap.find("button", "Edit")[0].node_id)).success  # the page has unsaved work
+        tab.dialogs.handler = slow_person
+        t0 = time.monotonic()
+        r = await tab.navigate(server.url("loop_done.html"), timeout=1.0)
+        waited = time.monotonic() - t0
+        tab.dialogs.handler = None
+        assert waited >= SLOW_ANSWER_S, "the question was not asked, or not waited for"
+        assert r.error_code != ErrorCode.NAVIGATION_TIMEOUT, r.message
+        [d] = [x for x in tab.dialogs.log if x.kind == "beforeunload"]
+        assert d.answer.by == "person" and d.answer.accept is accept
+        assert ("loop_done.html" in tab.url) is accept, (accept, tab.url, r.message)
+        if accept:
+            assert r.success, r.message
 
     harness.page(server.url("dialogs_page.html"), go)

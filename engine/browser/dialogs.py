@@ -18,6 +18,7 @@ A command that acts on the page (input events, a script that clicks) does not re
 is in a dialog. `send_through()` sends one such command and, while a dialog it raised is being
 decided — a person may take minutes — waits for the decision instead of timing out; its timeout
 runs afresh once the dialog is answered. When nobody decides, it times out as any command does.
+`patient()` gives any wait the same clock (navigations: a beforeunload the person ponders).
 
 Playwright would dismiss dialogs silently when nobody listens on the page: the browser registers a
 listener that does nothing, so this watcher is the only one that answers.
@@ -31,10 +32,12 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from engine.errors import CDPTimeoutError, VigilError
 from engine.models.browsing import DialogAnswer, DialogInfo, DialogKind
+
+T = TypeVar("T")
 
 log = logging.getLogger("vigil.dialogs")
 
@@ -217,14 +220,23 @@ class DialogWatcher:
         """Send a command that may raise a dialog; CDPTimeoutError after `timeout` s without an answer —
         except that while a dialog is being decided the wait goes on until it is answered, and then
         `timeout` starts again (the page runs on from the dialog and answers the command)."""
-        fut = asyncio.ensure_future(self._send(method, params, session_id=session_id, timeout=None))
+        try:
+            return await self.patient(self._send(method, params, session_id=session_id, timeout=None), timeout)
+        except TimeoutError:
+            raise CDPTimeoutError(method, f"no answer within {timeout:.0f} s (the page may be busy or hung)") from None
+
+    async def patient(self, aw: Awaitable[T], timeout: float) -> T:
+        """Await `aw` for up to `timeout` s of the page's own time: while a dialog it raised is being
+        decided (a person may take minutes), the clock stops, and starts again once it is answered.
+        asyncio.TimeoutError when the time runs out; `aw` is cancelled then."""
+        fut = asyncio.ensure_future(aw)
         try:
             while True:
                 done, _ = await asyncio.wait({fut}, timeout=timeout)
                 if done:
                     return fut.result()
                 if not self.deciding:
-                    raise CDPTimeoutError(method, f"no answer within {timeout:.0f} s (the page may be busy or hung)")
+                    raise TimeoutError
                 await self.wait_decided()
         finally:
             if not fut.done():

@@ -355,7 +355,8 @@ class PageTarget:
         self.check_alive()
         self.invalidate()
         try:
-            resp = await self.page.goto(url, timeout=timeout * 1000, wait_until=wait_until)
+            # the timeout is the page's time: a beforeunload the person takes minutes over does not count
+            resp = await self.dialogs.patient(self.page.goto(url, timeout=0, wait_until=wait_until), timeout)
         except Exception as exc:  # Playwright raises its own Error/TimeoutError types
             raise navigation_error(url, exc, timeout) from None
         finally:
@@ -372,11 +373,12 @@ class PageTarget:
         what = {-1: "Going back", 1: "Going forward", 0: "Reloading"}[step]
         try:
             if step < 0:
-                resp = await self.page.go_back(timeout=timeout * 1000, wait_until="load")
+                go = self.page.go_back(timeout=0, wait_until="load")
             elif step > 0:
-                resp = await self.page.go_forward(timeout=timeout * 1000, wait_until="load")
+                go = self.page.go_forward(timeout=0, wait_until="load")
             else:
-                resp = await self.page.reload(timeout=timeout * 1000, wait_until="load")
+                go = self.page.reload(timeout=0, wait_until="load")
+            resp = await self.dialogs.patient(go, timeout)  # as goto: a dialog being decided stops the clock
         except Exception as exc:  # Playwright's own error types
             raise _history_error(what, exc, timeout) from None
         finally:
