@@ -460,9 +460,12 @@ class Supervisor(BrowserTabs, QObject):
         if prev is not None:
             with contextlib.suppress(Exception):
                 await prev
-        if method == "mouse" and args and args[0] == "down" and self.tab is not None:
+        if self.tab is not None and ((method == "mouse" and args and args[0] == "down") or
+                                     (method == "key" and person.typing_blind and not _is_text_key(args))):
             with contextlib.suppress(VigilError):
-                await self.tab.snapshot()  # the page as the person sees it when they press (cached if unchanged)
+                # the page as the person sees it when they press (cached if unchanged); after a Tab, the
+                # field that has focus now is the one their held typing went to
+                await self.tab.snapshot()
         person.feed(method, args, kw)
 
     async def _submit_person_steps(self, gate: QueueGate, decision: Decision, person: PersonSteps) -> None:
@@ -532,3 +535,8 @@ class Supervisor(BrowserTabs, QObject):
                 self._store.close()
             self._store = self.sessions = self.recorder = None
         log.debug("shut down in %.0f ms", (time.monotonic() - t0) * 1000)
+
+
+def _is_text_key(args: tuple) -> bool:
+    """A key-down that types a character (the live view sends ("down", key, code, text, modifiers))."""
+    return len(args) > 3 and bool(args[3]) and args[3] != "\r"

@@ -65,6 +65,39 @@ def test_person_steps_from_input_on_a_real_snapshot(harness, server):
     assert CODE_MASK == MASK
 
 
+def test_typing_after_tab_goes_to_the_field_the_page_focused_and_a_secret_stays_masked(harness, server):
+    """After Tab the view does not know where focus went: what is typed is held, then recorded as one
+    type step into the field the page reports focused — here the password, so masked — never as a
+    press per character."""
+    async def go(tab):
+        snap = await tab.snapshot()
+        latest = {"snap": snap}
+        steps = PersonSteps(lambda: latest["snap"])
+        email = snap.find("textbox", "Email address")[0]
+        pw = next(n for n in snap.nodes() if n.attrs.get("type") == "password")
+        x, y = email.center
+        assert (await tab.click(email.node_id)).success      # the page's focus, as the person's click made it
+        steps.feed("mouse", ("down", x, y), {"button": "left", "click_count": 1})
+        steps.feed("mouse", ("up", x, y), {"button": "left", "click_count": 1})
+        for ch in "ada":
+            steps.feed("key", ("down", ch, "", ch, 0), {})
+        steps.feed("key", ("down", "Tab", "Tab", "", 0), {})
+        await tab.page.keyboard.press("Tab")                   # the page moves focus on (to the password)
+        for ch in SECRET:
+            steps.feed("key", ("down", ch, "", ch, 0), {})
+        assert steps.typing_blind, "the typing waits to learn its field"
+        latest["snap"] = await tab.snapshot()                  # as the window does before the next key
+        steps.feed("key", ("down", "Enter", "Enter", "\r", 0), {})
+        return steps.finish(), email, pw
+
+    done, email, pw = harness.page(server.url("backend_form.html"), go)
+    acts = [p.action.to_string() for p in done]
+    assert acts == [f"click({email.node_id})", f'type({email.node_id}, "ada", clear=false)',
+                    f'press("Tab", {email.node_id})', f'type({pw.node_id}, "{MASK}", clear=false)',
+                    f'press("Enter", {pw.node_id})'], acts
+    assert SECRET not in repr(done) and not any(p.action.name == "press" and len(p.action.key) == 1 for p in done)
+
+
 @pytest.mark.usefixtures("aio")
 def test_take_over_in_the_live_view_records_the_persons_steps(qtbot, server, tmp_path):
     from PySide6.QtCore import Qt

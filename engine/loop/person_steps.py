@@ -8,11 +8,14 @@ the characters typed into the field clicked last, as one `type(id, "…", clear=
 taken into account); Enter, Tab, Escape, arrows and chords as `press`; the wheel as one `scroll`
 per direction; and a native `<select>` whose choice changed as `select(id, "option")` (its clicks
 and arrow keys then dropped). Text typed into a password, one-time-code or other secret field is
-never kept: the action carries `••••••••`, as every agent step does.
+never kept: the action carries `••••••••`, as every agent step does. After Tab the view does not
+know where focus went: what is typed next is held, and goes to the field the page reports focused
+(the snapshot's `focused` state) when it ends — never key by key, and masked if that field is secret.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +25,8 @@ from engine.models import Action, PerformedAction
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.locators import Locators
 from engine.snapshot.vnode import VirtualNode
+
+log = logging.getLogger(__name__)
 
 _FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})
 _CLICK_SLOP_PX = 6.0
@@ -68,7 +73,14 @@ class PersonSteps:
         self._down: tuple[float, float, int] | None = None
         self._focus: tuple[VirtualNode, DomSnapshot] | None = None
         self._typed = ""
+        self._blind = False                  # focus moved by a key (Tab): typing waits to learn where
         self._scroll: tuple[str, float] | None = None
+
+    @property
+    def typing_blind(self) -> bool:
+        """Text is held for a field the view has not seen focused yet: a fresh snapshot before the next
+        key lets it find out."""
+        return self._blind and bool(self._typed)
 
     # -- input, as the live view sends it -------------------------------------------------------
     def feed(self, method: str, args: tuple, kw: dict[str, Any]) -> None:
@@ -109,11 +121,13 @@ class PersonSteps:
         else:
             self.steps.append(self._step(Action(name="click", target=node.node_id), node, snap))
         self._focus = (node, snap) if is_field(node) or node.tag == "select" else None
+        self._blind = False
 
     def _key(self, key: str, text: str, mods: int) -> None:
         if key in _MODIFIER_KEYS:
             return
-        if text and text != "\r" and not mods & 0b111 and self._focus is not None and is_field(self._focus[0]):
+        if text and text != "\r" and not mods & 0b111 and (
+                self._blind or (self._focus is not None and is_field(self._focus[0]))):
             self._typed += text
             return
         if key == "Backspace" and self._typed:
@@ -130,10 +144,11 @@ class PersonSteps:
             return
         self.steps.append(self._step(Action(name="press", key=chord, target=target), node, snap))
         if key == "Tab":
-            self._focus = None  # focus moved somewhere the view does not know
+            self._focus = None  # focus moved somewhere the view does not know (yet)
+            self._blind = True
 
     def _text(self, text: str) -> None:
-        if self._focus is not None and is_field(self._focus[0]):
+        if self._blind or (self._focus is not None and is_field(self._focus[0])):
             self._typed += text
 
     def _wheel(self, dx: float, dy: float) -> None:
@@ -147,6 +162,12 @@ class PersonSteps:
             self._scroll = (direction, amount)
 
     def _flush(self, *, scroll: bool = True) -> None:
+        if self._typed and self._blind:
+            self._focus = self._focused_field()
+            self._blind = False
+            if self._focus is None:  # nowhere to put it: dropped, never recorded key by key
+                log.info("the person typed %d character(s) where no field had focus", len(self._typed))
+                self._typed = ""
         if self._typed and self._focus is not None:
             node, snap = self._focus
             text = MASK if node.redacted or _secret_field(node) else self._typed
@@ -157,6 +178,14 @@ class PersonSteps:
             act = Action.model_validate({"name": "scroll", "direction": d, "amount": max(1, round(amount))})
             self.steps.append(PerformedAction(action=act))
             self._scroll = None
+
+    def _focused_field(self) -> tuple[VirtualNode, DomSnapshot] | None:
+        """The field the page says has focus in the latest snapshot."""
+        snap = self._snapshot()
+        if snap is None:
+            return None
+        node = next((n for n in snap.nodes() if n.states and n.states.get("focused")), None)
+        return (node, snap) if node is not None and is_field(node) else None
 
     @staticmethod
     def _step(action: Action, node: VirtualNode | None, snap: DomSnapshot | None) -> PerformedAction:
