@@ -313,13 +313,13 @@ class MainWindow(QMainWindow):
         exchange = self.sup.last_exchange()
         if exchange is not None:  # what the model or backend was sent for this step
             self.inspector.show_exchange(exchange)
-        if rec.screenshot_after:
-            self.status_loop.setToolTip(f"screenshot hash {rec.screenshot_after[:16]}…")
+        if rec.screenshot_after:  # for whoever compares pictures; nothing a person reads at a glance
+            self.status_loop.setToolTip(f"picture after step {rec.index + 1}: perceptual hash {rec.screenshot_after}")
+        self.statusBar().showMessage(step_words(rec), 6000)
 
     def _on_step_picture(self, index: int, png: bytes, phash: str) -> None:
         """A button on the step's chat turn opens the screenshot taken after it, with its Set-of-Mark."""
-        self.status_loop.setToolTip(f"screenshot hash {phash}")
-        self.statusBar().showMessage(f"step {index + 1} screenshot hash {phash[:16]}…", 4000)
+        self.status_loop.setToolTip(f"picture after step {index + 1}: perceptual hash {phash}")
         turn = self.chat.turn_for_step(index)
         if turn is None:
             return
@@ -549,3 +549,17 @@ class MainWindow(QMainWindow):
     async def _close_async(self) -> None:
         await self.shutdown()
         self.close()
+
+
+def step_words(rec) -> str:
+    """The status bar's line for a finished step: what ran and whether it was verified, at a glance."""
+    what = rec.action.to_string() if rec.action is not None else "the person acted in the page"
+    if rec.status != "completed":
+        verdict = rec.status
+    elif rec.verification is None:
+        verdict = "done"
+    else:
+        verdict = "verified" if rec.verification.success else "not verified"
+    total = rec.timings_ms.get("total")
+    took = f" · {total:.0f} ms" if total else ""
+    return f"Step {rec.index + 1}: {what} — {verdict}{took}"
