@@ -230,6 +230,8 @@ class MainWindow(QMainWindow):
         self.page.node_clicked.connect(self._select_node)
         self.page.input_listener = s.person_input  # the person's own steps (take over)
         self.act_pick.toggled.connect(self.page.set_picking)
+        # a hovered locator stays in the status bar only while picking
+        self.act_pick.toggled.connect(lambda on: None if on else self.statusBar().clearMessage())
         self.page.pick_listener = lambda _nid, code, clicked: self.statusBar().showMessage(
             ("Copied: " if clicked else "") + (code or "no locator for this element"), 0 if not clicked else 8000)
         self.nodes.node_selected.connect(self._select_node)

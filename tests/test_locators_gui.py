@@ -21,7 +21,7 @@ def home(tmp_path, monkeypatch):
 
 @pytest.mark.usefixtures("aio", "home")
 def test_locator_in_nodes_tab_tooltip_and_pick_mode(qtbot, server):
-    from PySide6.QtCore import Qt
+    from PySide6.QtCore import QPoint, Qt
     from PySide6.QtGui import QGuiApplication
 
     with open_window(qtbot, server.url("offline_shop.html")) as w:
@@ -54,8 +54,11 @@ def test_locator_in_nodes_tab_tooltip_and_pick_mode(qtbot, server):
         assert "Copied: " + want == w.statusBar().currentMessage()
         run(qtbot, w.page.drain_input())
         assert run(qtbot, w.sup.tab.page.text_content("#status")) == "", "the pick click reached the page"
+        qtbot.mouseMove(w.page, pos + QPoint(1, 1))  # hovering again tells it again, until picking ends
+        qtbot.waitUntil(lambda: want == w.statusBar().currentMessage(), timeout=5000)
         w.act_pick.setChecked(False)
         assert w.page.highlighted("pick") is None and not w.page.picking
+        assert w.statusBar().currentMessage() == "", "the locator stayed in the status bar after picking"
 
 
 @pytest.mark.usefixtures("aio", "home")
