@@ -243,6 +243,32 @@ def test_the_terminal_gate_reads_every_kind_of_answer():
     asyncio.run(go())
 
 
+def test_the_terminal_gate_offers_a_grant_only_for_ordinary_steps():
+    """A host that keeps grants (the MCP server) lets the person approve and grant at the prompt, as the
+    window's bar does; never for a sensitive step, nor for one re-asked because its target changed."""
+    async def go():
+        out = io.StringIO()
+        gate = TerminalGate(stdin=io.StringIO("g\ng\ny\ng\na\n"), out=out)
+        given: list = []
+        gate.grant_offer = lambda req: "Allow clicks on shop.example for this session"
+        gate.grant_give = lambda req: given.append(req.step_index) or "#1 clicks on shop.example"
+        plain = ApprovalRequest(step_index=0, summary='Click button "Go" [12]',
+                                proposal=ProposedStep(thought="go", action=Action(name="click", target="12")))
+        risky = plain.model_copy(update={"step_index": 1, "sensitive_reasons": ["destructive: Delete"]})
+        moved = plain.model_copy(update={"step_index": 2, "error": "TARGET_CHANGED: [12] is now another button"})
+        assert (await gate.decide(plain)).kind == "approve" and given == [0]
+        text = out.getvalue()
+        assert "[g]: approve, and allow clicks on shop.example for this session" in text
+        assert "granted: #1 clicks on shop.example" in text
+        out.truncate(0)
+        assert (await gate.decide(risky)).kind == "approve" and given == [0]   # "g" refused, then y
+        assert "[g]" not in out.getvalue() and "Answer with one letter" in out.getvalue()
+        out.truncate(0)
+        assert (await gate.decide(moved)).kind == "approve" and given == [0]   # "g" refused, then a
+        assert "[g]" not in out.getvalue()
+    asyncio.run(go())
+
+
 def test_a_secret_learnt_mid_run_is_taken_back_from_what_was_already_shown():
     """The person's task and a plan step quoted the password before the loop knew it was one (it
     learns that when it types it into a password field): both are published again without it, the

@@ -161,9 +161,16 @@ def test_a_server_run_applies_its_grants_and_no_later_run_does(tmp_path, server)
         items = items_of(pending.result(60))
         pending = s.start_call("browser_type", {"ref": ref(items, "Username"), "text": "ada"})
         s.wait_for(r"^Step \d+: Type")
+        offered = s.wait_for(r"\[g\]: approve, and allow")
+        assert "typing into fields on 127.0.0.1 for this session" in offered, offered
         time.sleep(0.2)
         assert not pending.done(), "the last run's grant of typing does not carry over"
-        s.answer("a\n")
+        s.answer("g\n")  # approved, and granted at the terminal prompt
         assert not pending.result(60).is_error
+        s.wait_for(r"granted: #\d+ ")
+        asked = len([line for line in s.seen if line.startswith("Step")])
+        r = s.call("browser_type", {"ref": ref(items, "Username"), "text": "grace"}, timeout=60)
+        assert not r.is_error, r.text
+        assert len([line for line in s.seen if line.startswith("Step")]) == asked, "the new grant approved it"
     finally:
         assert s.close() == 0

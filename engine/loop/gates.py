@@ -17,7 +17,7 @@ from typing import Any, Protocol, TextIO, runtime_checkable
 
 from pydantic import ValidationError
 
-from engine.errors import ActionStringError
+from engine.errors import ActionStringError, VigilError
 from engine.loop.action_string import parse_action_string
 from engine.models import Action, ApprovalRequest, Decision, ExpectedOutcome
 
@@ -140,6 +140,15 @@ class TerminalGate:
     def __init__(self, stdin: TextIO | None = None, out: TextIO | None = None):
         self._reader = _LineReader(stdin or sys.stdin)
         self.out = out or sys.stdout
+        # a host that keeps the person's grants (the MCP server) offers one for a request ("Allow clicks on
+        # example.com for this session", or None) and gives it (returns what was granted; raises VigilError)
+        self.grant_offer: Callable[[ApprovalRequest], str | None] | None = None
+        self.grant_give: Callable[[ApprovalRequest], str] | None = None
+
+    def _offer(self, request: ApprovalRequest) -> str | None:
+        if self.grant_offer is None or self.grant_give is None or request.sensitive_reasons or request.error:
+            return None  # never for a sensitive step, nor for one re-asked because its target changed
+        return self.grant_offer(request)
 
     def _say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
@@ -180,12 +189,24 @@ class TerminalGate:
         if request.dialog is not None:
             return await self._dialog(request)
         self.show(request)
+        offer = self._offer(request)
+        choices = self.CHOICES + (", [g]rant" if offer else "")
+        if offer:
+            self._say(f"  [g]: approve, and {offer[0].lower()}{offer[1:]}")
         while True:
-            answer = await self._ask(f"{self.CHOICES} > ")
+            answer = await self._ask(f"{choices} > ")
             if answer is None:
                 return Decision(kind="stop", reason="end of input")
             c = answer.strip().lower()[:1]
             if c in ("a", "y"):
+                return Decision.approve()
+            if c == "g" and offer and self.grant_give is not None:
+                try:
+                    given = self.grant_give(request)
+                except VigilError as exc:
+                    self._say(f"  the grant was not kept: {exc.message}")
+                    continue
+                self._say(f"  granted: {given}")
                 return Decision.approve()
             if c == "s":
                 return Decision(kind="skip")
@@ -212,7 +233,7 @@ class TerminalGate:
                 except ActionStringError as exc:
                     self._say(f"  {exc}")
             else:
-                self._say(f"  Answer with one letter: {self.CHOICES}.")
+                self._say(f"  Answer with one letter: {choices}.")
 
     async def _dialog(self, request: ApprovalRequest) -> Decision:
         """A JavaScript dialog the page raised: OK (y), Cancel (n), or — for a prompt — the text to answer."""

@@ -169,6 +169,9 @@ async def _serve(args: argparse.Namespace) -> int:
                         record=not args.no_record, allow_files=args.allow_file_urls,
                         upload_roots=args.upload_from)
     sup.seen_client(None, transport=transport)
+    from engine.loop.gates import TerminalGate
+    if isinstance(sup.gate, TerminalGate):  # the person at the terminal may grant, as in the window's bar
+        sup.gate.grant_offer, sup.gate.grant_give = sup.grant_offer, sup.grant_for_request
     for g in sup.start_grants(args.grant):  # bad input was refused before; a store that fails raises VigilError
         _say(f"granted #{g.id} for this session: {g.describe()} (never sensitive steps)")
     server = build_server(sup)

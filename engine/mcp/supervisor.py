@@ -34,7 +34,7 @@ from engine.mcp.console import ConsoleLog
 from engine.mcp.grants import RunGrants
 from engine.mcp.planner import StepOutcome, ToolCallPlanner
 from engine.mcp.view import ClientView
-from engine.models import Action, ProposedStep
+from engine.models import Action, ApprovalRequest, ProposedStep
 from engine.secret_values import MIN_SECRET_LEN
 from engine.tab import Tab
 
@@ -140,6 +140,29 @@ class McpSupervisor(RunGrants):
         self._grant_store: Store | None = None
         from engine.store.grants import new_run_id
         self.run_id = new_run_id()
+
+    def grant_offer(self, request: ApprovalRequest) -> str | None:
+        """What the person may grant at the terminal prompt for this request ("Allow clicks on example.com
+        for this session"), or None: a page's dialog, an action no grant covers, a page without a site."""
+        from engine.store.grants import KIND_WORDS, kind_of, site_of_url
+
+        if request.dialog is not None or self._tab is None:
+            return None
+        kind, site = kind_of(request.proposal.action.name), site_of_url(self._tab.url)
+        return f"Allow {KIND_WORDS[kind]} on {site} for this session" if kind and site else None
+
+    def grant_for_request(self, request: ApprovalRequest) -> str:
+        """Give the grant `grant_offer` offered; what was granted, in words. VigilError when it cannot be kept."""
+        from engine.store.grants import kind_of
+
+        kind = kind_of(request.proposal.action.name)
+        if kind is None or self._tab is None:
+            raise VigilError("No grant covers this step.")
+        try:
+            g = self.grant(kind, self._tab.url)
+        except ToolFailure as exc:
+            raise VigilError(exc.message) from None
+        return f"#{g.id} {g.describe()}, until this session ends"
 
     def upload_problem(self, paths: Sequence[str]) -> str | None:
         """Why these files may not be sent, or None. With --upload-from folders, every file (links
