@@ -34,7 +34,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui.widgets.elided_label import ElidedLabel
 from gui.widgets.node_models import FlatModel, NodeTreeModel, locator_code
+
+NAME_MIN_WIDTH = 120     # px the name column keeps in a narrow panel (the rest scrolls sideways)
+ID_COLUMN_SHARE = 0.4    # at most this share of the view for the ID column (deeply nested rows elide)
+SIDE_COLUMN_SHARE = 0.25  # at most this share of the view for each of value / states (flattened)
 
 
 class _FilterProxy(QSortFilterProxyModel):
@@ -102,12 +107,17 @@ class NodeTreePanel(QWidget):
         self._mode_group.addButton(self.flat_button)
         self.counts_label = QLabel(self)
         self.counts_label.setTextFormat(Qt.TextFormat.PlainText)
-        # the selected node's Playwright locator (engine.snapshot.locators), with Copy locator
-        self.locator_edit = QLineEdit(self)
-        self.locator_edit.setReadOnly(True)
-        self.locator_edit.setPlaceholderText("Select a node to see its Playwright locator")
-        self.locator_edit.setToolTip("The node's Playwright locator: unique on this snapshot")
+        self.counts_label.setWordWrap(True)  # wraps in a narrow panel instead of widening it
+        # the selected node's Playwright locator (engine.snapshot.locators), with Copy locator: one line,
+        # elided in the middle when it does not fit (the full locator is in its tooltip and copied whole)
+        self.locator_label = ElidedLabel("", self, mode=Qt.TextElideMode.ElideMiddle,
+                                         tooltip_prefix="Playwright locator (unique on this snapshot):\n",
+                                         tooltip_always=True)
+        self.locator_label.setObjectName("locatorLine")
+        self.locator_label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
+        self.locator_label.setStyleSheet("#locatorLine { font-family:monospace; }")
         self.copy_locator_btn = QPushButton("Copy locator", self)
+        self.copy_locator_btn.setToolTip("Copy the whole locator")
         self.copy_locator_btn.setEnabled(False)
         self.copy_locator_btn.clicked.connect(self.copy_locator)
 
@@ -119,6 +129,14 @@ class NodeTreePanel(QWidget):
         self.view.setAlternatingRowColors(True)
         self.view.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.view.setModel(self.model)   # no filter: no proxy in between (see _view_model)
+        self._deepest = -1   # the depth of the deepest expanded node: how far the ID column is indented
+        self._text_widths: dict[int, int] = {}   # column → width its content needs (per snapshot and mode)
+        self.view.expanded.connect(self._on_expanded)
+        self.view.viewport().installEventFilter(self)
+        self._fit_timer = QTimer(self)
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self.fit_columns)
         self._tune_header()
 
         bar = QHBoxLayout()
@@ -137,8 +155,7 @@ class NodeTreePanel(QWidget):
         lay.addLayout(modes)
         lay.addWidget(self.view, 1)
         loc_row = QHBoxLayout()
-        loc_row.addWidget(QLabel("locator", self))
-        loc_row.addWidget(self.locator_edit, 1)
+        loc_row.addWidget(self.locator_label, 1)   # no caption: the line says what it is (placeholder, tooltip)
         loc_row.addWidget(self.copy_locator_btn)
         lay.addLayout(loc_row)
         lay.addWidget(self.counts_label)
@@ -155,15 +172,81 @@ class NodeTreePanel(QWidget):
 
     # -- setup helpers -----------------------------------------------------------------------------
     def _tune_header(self) -> None:
+        """ID, role and tier (flattened: i, r, v, s) as wide as their content, the name column the rest."""
         h = self.view.header()
         h.setStretchLastSection(False)
+        h.setMinimumSectionSize(24)
         h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        n = self.view.model().columnCount() if self.view.model() is not None else 0
-        widths = (190, 110, 320, 100) if not self._flat else (70, 70, 320, 140, 120)
-        for c in range(min(n, len(widths))):
-            self.view.setColumnWidth(c, widths[c])
-        if n > 2:
+        self.fit_columns()
+
+    def _measure(self) -> None:
+        """The width each column's content needs, from the snapshot's distinct values (one pass over
+        the nodes, or the flattened items; never a call into the model per row)."""
+        fm = self.view.fontMetrics()
+        pad = 2 * self.view.style().pixelMetric(self.view.style().PixelMetric.PM_FocusFrameHMargin) + 12
+
+        def width(values: Any, header: str) -> int:
+            return max([fm.horizontalAdvance(header), *(fm.horizontalAdvance(str(v)) for v in values)]) + pad
+
+        snap = self._snap
+        if self._flat:
+            items = self.flat_model.items()
+            cols = FlatModel.COLUMNS
+            self._text_widths = {c: width({str(it.get(k, "")) for it in items}, k)
+                                 for c, k in enumerate(cols) if k != "n"}
+            return
+        ids, roles, tiers = ("",), set(), set()
+        if snap is not None:
+            nodes = snap.nodes()
+            ids = (max((n.node_id for n in nodes), key=len, default=""),)
+            for n in nodes:
+                roles.add(n.role or f"<{n.tag}>")
+                tiers.add(n.tier)
+        self._text_widths = {0: width(ids, ""), 1: width(roles, "role"), 3: width(tiers, "tier")}
+
+    @Slot()
+    def fit_columns(self) -> None:
+        """Size the columns: the name column takes what the others leave (at least NAME_MIN_WIDTH;
+        below that the view scrolls sideways). The ID column of the tree grows with the depth of the
+        deepest expanded node, up to a quarter of the view."""
+        self._fit_timer.stop()
+        vm = self.view.model()
+        n = vm.columnCount() if vm is not None else 0
+        if n < 3:
+            return
+        if not self._text_widths:
+            self._measure()
+        room = self.view.viewport().width()
+        widths = dict(self._text_widths)
+        if not self._flat:  # rows at depth d are indented (d + 1) steps; children of the deepest expanded one
+            widths[0] += self.view.indentation() * (self._deepest + 2)
+        widths[0] = min(widths[0], max(60, int(room * ID_COLUMN_SHARE)))
+        for c in (3, 4) if self._flat else ():
+            widths[c] = min(widths[c], max(60, int(room * SIDE_COLUMN_SHARE)))
+        h = self.view.header()
+        for c, w in widths.items():
+            if c < n:
+                h.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
+                h.resizeSection(c, w)
+        rest = room - sum(w for c, w in widths.items() if c < n)
+        if rest >= NAME_MIN_WIDTH:
             h.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        else:
+            h.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
+            h.resizeSection(2, NAME_MIN_WIDTH)
+
+    def _on_expanded(self, idx: QModelIndex) -> None:
+        if self._flat:
+            return
+        node = self.model.node(self._to_source(idx))
+        if node is not None and node.depth > self._deepest:
+            self._deepest = node.depth
+            self._fit_timer.start()
+
+    def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 - Qt name
+        if obj is self.view.viewport() and event.type() == event.Type.Resize:
+            self._fit_timer.start()
+        return super().eventFilter(obj, event)
 
     def _connect_selection(self) -> None:
         sm = self.view.selectionModel()
@@ -187,6 +270,9 @@ class NodeTreePanel(QWidget):
         """Show a new snapshot; IDs new since `previous` are marked. Filters stay as typed."""
         self._snap = snap
         self._show_locator(None)
+        self._deepest = -1
+        self._text_widths = {}
+        self._fit_timer.start()
         self.model.set_snapshot(snap, previous)
         self.flat_model.set_snapshot(snap, previous)
         self._fill_roles()
@@ -227,6 +313,7 @@ class NodeTreePanel(QWidget):
         if on == self._flat:
             return
         self._flat = on
+        self._text_widths = {}
         self.view.setModel(self._view_model(on))
         self.view.setRootIsDecorated(not on)
         self._tune_header()
@@ -424,18 +511,21 @@ class NodeTreePanel(QWidget):
 
     def _show_locator(self, node_id: str | None) -> None:
         code = locator_code(self._snap, node_id)
-        self.locator_edit.setText(code)
-        self.locator_edit.setCursorPosition(0)
+        self.locator_label.set_placeholder("Select a node to see its Playwright locator" if node_id is None
+                                           else "No locator for this node")
+        self.locator_label.set_full_text(code)
+        self.locator_label.setStyleSheet("#locatorLine { font-family:monospace; }" if code
+                                         else "#locatorLine { color:#6b7280; font-style:italic; }")
         self.copy_locator_btn.setEnabled(bool(code))
 
     def locator(self) -> str:
-        """The selected node's locator as shown ("" when none)."""
-        return self.locator_edit.text()
+        """The selected node's whole locator ("" when none); the line may show it elided."""
+        return self.locator_label.full_text()
 
     def copy_locator(self) -> None:
-        """Copy locator: the selected node's locator to the clipboard."""
-        if self.locator_edit.text():
-            QGuiApplication.clipboard().setText(self.locator_edit.text())
+        """Copy locator: the selected node's whole locator to the clipboard."""
+        if self.locator():
+            QGuiApplication.clipboard().setText(self.locator())
 
     def selected_node_id(self) -> str | None:
         idx = self.view.currentIndex()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import shiboken6
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from engine.errors import VigilError
 from gui.aio import spawn
 from gui.sessions import SessionSummary
+from gui.widgets.flow_layout import FlowLayout
 from gui.widgets.session_text import STATUS_STYLE, local_time, short_time
 from gui.widgets.session_view import SessionView
 
@@ -49,6 +50,7 @@ COLUMNS = ("", "Title", "Status", "Steps", "Domain", "Started")
 MARK_COL, TITLE_COL, STATUS_COL, STEPS_COL, DOMAIN_COL, STARTED_COL = range(6)
 ID_ROLE = Qt.UserRole + 1
 CURRENT_MARK = "●"
+TITLE_MIN_WIDTH = 110  # px the Title column keeps before Domain, then Started, are hidden
 
 
 def _item(text: str, *, editable: bool = False) -> QTableWidgetItem:
@@ -123,6 +125,7 @@ class SessionsPanel(QWidget):
         self.table.itemDoubleClicked.connect(self._double_clicked)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         v.addWidget(self.table, 1)
+        self.table.viewport().installEventFilter(self)
 
         self.details = QLabel()
         self.details.setObjectName("sessionDetails")
@@ -132,7 +135,10 @@ class SessionsPanel(QWidget):
         self.details.setStyleSheet("color:#374151; padding:2px 2px;")
         v.addWidget(self.details)
 
-        row = QHBoxLayout()
+        # the actions wrap onto a second row in a narrow panel (a 1024 px window): none is ever cut off
+        row = FlowLayout(spacing=6)
+        row.setObjectName("sessionActions")
+        self.actions_row = row
         self.open_btn = QPushButton("Open")
         self.open_btn.setToolTip("A read-only view of the session: plan, chat, steps and their screenshots")
         self.rename_btn = QPushButton("Rename")
@@ -152,14 +158,38 @@ class SessionsPanel(QWidget):
         self.export_btn.clicked.connect(lambda: self._on_selected(self.ask_export))
         self.export_test_btn.clicked.connect(lambda: self._on_selected(self.ask_export_test))
         self.replay_btn.clicked.connect(lambda: self._on_selected(self.replay_requested.emit))
-        for b in (self.open_btn, self.rename_btn, self.export_btn, self.export_test_btn, self.replay_btn):
+        for b in self.action_buttons():
             row.addWidget(b)
-        row.addStretch(1)
-        row.addWidget(self.delete_btn)
         v.addLayout(row)
         QShortcut(QKeySequence(Qt.Key_Return), self.table, activated=lambda: self._on_selected(self.open_session),
                   context=Qt.WidgetShortcut)
         self._update_buttons()
+
+    def action_buttons(self) -> list[QPushButton]:
+        """The actions on the selected session, in the order they are laid out."""
+        return [self.open_btn, self.replay_btn, self.rename_btn, self.export_btn, self.export_test_btn,
+                self.delete_btn]
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt name
+        if obj is self.table.viewport() and event.type() == QEvent.Resize:
+            self._fit_columns()
+        return super().eventFilter(obj, event)
+
+    def _fit_columns(self) -> None:
+        """In a narrow panel the Domain column, then the Started one, give their room to the title
+        (the selected session's URL and start time are in the line under the table)."""
+        h = self.table.horizontalHeader()
+        room = self.table.viewport().width()
+        need = {col: max(self.table.sizeHintForColumn(col), h.sectionSizeHint(col))
+                for col in (STATUS_COL, STEPS_COL, STARTED_COL)}
+        need[MARK_COL], need[DOMAIN_COL] = 22, 96
+        shown = [MARK_COL, STATUS_COL, STEPS_COL, STARTED_COL, DOMAIN_COL]
+        for col in (DOMAIN_COL, STARTED_COL):
+            if room - sum(need[c] for c in shown) >= TITLE_MIN_WIDTH:
+                break
+            shown.remove(col)
+        for col in (DOMAIN_COL, STARTED_COL):
+            self.table.setColumnHidden(col, col not in shown)
 
     # -- data ----------------------------------------------------------------------------------
     @property
@@ -222,6 +252,7 @@ class SessionsPanel(QWidget):
         if keep:
             self.select_session(keep)
         self._selection_changed()
+        self._fit_columns()
 
     def set_current(self, session_id: str | None) -> None:
         """Mark the tab's session (None/"" when the next task starts a new one)."""
