@@ -2,6 +2,13 @@
 reasons, and the person's answer (Approve / Edit / Skip / Reject / Take over / Stop) as a
 `Decision`. Edits are validated with the engine's own parsers before any decision is emitted.
 
+Keys: Enter approves an ordinary step (Approve is the default button and has the focus). A step that needs
+a deliberate yes — sensitive, with page text that reads like orders, or asked again because its target
+changed after approval (TARGET_CHANGED) — is approved only by a click on Approve or Ctrl+Enter, which the
+bar says; the focus rests on the bar itself and Enter or Space only repeat that. A page's dialog
+(`dialog_question`) defaults to Cancel. A re-asked step shows its old → new target on one line and, as
+its "Why", what changed (the planner's reason was about the old element).
+
 Signals:
 - `decided(Decision)` — the answer to the request on show; the bar then clears itself.
 - `take_over_requested(str)` — a quick command in plain words ("click Place order") for the window
@@ -14,7 +21,6 @@ Signals:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 
@@ -34,9 +40,13 @@ from PySide6.QtWidgets import (
 from engine.errors import ActionStringError
 from engine.loop.action_string import parse_action_string
 from engine.loop.gates import parse_expected_outcome
-from engine.models.actions import TERMINAL_ACTIONS, ExpectedOutcome
+from engine.models.actions import TERMINAL_ACTIONS
 from engine.models.loop import POLICIES, ApprovalRequest, Decision
+from gui.widgets.approval_text import change_line, change_reason, deliberate, outcome_text, target_changed, target_text
 from gui.widgets.chat_view import glyph
+from gui.widgets.dialog_question import GREEN, ClickOnly, DialogQuestion, ctrl_enter
+
+__all__ = ["ApprovalBar", "outcome_text", "target_text"]
 
 _CALL = re.compile(r"^\s*[A-Za-z_][\w\-]*\s*\(")
 
@@ -54,30 +64,6 @@ def _plain(text: str = "", name: str = "", style: str = "") -> QLabel:
     return lab
 
 
-def outcome_text(expect: ExpectedOutcome | None) -> str:
-    """An expected outcome as text `parse_expected_outcome` reads back (simple form when it can)."""
-    if expect is None:
-        return ""
-    data = expect.model_dump(by_alias=True, exclude_defaults=True)
-    if set(data) <= {"type", "text"}:
-        return f"{expect.type} {expect.text}".strip() if expect.text else expect.type
-    return json.dumps(data, ensure_ascii=False)
-
-
-def target_text(target: dict | None) -> str:
-    if not target:
-        return ""
-    what = target.get("role") or target.get("tag") or "element"
-    name = target.get("name") or ""
-    s = f'{what} "{name}"' if name else what
-    s += f" · ID {target.get('id')}"
-    if target.get("visible") is False:
-        s += " · not in view"
-    if target.get("occluded"):
-        s += " · covered"
-    return s
-
-
 class ApprovalBar(QWidget):
     decided = Signal(object)            # Decision
     take_over_requested = Signal(str)   # a quick command in plain words
@@ -89,6 +75,8 @@ class ApprovalBar(QWidget):
         self.setObjectName("approvalBar")
         self.setFocusPolicy(Qt.StrongFocus)
         self.request: ApprovalRequest | None = None
+        self.guarded = False  # the request on show needs a click on Approve or Ctrl+Enter
+        self._seen: tuple[int, dict | None] | None = None  # step index and target last shown (for a re-ask)
         self._edit_action0 = ""
         self._edit_expect0 = ""
         frame = QFrame()
@@ -116,6 +104,9 @@ class ApprovalBar(QWidget):
 
         self.summary = _plain(name="approvalSummary", style="font-size:14px; font-weight:bold; color:#111827;")
         self.target = _plain(name="approvalTarget", style="color:#374151;")
+        # a step asked again after its target changed: old → new, on one line
+        self.target_change = _plain(name="approvalTargetChange", style="color:#7c2d12; background:#fed7aa; "
+                                    "font-weight:bold; padding:3px 6px; border:1px solid #ea580c;")
         self.thought = _plain(name="approvalThought", style="color:#4b5563; font-style:italic;")
         self.expect = _plain(name="approvalExpect", style="color:#374151;")
         self.sensitive = _plain(name="approvalSensitive",
@@ -124,15 +115,24 @@ class ApprovalBar(QWidget):
         self.warning = _plain(name="approvalWarning",
                               style="color:#7c2d12; background:#ffedd5; padding:3px 6px;")
         self.error = _plain(name="approvalError", style="color:#b91c1c;")
-        for w in (self.summary, self.target, self.thought, self.expect, self.sensitive, self.warning, self.error):
+        for w in (self.summary, self.target_change, self.target, self.thought, self.expect, self.sensitive,
+                  self.warning, self.error):
             lay.addWidget(w)
+
+        # a JavaScript dialog the page raised (ApprovalRequest.dialog): the prompt's "Answer:" row here,
+        # under the message; OK / Cancel in the button row
+        self.question = DialogQuestion(self.dialog_ok, self.dialog_cancel, self._say_keys)
+        self.dialog_panel, self.dialog_text = self.question.answer_row, self.question.text
+        self.dialog_ok_btn, self.dialog_cancel_btn = self.question.ok_btn, self.question.cancel_btn
+        lay.addWidget(self.dialog_panel)
 
         buttons = QHBoxLayout()
         self.approve_btn = self._button("Approve", "Run this step (Enter)", self.approve, buttons)
-        self.approve_btn.setDefault(True)
-        self.approve_btn.setAutoDefault(True)
-        self.approve_btn.setStyleSheet("QPushButton { background:#16a34a; color:white; font-weight:bold; "
-                                       "padding:4px 14px; border-radius:4px; }")
+        self.approve_btn.setStyleSheet(GREEN)
+        self.approve_guard = ClickOnly(self._say_keys, self.approve_btn)
+        self.approve_btn.installEventFilter(self.approve_guard)
+        buttons.addWidget(self.dialog_ok_btn)
+        buttons.addWidget(self.dialog_cancel_btn)
         self.edit_btn = self._button("Edit", "Change the action or the expected outcome", self.start_edit, buttons)
         self.skip_btn = self._button("Skip", "Do not run this step; the planner goes on", self.skip, buttons)
         self.reject_btn = self._button("Reject", "Refuse with a reason handed to the planner", self.start_reject,
@@ -145,7 +145,9 @@ class ApprovalBar(QWidget):
                                       "without asking for the rest of this session (never sensitive ones; revocable)",
                                       self.approve_and_grant, buttons)
         self.grant_btn.hide()
-        buttons.addStretch(1)
+        # which keys answer, when Enter does not approve
+        self.keys_hint = _plain(name="approvalKeys", style="color:#92400e;")
+        buttons.addWidget(self.keys_hint, 1)
         self.stop_btn = self._button("Stop", "Stop the run", self.stop, buttons)
         self.stop_btn.setStyleSheet("QPushButton { color:#b91c1c; }")
         lay.addLayout(buttons)
@@ -211,21 +213,6 @@ class ApprovalBar(QWidget):
         tl.addWidget(self.take_error)
         lay.addWidget(self.take_panel)
 
-        # a JavaScript dialog the page raised (ApprovalRequest.dialog): OK / Cancel, text for a prompt
-        self.dialog_panel, dl = self._panel("dialogPanel")
-        row = QHBoxLayout()
-        self.dialog_text = QLineEdit()
-        self.dialog_text.setObjectName("dialogText")
-        self.dialog_text.setPlaceholderText("The text to answer the page's prompt with")
-        self.dialog_text.returnPressed.connect(self.dialog_ok)
-        row.addWidget(self.dialog_text, 1)
-        self.dialog_ok_btn = self._button("OK", "Answer the page's dialog OK (Enter)", self.dialog_ok, row)
-        self.dialog_ok_btn.setStyleSheet("QPushButton { background:#16a34a; color:white; font-weight:bold; "
-                                         "padding:4px 14px; border-radius:4px; }")
-        self.dialog_cancel_btn = self._button("Cancel", "Answer the page's dialog Cancel", self.dialog_cancel, row)
-        self.dialog_cancel_btn.setObjectName("dialog_cancel_button")
-        dl.addLayout(row)
-        lay.addWidget(self.dialog_panel)
         lay.addStretch(1)  # spare height goes below the bar's content, never between its lines
         self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)
 
@@ -252,15 +239,23 @@ class ApprovalBar(QWidget):
 
     # -- API ------------------------------------------------------------------------------------
     def show_request(self, req: ApprovalRequest) -> None:
+        old = self._seen[1] if self._seen is not None and self._seen[0] == req.step_index else None
+        self._seen = (req.step_index, req.target)
         self.request = req
         p = req.proposal
-        self.step_label.setText(f"Step {req.step_index + 1} is waiting for you")
+        reask = target_changed(req)
+        self.step_label.setText(f"Step {req.step_index + 1} is waiting for you" + (" again" if reask else ""))
         self.summary.setText(req.summary)
-        self.target.setText(f"Target: {target_text(req.target)}" if req.target else "")
-        self.target.setVisible(bool(req.target))
-        shown_thought = bool(p.thought) and p.thought not in req.summary
-        self.thought.setText(f"Why: {p.thought}" if shown_thought else "")
-        self.thought.setVisible(shown_thought)
+        self.target_change.setText(change_line(old, req.target) if reask else "")
+        self.target_change.setVisible(reask)
+        self.target.setText(f"Target: {target_text(req.target)}" if req.target and not reask else "")
+        self.target.setVisible(bool(req.target) and not reask)
+        if reask:  # the planner's reason was about the element it saw; this is why the step is back
+            why = f"Why again: the target changed after you approved it, so nothing ran: {change_reason(req)}."
+        else:
+            why = f"Why: {p.thought}" if p.thought and p.thought not in req.summary else ""
+        self.thought.setText(why)
+        self.thought.setVisible(bool(why))
         if p.action.name in TERMINAL_ACTIONS:
             self.expect.setText("Approving ends the run; reject or skip to let the planner go on.")
         else:
@@ -270,8 +265,8 @@ class ApprovalBar(QWidget):
         self.sensitive.setVisible(bool(req.sensitive_reasons))
         self.warning.setText("\n".join(f"⚠ Untrusted page text: {w}" for w in req.warnings))
         self.warning.setVisible(bool(req.warnings))
-        self.error.setText(f"{glyph('⛔', '✖')} {req.error}" if req.error else "")
-        self.error.setVisible(bool(req.error))
+        self.error.setText(f"{glyph('⛔', '✖')} {req.error}" if req.error and not reask else "")
+        self.error.setVisible(bool(req.error) and not reask)
         self.set_policy(req.policy)
         self.close_panels()
         for b in self.buttons():
@@ -280,26 +275,46 @@ class ApprovalBar(QWidget):
         self.grant_btn.setText(offer or "Allow for this session")
         self.grant_btn.setVisible(bool(offer))
         self.show()
-        self.approve_btn.setFocus()
+        self._set_keys(req)
         self._show_dialog(req)
 
+    def _set_keys(self, req: ApprovalRequest) -> None:
+        """Enter approves an ordinary step (Approve is default and focused); a step that needs a deliberate
+        yes takes a click or Ctrl+Enter, and the focus rests on the bar."""
+        self.guarded = deliberate(req)
+        self.approve_btn.setDefault(not self.guarded)
+        self.approve_btn.setAutoDefault(not self.guarded)
+        self.approve_guard.active = self.guarded
+        self.approve_btn.setText("Approve (Ctrl+Enter)" if self.guarded else "Approve")
+        self.approve_btn.setToolTip("Run this step: a click or Ctrl+Enter (Enter does not approve this step)"
+                                    if self.guarded else "Run this step (Enter)")
+        self.keys_hint.setText("Enter does not approve this step: click Approve or press Ctrl+Enter."
+                               if self.guarded else "")
+        self.keys_hint.setStyleSheet("color:#92400e;")
+        if self.guarded:
+            self.setFocus()
+        else:
+            self.approve_btn.setFocus()
+
+    def _say_keys(self) -> None:
+        """A key that does not answer was pressed: the hint says what does, in bold."""
+        if self.request is not None and self.keys_hint.text():
+            self.keys_hint.setStyleSheet("color:#b91c1c; font-weight:bold;")
+
     def _show_dialog(self, req: ApprovalRequest) -> None:
-        """A dialog request: OK / Cancel (and the prompt's text) instead of the step's buttons."""
+        """A dialog request: OK / Cancel (and the prompt's "Answer:" field) instead of the step's buttons."""
         d = req.dialog
-        self.dialog_panel.setVisible(d is not None)
         for b in (self.approve_btn, self.edit_btn, self.skip_btn, self.reject_btn, self.take_over_btn):
             b.setVisible(d is None)
         if d is None:
+            self.question.set_visible(False)
             return
         self.step_label.setText(f"The page asks something during step {req.step_index + 1}")
         self.target.setText(f"From: {d.url}" if d.url else "")
         self.target.setVisible(bool(d.url))
-        self.expect.setText({"confirm": "OK confirms, Cancel refuses.", "beforeunload": "OK leaves the page, "
-                             "Cancel stays.", "prompt": "OK answers with the text below, Cancel refuses."}
-                            .get(d.kind, "OK acknowledges it."))
-        self.dialog_text.setVisible(d.kind == "prompt")
-        self.dialog_text.setText(d.default_prompt if d.kind == "prompt" else "")
-        (self.dialog_text if d.kind == "prompt" else self.dialog_ok_btn).setFocus()
+        self.expect.setText(self.question.expect_text(d))
+        self.keys_hint.setText(self.question.keys_text())
+        self.question.show(d)
 
     def is_dialog(self) -> bool:
         """The pending request is a page dialog (OK / Cancel)."""
@@ -484,8 +499,19 @@ class ApprovalBar(QWidget):
         self.decided.emit(d)
 
     def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt name
-        if event.key() in (Qt.Key_Return, Qt.Key_Enter) and self.request is not None and not self.panel_open():
-            self.approve()
+        enter = event.key() in (Qt.Key_Return, Qt.Key_Enter)
+        if enter and self.request is not None and not self.panel_open():
+            if ctrl_enter(event):       # the explicit yes: Approve, or OK (with the prompt's text)
+                self.approve()
+            elif self.is_dialog():      # Cancel is the dialog's default
+                if self.focusWidget() is self.dialog_ok_btn:
+                    self._say_keys()
+                else:
+                    self.dialog_cancel()
+            elif self.guarded:
+                self._say_keys()
+            else:
+                self.approve()
             event.accept()
             return
         if event.key() == Qt.Key_Escape and self.panel_open():

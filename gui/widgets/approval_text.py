@@ -1,0 +1,85 @@
+"""What the approval bar says about a request, as plain strings (no widgets): the target, the expected
+outcome in a form the Edit panel reads back, whether a request needs a deliberate approval (a click or
+Ctrl+Enter, never a bare Enter or Space), and, for a step asked again because its target changed
+(TARGET_CHANGED), the old → new target and the reason it came back.
+
+Page text (element names, dialog messages) is untrusted: it is only ever shown in plain-text labels, and
+`one_line` takes out what could break a line or turn text around (line breaks, bidi overrides,
+zero-width characters) before it is shown in a line that must read as one.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+from engine.errors import ErrorCode
+from engine.models.actions import ExpectedOutcome
+from engine.models.loop import ApprovalRequest
+
+NAME_LIMIT = 60  # characters of an element's name in a one-line target
+
+
+def one_line(text: str, limit: int = NAME_LIMIT) -> str:
+    """`text` as one line of plain characters: control and format characters (line breaks, bidi overrides,
+    zero-width joiners) become spaces, runs of spaces one, and past `limit` characters it ends in "…"."""
+    out = "".join(" " if unicodedata.category(c).startswith("C") else c for c in text)
+    out = " ".join(out.split())
+    return out if len(out) <= limit else out[: limit - 1].rstrip() + "…"
+
+
+def outcome_text(expect: ExpectedOutcome | None) -> str:
+    """An expected outcome as text `parse_expected_outcome` reads back (simple form when it can)."""
+    if expect is None:
+        return ""
+    data = expect.model_dump(by_alias=True, exclude_defaults=True)
+    if set(data) <= {"type", "text"}:
+        return f"{expect.type} {expect.text}".strip() if expect.text else expect.type
+    return json.dumps(data, ensure_ascii=False)
+
+
+def target_text(target: dict | None) -> str:
+    """`button "Place order" · ID 12` (· not in view, · covered), the name on one line."""
+    if not target:
+        return ""
+    what = one_line(str(target.get("role") or target.get("tag") or "element"), 30)
+    name = one_line(str(target.get("name") or ""))
+    s = f'{what} "{name}"' if name else what
+    s += f" · ID {one_line(str(target.get('id')), 20)}"
+    if target.get("visible") is False:
+        s += " · not in view"
+    if target.get("occluded"):
+        s += " · covered"
+    return s
+
+
+def target_changed(req: ApprovalRequest) -> bool:
+    """The step comes back because its target changed after it was approved (nothing ran)."""
+    return bool(req.error) and ErrorCode.TARGET_CHANGED.value in (req.error or "")
+
+
+def deliberate(req: ApprovalRequest) -> bool:
+    """Approving `req` needs a click on Approve (or Ctrl+Enter): a page dialog, a step asked again after its
+    target changed, a sensitive step, or one whose page text reads like orders to the agent."""
+    return req.dialog is not None or target_changed(req) or bool(req.sensitive_reasons) or bool(req.warnings)
+
+
+def change_reason(req: ApprovalRequest) -> str:
+    """Why a TARGET_CHANGED step is asked again, from the loop's message: what changed about the target."""
+    err = req.error or ""
+    _, sep, rest = err.partition("nothing ran: ")
+    if not sep:
+        return err
+    what, _, _ = rest.partition(". Approve again")
+    return what.strip().rstrip(".")
+
+
+def change_line(old: dict | None, new: dict | None) -> str:
+    """The one line that says which element the step now acts on: `old → new`."""
+    now = target_text(new) or "no element"
+    if old is None:
+        return f"Target changed → now: {now}"
+    was = target_text(old)
+    if was == now:
+        return f"Target changed: {now} (same element, changed as said below)"
+    return f"Target changed: {was} → {now}"
