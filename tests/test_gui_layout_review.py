@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import gui_helpers  # noqa: F401  (Qt's offscreen platform for the suite)
+from gui_helpers import aio, open_window, screen_named, wait_fitted  # noqa: F401  (aio: a fixture)
 
 pytest.importorskip("PySide6.QtWidgets")
 
@@ -167,3 +168,185 @@ def test_a_narrow_sessions_table_gives_the_title_its_room(qtbot, make):
     assert panel.table.columnWidth(TITLE_COL) >= TITLE_MIN_WIDTH - 10
     panel.resize(WIDE + 200, 560)
     qtbot.waitUntil(lambda: not panel.table.isColumnHidden(DOMAIN_COL), timeout=2000)
+
+
+# -- the chat and the plan of a run with an unverified step -----------------------------------------
+
+DONE = "Done: 1 instruction(s) carried out."
+FEEDBACK = "Expected any change, but nothing on the page changed."
+
+
+def _step_record(index: int, plan_index: int | None, verified: bool, action: str = "click"):
+    from engine.models.actions import Action, ActionResult, PageState, VerificationResult
+    from engine.models.loop import ProposedStep, StepRecord
+
+    v = VerificationResult(success=verified, verified_outcome="any_change" if verified else None,
+                           actual_outcome="nothing", confidence=0.9, feedback=FEEDBACK if not verified else "Seen.",
+                           page_state=PageState(url="http://shop/", url_changed=False, dom_changed=verified))
+    act = Action(name=action, target="10") if action == "click" else Action(name=action, answer=DONE)
+    r = ActionResult(success=True, action=act.to_string(), message="Clicked button \"Do nothing\" [10].",
+                     verification=v if action == "click" else None)
+    return StepRecord(index=index, action=act, result=r, verification=v if action == "click" else None,
+                      status="completed", proposal=ProposedStep(action=act, plan_index=plan_index))
+
+
+def _run_as_the_loop_tells_it(view, *, verified: bool = False, note_extra: str = ""):
+    """The messages, records and status the loop publishes for 'click Do nothing' (see engine/loop/runner.py):
+    step 1 runs, unverified; step 2 is finish(); the closing note; the status with the answer."""
+    from engine.models.loop import ChatMessage
+
+    view.add_or_update_message(ChatMessage(role="user", content="click Do nothing"))
+    step = ChatMessage(role="assistant", content='Click button "Do nothing" [10].', status="pending",
+                       metadata={"step_index": 0})
+    view.add_or_update_message(step)
+    view.add_or_update_message(step.model_copy(update={
+        "status": "success" if verified else "error", "actionString": "click(10)",
+        "error": None if verified else f"Unverified: {FEEDBACK}",
+        "metadata": {"step_index": 0, "unverified": not verified}}))
+    view.add_step_record(_step_record(0, 0, verified))
+    fin = ChatMessage(role="assistant", content="Every instruction of the task has been carried out.",
+                      status="success", actionString=f'finish("{DONE}")', metadata={"step_index": 1})
+    view.add_or_update_message(fin)
+    view.add_step_record(_step_record(1, 0, True, action="finish"))
+    view.add_or_update_message(ChatMessage(role="system", content=f"Finished: {DONE}{note_extra}", status="success"))
+    view.set_task_status("success", DONE)
+    return fin
+
+
+def _settled(qtbot):
+    qtbot.wait(30)  # turns added to a shown chat show on the next turn of the event loop
+
+
+def _visible_texts(view) -> list[str]:
+    from PySide6.QtWidgets import QLabel
+
+    return [lab.text() for lab in view.findChildren(QLabel) if lab.isVisibleTo(view) and lab.text()]
+
+
+@pytest.mark.parametrize("width", [WIDE, NARROW])
+def test_a_run_with_an_unverified_step_says_each_thing_once_and_not_plain_success(qtbot, make, width):
+    from gui.widgets.chat_view import ChatView
+
+    view = make(ChatView)
+    _shown(qtbot, view, width)
+    fin = _run_as_the_loop_tells_it(view)
+    _settled(qtbot)
+    texts = _visible_texts(view)
+    assert sum("Unverified:" in t for t in texts) == 1, texts        # the observation says it; not the error too
+    assert sum(DONE in t for t in texts) == 1, texts                 # the header says it; not the note nor the badge
+    assert view.detail_label.text() == DONE and view.detail_label.isVisibleTo(view)
+    turn = view.turn_for_step(0)
+    assert turn.error.text() == f"Unverified: {FEEDBACK}" and not turn.error.isVisibleTo(view)
+    assert turn.outcome_badge.isVisibleTo(view) and turn.outcome == "unverified"
+    finish = view.turn(fin.messageId)
+    assert finish.badge.text() == "finish(…)" and DONE in finish.badge.toolTip()
+    # completed, but not a plain success: said beside COMPLETED, in amber, with the step named on hover
+    assert view.status == "COMPLETED" and view.unverified_steps() == [0]
+    assert view.unverified_label.isVisibleTo(view) and view.unverified_label.text() == "1 unverified"
+    assert "step 1" in view.unverified_label.toolTip() and "#fef3c7" in view.header.styleSheet()
+    # everything in the header and the turns fits the panel's width
+    for lab in (view.status_label, view.unverified_label, turn.header, turn.badge, finish.badge):
+        assert lab.mapTo(view, lab.rect().bottomRight()).x() <= view.width(), lab.text()
+
+
+def test_a_verified_run_is_a_plain_success_and_a_note_keeps_what_it_adds(qtbot, make):
+    from gui.widgets.chat_view import ChatView
+
+    view = make(ChatView)
+    _shown(qtbot, view, WIDE)
+    _run_as_the_loop_tells_it(view, verified=True, note_extra=" Note: 2 dialogs answered.")
+    _settled(qtbot)
+    texts = _visible_texts(view)
+    assert not view.unverified_label.isVisibleTo(view) and "#dcfce7" in view.header.styleSheet()
+    assert sum(DONE in t for t in texts) == 1 and "Note: 2 dialogs answered." in texts, texts
+    assert not any("Unverified" in t for t in texts)
+
+
+def test_a_failed_run_says_its_reason_once(qtbot, make):
+    from engine.models.loop import ChatMessage
+    from gui.widgets.chat_view import ChatView
+
+    view = make(ChatView)
+    _shown(qtbot, view, WIDE)
+    reason = "The Pay button never appeared."
+    view.add_or_update_message(ChatMessage(role="assistant", content="Giving up.", status="error", error=reason,
+                                           actionString=f'fail("{reason}")', metadata={"step_index": 0}))
+    view.add_or_update_message(ChatMessage(role="system", content=f"Failed: {reason}", status="error", error=reason))
+    view.set_task_status("error", reason)
+    _settled(qtbot)
+    texts = _visible_texts(view)
+    assert sum(reason in t for t in texts) == 1 and view.status == "FAILED", texts
+    assert view.turn_for_step(0).badge.text() == "fail(…)"
+
+
+def test_the_plan_marks_an_unverified_step_and_says_so_in_its_title(qtbot, make):
+    from engine.models.loop import Plan
+    from gui.widgets.chat_view import warn_mark
+    from gui.widgets.plan_view import PlanView
+
+    plan = Plan.from_descriptions(["Click Do nothing", "Click Save"], current=0)
+    plan.steps[0].status = "completed"
+    view = make(PlanView)
+    _shown(qtbot, view, NARROW, 200)
+    view.set_plan(plan)
+    assert view.rows()[0].property("state") == "past" and view.rows()[0].text().startswith("✓")
+    view.add_step_record(_step_record(0, 0, verified=False))
+    row = view.rows()[0]
+    assert row.property("state") == "unverified" and row.text().startswith(warn_mark()) and "✓" not in row.text()
+    assert view.title.text() == "Plan · 1/2 done · 1 unverified" and FEEDBACK in row.toolTip()
+    assert view.unverified_steps() == [0]
+    # the plan is published again (the next step starts): the mark stays
+    plan.steps[1].status = "active"
+    view.set_plan(plan)
+    assert view.rows()[0].property("state") == "unverified" and view.rows()[1].property("state") == "current"
+    # a finish() record says nothing about the step; a later verified try of the same step clears the mark
+    view.add_step_record(_step_record(1, 0, True, action="finish"))
+    assert view.rows()[0].property("state") == "unverified"
+    view.add_step_record(_step_record(2, 0, verified=True))
+    assert view.rows()[0].property("state") == "past" and view.title.text() == "Plan · 1/2 done"
+    # a new run starts clean
+    view.add_step_record(_step_record(3, 0, verified=False))
+    view.set_plan(None)
+    view.set_plan(plan)
+    assert view.unverified_steps() == [] and view.rows()[0].property("state") == "past"
+
+
+# -- the real window at 1024 x 640 -----------------------------------------------------------------
+
+def test_the_window_at_1024_a_real_unverified_run_its_chat_and_every_panel_fit(qtbot, aio, server, tmp_path,
+                                                                               monkeypatch):
+    """One real run in the real window on the 1024 px screen: the click changes nothing (unverified),
+    then finish(). The chat says the answer and the unverified once; every Sessions action is whole
+    inside the window; the Nodes tab's locator line is elided inside it."""
+    from PySide6.QtCore import QSettings
+
+    monkeypatch.setenv("VIGIL_HOME", str(tmp_path / "home"))
+    layout = QSettings(str(tmp_path / "window.ini"), QSettings.IniFormat)
+    with open_window(qtbot, server.url("uploads_page.html"), screen=screen_named("1024x640"), settings=layout) as w:
+        wait_fitted(qtbot, w)
+        assert w.width() <= 1024
+        w.policy.setCurrentText("auto")
+        w.task.setText("click Do nothing")
+        qtbot.keyClick(w.task, Qt.Key_Return)
+        qtbot.waitUntil(lambda: not w.sup.running() and w.chat.status == "COMPLETED", timeout=45000)
+        _settled(qtbot)
+        chat = w.chat
+        texts = _visible_texts(chat)
+        answer = chat.detail_label.text()
+        assert answer and sum(answer in t for t in texts) == 1, texts
+        assert sum("Unverified:" in t for t in texts) == 1, texts
+        assert chat.unverified_steps() == [0] and chat.unverified_label.isVisibleTo(chat)
+
+        w.tabs.setCurrentWidget(w.sessions)
+        _settled(qtbot)
+        for b in [*w.sessions.action_buttons(), w.sessions.refresh_btn, w.sessions.new_btn]:
+            assert _whole_and_inside(b, w.sessions) and _whole_and_inside(b, w), b.text()
+
+        w.tabs.setCurrentWidget(w.nodes)
+        button = w.sup.snapshot.find("button", "Do nothing")[0]
+        assert w.nodes.select_node(button.node_id)
+        _settled(qtbot)
+        line = w.nodes.locator_label
+        assert w.nodes.locator().startswith("page.") and line.is_elided()
+        assert line.mapTo(w, line.rect().bottomRight()).x() <= w.width()
+        assert w.nodes.view.header().sectionSize(2) >= NAME_MIN_WIDTH

@@ -1,25 +1,36 @@
-"""Chat turns of a supervised run (seed 001 §3.3): user messages right and blue, assistant turns left
-and grey with their Thought (collapsible), Action badge and Observation, system notes centred and
-small, and a task header (RUNNING / COMPLETED / FAILED / STOPPED).
+"""The chat of a supervised run (seed 001 §3.3): its turns (chat_turn.py) in a scroll area that follows
+the newest, under a task header (RUNNING / COMPLETED / FAILED / STOPPED).
 
-A step whose action ran but whose check failed is neither a success nor a failure of the action: its
-turn says `unverified` in an amber badge (the word `vigil run` prints for it), with a warning mark and
-"Unverified: …" in amber, and its observation is amber too.
-
-Every piece of page or model text is shown as plain text (`Qt.PlainText` labels): nothing that
-comes from a page or a model is ever interpreted as rich text.
+Each thing is said once. When a run ends, its answer or reason is in the header, so the closing note
+("Finished: …") shows only what it adds (the page's incidents), the finish()/fail() badge shows
+`finish(…)` (the whole action in its tooltip) and a fail turn's error line is hidden. A run that
+completed with steps that ran but were not seen to work is not a plain success: the header turns
+amber and says how many steps are unverified.
 """
 
 from __future__ import annotations
 
-from functools import cache
+import json
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 
-from engine.loop.timings import ms_text, step_duration, step_phases
 from engine.models.loop import ChatMessage, StepRecord
+from gui.widgets.chat_turn import (
+    AMBER_BG,
+    AMBER_FG,
+    UNVERIFIED,
+    MessageTurn,
+    glyph,
+    is_unverified,
+    ok_mark,
+    plain_label,
+    warn_mark,
+)
+
+# re-exported: the window, the session view, the approval bar and the tests take them from here
+__all__ = ["AMBER_BG", "AMBER_FG", "UNVERIFIED", "ChatView", "MessageTurn", "glyph", "is_unverified", "ok_mark",
+           "plain_label", "warn_mark"]
 
 # task status (engine TaskStatus or the header words) → (header word, background, foreground)
 _STATUS = {
@@ -32,310 +43,11 @@ _STATUS = {
     "interrupted": ("STOPPED", "#fef3c7", "#92400e"),
     "stopped": ("STOPPED", "#fef3c7", "#92400e"),
 }
-MAX_EVENTS = 6  # recent page events shown per observation
-UNVERIFIED = "unverified"  # the step word of `vigil run` for an action that ran but was not seen to work
-AMBER_FG, AMBER_BG = "#92400e", "#fef3c7"
 
 
-def is_unverified(rec: StepRecord) -> bool:
-    """The step's action ran, but what it should have done was not seen (as `vigil run` decides)."""
-    v = rec.verification or (rec.result.verification if rec.result else None)
-    return (rec.status == "completed" and rec.actor != "human" and v is not None and not v.success
-            and (rec.action is None or rec.action.name != "fail"))
-
-
-def timing_tooltip(rec: StepRecord) -> str:
-    """Where a step's time went, one phase a row (rich text made only of our own words and numbers)."""
-    total = step_duration(rec.timings_ms)
-    rows = "".join(f"<tr><td>{k}</td><td align='right'>&nbsp;&nbsp;{ms_text(v)}</td></tr>"
-                   for k, v in step_phases(rec.timings_ms))
-    return (f"<b>Step {rec.index + 1}: {ms_text(total or 0)}</b>"
-            f"<table cellspacing='0' cellpadding='1'>{rows}</table>")
-
-
-@cache
-def glyph(preferred: str, fallback: str) -> str:
-    """`preferred` (e.g. an emoji) when an installed font can draw it, else `fallback`: a machine
-    without an emoji font would show an empty box instead of ✅."""
-    cp = ord(preferred[0])
-    for family in QFontDatabase.families():
-        if QFontMetrics(QFont(family)).inFontUcs4(cp):
-            return preferred
-    return fallback
-
-
-def ok_mark(ok: bool) -> str:
-    return glyph("✅", "✔") if ok else glyph("❌", "✘")
-
-
-def warn_mark() -> str:
-    return glyph("⚠️", "!")
-
-
-def _msg_icon(status: str | None, unverified: bool = False) -> str:
-    if unverified:
-        return warn_mark()
-    if status == "pending":
-        return glyph("⏳", "…")
-    if status in ("success", "error"):
-        return ok_mark(status == "success")
-    return ""
-
-
-def plain_label(text: str = "", *, name: str = "", wrap: bool = True, selectable: bool = True) -> QLabel:
-    """A label that never interprets its text as rich text."""
-    lab = QLabel()
-    lab.setTextFormat(Qt.PlainText)
-    lab.setText(text)
-    lab.setWordWrap(wrap)
-    if name:
-        lab.setObjectName(name)
-    if selectable:
-        lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
-    return lab
-
-
-class _Observation(QFrame):
-    """What happened after a step ran: verification, errors caught, recent page events."""
-
-    def __init__(self, rec: StepRecord, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setObjectName("observation")
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 4, 8, 4)
-        lay.setSpacing(2)
-        self.labels: list[QLabel] = []
-
-        def add(text: str, name: str, style: str = "") -> None:
-            lab = plain_label(text, name=name)
-            if style:
-                lab.setStyleSheet(style)
-            lay.addWidget(lab)
-            self.labels.append(lab)
-
-        v = rec.verification or (rec.result.verification if rec.result else None)
-        ok = rec.status == "completed" and (v is None or v.success) and (rec.result is None or rec.result.success)
-        self.unverified = is_unverified(rec)
-        if rec.status in ("skipped", "rejected", "stopped"):
-            add(f"{glyph('⏭', '»')} {rec.status.capitalize()}" + (f": {rec.note}" if rec.note else ""),
-                "obsStatus", "color:#92400e;")
-        elif self.unverified and v is not None:
-            add(f"{warn_mark()} Unverified: {v.feedback}", "obsVerification", f"color:{AMBER_FG}; font-weight:bold;")
-        elif v is not None:
-            mark = ok_mark(v.success)
-            add(f"{mark} {v.feedback}", "obsVerification",
-                "color:#166534;" if v.success else "color:#991b1b; font-weight:bold;")
-        elif rec.result is not None:
-            add(f"{ok_mark(rec.result.success)} {rec.result.message}", "obsVerification",
-                "color:#166534;" if rec.result.success else "color:#991b1b; font-weight:bold;")
-        elif rec.note:
-            add(f"{ok_mark(ok)} {rec.note}", "obsVerification")
-        if rec.result is not None and not rec.result.success and v is not None and rec.result.message:
-            add(f"Action: {rec.result.message}", "obsActionError", "color:#991b1b;")
-        errors = list(v.errors_detected) if v is not None else []
-        if rec.result is not None and rec.result.error_code and not errors:
-            errors.append(f"{rec.result.error_code}: {rec.result.message}")
-        for e in errors:
-            add(f"⚠ Error on the page: {e}", "obsError", "color:#b91c1c;")
-        if v is not None:
-            for s in v.success_messages:
-                add(f"✔ {s}", "obsSuccess", "color:#166534;")
-        events = rec.events or []
-        if events:
-            add("Recent page events:", "obsEventsTitle", "color:#4b5563; font-size:11px;")
-            for ev in events[-MAX_EVENTS:]:
-                add(f"• {ev.describe()}", "obsEvent", "color:#4b5563; font-size:11px;")
-        self.ok = ok
-        bg = "#f0fdf4" if ok else "#fffbeb" if self.unverified else "#fef2f2"
-        self.setStyleSheet(f"#observation {{ background:{bg}; border-radius:6px; }}")
-        if not self.labels:  # e.g. a finish step: nothing observed, so no empty box under the turn
-            self.hide()
-
-    def text(self) -> str:
-        return "\n".join(lab.text() for lab in self.labels)
-
-
-class MessageTurn(QFrame):
-    """One chat turn. objectName is `userTurn`, `assistantTurn` or `systemTurn`; the bubble's
-    alignment in its row follows the role (right, left, centre)."""
-
-    ALIGN = {"user": Qt.AlignRight, "assistant": Qt.AlignLeft, "system": Qt.AlignHCenter}
-
-    def __init__(self, msg: ChatMessage, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.role = msg.role
-        self.setObjectName(f"{msg.role}Turn")
-        self.setProperty("role", msg.role)
-        self.alignment = self.ALIGN[msg.role]
-        row = QHBoxLayout(self)
-        row.setContentsMargins(4, 2, 4, 2)
-        self.bubble = QFrame()
-        self.bubble.setObjectName(f"{msg.role}Bubble")
-        self.bubble.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
-        if msg.role == "user":
-            row.addStretch(1)
-            row.addWidget(self.bubble, 0, Qt.AlignRight)
-        elif msg.role == "assistant":  # agent turns use the full bubble width
-            self.bubble.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Minimum)
-            row.addWidget(self.bubble, 10)
-            row.addStretch(1)
-        else:
-            row.addStretch(1)
-            row.addWidget(self.bubble, 0, Qt.AlignHCenter)
-            row.addStretch(1)
-        self.box = QVBoxLayout(self.bubble)
-        self.box.setContentsMargins(10, 6, 10, 6)
-        self.box.setSpacing(3)
-        self.observation: _Observation | None = None
-        self.timing: QLabel | None = None  # assistant turns: the step's duration, its phases on hover
-        self._max_width = 360
-        self.header = plain_label(name="turnHeader", selectable=False)
-        self.header.setStyleSheet("color:#6b7280; font-size:11px;")
-        self.thought_toggle: QToolButton | None = None
-        self.body = plain_label(name="turnBody")
-        self.badge = plain_label(name="actionBadge", wrap=False)
-        self.badge.setStyleSheet("background:#1f2937; color:#f9fafb; border-radius:4px; padding:2px 6px; "
-                                 "font-family:monospace;")
-        self.error = plain_label(name="turnError")
-        self.error.setStyleSheet("color:#991b1b;")
-        # assistant turns: "unverified" when the step ran but its check failed (see the module docstring)
-        self.outcome_badge = plain_label(UNVERIFIED, name="outcomeBadge", wrap=False, selectable=False)
-        self.outcome_badge.setStyleSheet(f"background:{AMBER_BG}; color:{AMBER_FG}; border:1px solid {AMBER_FG}; "
-                                         "border-radius:4px; padding:0px 5px; font-size:11px; font-weight:bold;")
-        self.outcome_badge.setToolTip("The action ran, but what it should have done was not seen on the page.")
-        self.outcome_badge.hide()
-        self._record_unverified: bool | None = None  # what the step's record says, once it is attached
-        if msg.role == "user":
-            self.bubble.setStyleSheet("#userBubble { background:#2563eb; border-radius:10px; }"
-                                      "#userBubble QLabel { color:white; }")
-            self.header.setStyleSheet("color:#dbeafe; font-size:11px;")
-            self.box.addWidget(self.header)
-            self.box.addWidget(self.body)
-            self.box.addWidget(self.badge, 0, Qt.AlignRight)
-            self.box.addWidget(self.error)
-            self.error.setStyleSheet("color:#fee2e2;")
-        elif msg.role == "assistant":
-            self.bubble.setStyleSheet("#assistantBubble { background:#e5e7eb; border-radius:10px; }"
-                                      "#assistantBubble QLabel { color:#111827; }")
-            top = QHBoxLayout()
-            top.setSpacing(6)
-            self.thought_toggle = QToolButton()
-            self.thought_toggle.setObjectName("thoughtToggle")
-            self.thought_toggle.setCheckable(True)
-            self.thought_toggle.setChecked(True)
-            self.thought_toggle.setAutoRaise(True)
-            self.thought_toggle.setToolTip("Show or hide the agent's thought")
-            self.thought_toggle.toggled.connect(self.set_thought_visible)
-            top.addWidget(self.thought_toggle)
-            top.addWidget(self.header, 1)
-            top.addWidget(self.outcome_badge)
-            self.timing = plain_label(name="stepTiming", wrap=False, selectable=False)
-            self.timing.setStyleSheet("color:#6b7280; font-size:11px;")
-            self.timing.hide()
-            top.addWidget(self.timing)
-            self.box.addLayout(top)
-            self.body.setObjectName("thought")
-            self.box.addWidget(self.body)
-            self.box.addWidget(self.badge, 0, Qt.AlignLeft)
-            self.box.addWidget(self.error)
-            self.set_thought_visible(True)
-        else:
-            self.bubble.setStyleSheet("#systemBubble { background:transparent; }"
-                                      "#systemBubble QLabel { color:#6b7280; font-size:11px; }")
-            self.body.setAlignment(Qt.AlignHCenter)
-            self.box.addWidget(self.body)
-            self.box.addWidget(self.error)
-            self.header.hide()
-        self.update_message(msg)
-
-    # -- content --------------------------------------------------------------------------------
-    def update_message(self, msg: ChatMessage) -> None:
-        self.message = msg
-        icon = _msg_icon(msg.status, self.unverified)
-        if msg.role == "assistant":
-            step = msg.metadata.get("step_index")
-            who = f"Agent · step {step + 1}" if isinstance(step, int) else "Agent"
-            if msg.metadata.get("edited"):
-                who += " · edited"
-            self.header.setText(f"{who}  {icon}".rstrip())
-        elif msg.role == "user":
-            self.header.setText(f"You  {icon}".rstrip())
-        self.body.setText(msg.content)
-        self.body.setVisible(bool(msg.content) and (self.thought_toggle is None or self.thought_toggle.isChecked()))
-        if self.thought_toggle is not None and not msg.content:
-            self.thought_toggle.hide()
-        elif self.thought_toggle is not None:
-            self.thought_toggle.show()
-        self.badge.setText(msg.actionString or "")
-        self.badge.setVisible(bool(msg.actionString) and msg.role != "system")
-        self.error.setText(msg.error or "")
-        self.outcome_badge.setVisible(self.unverified)
-        colour = AMBER_FG if self.unverified else "#fee2e2" if msg.role == "user" else "#991b1b"
-        self.error.setStyleSheet(f"color:{colour};")
-        # a system note whose error only repeats it ("Stopped by request.") says it once
-        repeats = msg.role == "system" and (msg.error or "").strip() == msg.content.strip()
-        self.error.setVisible(bool(msg.error) and not repeats)
-        self._fit()
-
-    def _fit(self) -> None:
-        """User and system bubbles are as wide as their text (up to the maximum): a word-wrapped
-        label alone would wrap short messages far too early."""
-        if self.role == "assistant":
-            return
-        inner = self._max_width - 24
-        for lab in (self.body, self.error):
-            lines = lab.text().splitlines() or [""]
-            natural = max(lab.fontMetrics().horizontalAdvance(line) for line in lines) + 6
-            lab.setMinimumWidth(min(natural, inner) if lab.text() else 0)
-
-    def set_thought_visible(self, visible: bool) -> None:
-        if self.thought_toggle is None:
-            return
-        if self.thought_toggle.isChecked() != visible:
-            self.thought_toggle.setChecked(visible)  # re-enters through toggled
-            return
-        self.thought_toggle.setText(("▾" if visible else "▸") + " Thought")
-        self.body.setVisible(visible and bool(self.message.content if hasattr(self, "message") else True))
-
-    @property
-    def unverified(self) -> bool:
-        """The step ran but its check failed: said by the loop in the message, or by the step's record."""
-        if self.role != "assistant":
-            return False
-        if self._record_unverified is not None:
-            return self._record_unverified
-        return bool(self.message.metadata.get("unverified")) if hasattr(self, "message") else False
-
-    @property
-    def outcome(self) -> str:
-        """The turn's step in one word: pending, ok, unverified or error ('' when it has no status)."""
-        status = self.message.status
-        if self.unverified:
-            return UNVERIFIED
-        return {"pending": "pending", "success": "ok", "error": "error"}.get(status or "", "")
-
-    def thought_visible(self) -> bool:
-        return self.thought_toggle is not None and self.thought_toggle.isChecked()
-
-    def set_observation(self, rec: StepRecord) -> None:
-        if self.observation is not None:
-            self.box.removeWidget(self.observation)
-            self.observation.deleteLater()
-        self.observation = _Observation(rec)
-        self.box.addWidget(self.observation)
-        if self.role == "assistant":
-            self._record_unverified = self.observation.unverified
-            self.update_message(self.message)
-        total = step_duration(rec.timings_ms)
-        if self.timing is not None and total is not None:
-            self.timing.setText(f"{glyph('⏱', '')} {ms_text(total)}".strip())
-            self.timing.setToolTip(timing_tooltip(rec))
-            self.timing.show()
-
-    def set_max_bubble_width(self, w: int) -> None:
-        self._max_width = max(160, w)
-        self.bubble.setMaximumWidth(self._max_width)
-        self._fit()
+def _quoted(text: str) -> str:
+    """`text` as an action string quotes it (finish("…"))."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 class ChatView(QWidget):
@@ -364,11 +76,19 @@ class ChatView(QWidget):
         f.setBold(True)
         self.status_label.setFont(f)
         self.detail_label = plain_label(name="taskDetail")
+        # a completed run with steps that ran but were not seen to work says so beside COMPLETED
+        self.unverified_label = plain_label(name="taskUnverified", wrap=False, selectable=False)
+        self.unverified_label.setStyleSheet(f"background:{AMBER_BG}; color:{AMBER_FG}; border:1px solid {AMBER_FG}; "
+                                            "border-radius:4px; padding:0px 5px; font-weight:bold;")
+        self.unverified_label.hide()
         hl.addWidget(self.status_label)
+        hl.addWidget(self.unverified_label)
         hl.addWidget(self.detail_label, 1)
         outer.addWidget(self.header)
         self.header.hide()
         self.status: str = ""
+        self._status_key = ""  # the status as given (engine TaskStatus or header word), lower case
+        self._detail = ""
 
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
@@ -409,6 +129,9 @@ class ChatView(QWidget):
             step = msg.metadata.get("step_index")
             if msg.role == "assistant" and isinstance(step, int) and step in self._records:
                 turn.set_observation(self._records[step])
+        if self._status_key:
+            self._show_status()
+            self._say_once()
         self._scroll_soon()
         return turn
 
@@ -418,17 +141,67 @@ class ChatView(QWidget):
         if turn is not None:
             turn.set_observation(rec)
             self._scroll_soon()
+        if self._status_key:
+            self._show_status()
 
     def set_task_status(self, status: str, detail: str = "") -> None:
-        word, bg, fg = _STATUS.get(status.lower(), (status.upper(), "#e5e7eb", "#374151"))
+        self._status_key, self._detail = status.lower(), detail
+        self._show_status()
+        self._say_once()
+
+    def _show_status(self) -> None:
+        word, bg, fg = _STATUS.get(self._status_key, (self._status_key.upper(), "#e5e7eb", "#374151"))
         self.status = word
         self.status_label.setText(word)
-        self.detail_label.setText(detail)
-        self.detail_label.setVisible(bool(detail))
+        self.detail_label.setText(self._detail)
+        self.detail_label.setVisible(bool(self._detail))
+        unverified = self.unverified_steps() if word == "COMPLETED" else []
+        if unverified:  # not a plain success: amber, and how many steps were not seen to work
+            bg, fg = AMBER_BG, AMBER_FG
+            n = len(unverified)
+            self.unverified_label.setText(f"{n} unverified")
+            self.unverified_label.setToolTip(
+                "Completed, but what " + ("these steps" if n > 1 else "this step") + " should have done was not "
+                "seen on the page: step " + ", ".join(str(i + 1) for i in unverified) + ". Check them.")
+        self.unverified_label.setVisible(bool(unverified))
         self.header.setStyleSheet(f"#taskHeader {{ background:{bg}; border-bottom:1px solid {fg}; }}"
-                                  f"#taskHeader QLabel {{ color:{fg}; }}")
+                                  f"#taskHeader QLabel#taskStatus, #taskHeader QLabel#taskDetail {{ color:{fg}; }}")
         self.header.setProperty("status", word)
+        self.header.setProperty("unverified", len(unverified))
         self.header.show()
+
+    def unverified_steps(self) -> list[int]:
+        """The indexes of the run's steps that ran but were not seen to work (the latest turn of each step)."""
+        steps = sorted({t.message.metadata.get("step_index") for t in self.turns() if t.role == "assistant"
+                        and isinstance(t.message.metadata.get("step_index"), int)})
+        return [i for i in steps if (t := self.turn_for_step(i)) is not None and t.unverified]
+
+    def _say_once(self) -> None:
+        """Once a run has ended, its answer (or reason) is in the task header: the closing note and the
+        finish()/fail() turn do not repeat it (a note keeps what it adds, e.g. the page's incidents)."""
+        detail = self._detail.strip()
+        ended = self.status in ("COMPLETED", "FAILED", "STOPPED")
+        for t in self.turns():
+            if t.role == "system":
+                t.set_shown_text(self._note_remainder(t.message.content, detail) if ended and detail else None)
+            elif t.role == "assistant":
+                action = t.message.actionString or ""
+                terminal = action.startswith(("finish(", "fail("))
+                t.shorten_action(ended and bool(detail) and terminal and _quoted(detail) in action)
+                t.hide_error_as_said(ended and bool(detail) and terminal and (t.message.error or "").strip() == detail)
+
+    @staticmethod
+    def _note_remainder(content: str, detail: str) -> str | None:
+        """What a closing note adds to the header's detail: None when it says something else, "" when
+        it only repeats it."""
+        text = content.strip()
+        for lead in ("Finished: ", "Failed: ", ""):
+            said = lead + detail
+            if text == said or text == said + ".":
+                return ""
+            if text.startswith(said + " "):
+                return text[len(said):].strip()
+        return None
 
     def clear(self) -> None:
         for turn in self._turns.values():
@@ -439,6 +212,7 @@ class ChatView(QWidget):
         self._records.clear()
         self.header.hide()
         self.status = ""
+        self._status_key = self._detail = ""
 
     # -- lookup (also for tests and the window) --------------------------------------------------
     def turns(self) -> list[MessageTurn]:
@@ -459,7 +233,10 @@ class ChatView(QWidget):
 
     # -- layout ---------------------------------------------------------------------------------
     def _bubble_width(self) -> int:
-        return int(self.scroll.viewport().width() * 0.82) - 12
+        """Bubbles leave a margin on the side they do not belong to; a narrow panel (a 1024 px window)
+        keeps less of it, so a turn's header and action badge fit."""
+        w = self.scroll.viewport().width()
+        return int(w * (0.82 if w >= 480 else 0.94)) - 12
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
         super().resizeEvent(event)

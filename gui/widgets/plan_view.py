@@ -1,7 +1,12 @@
 """The plan stepper (seed 001 §3.2): past steps dimmed with ✓ (or ✗ when they failed), the current
 step highlighted, future steps grey; "Planning…" while a run waits for its first plan, and a
 word on how to start one while nothing runs. Hovering a step shows its reasoning and expected
-outcome. Plan text is always shown as plain text."""
+outcome. Plan text is always shown as plain text.
+
+A step whose action ran but was not seen to work (its record is `unverified`, as `vigil run` and the
+chat say) is done but not a success: it is marked ⚠ in amber, not ✓, and the title counts it
+("Plan · 1/1 done · 1 unverified"). The plan itself only says "completed", so the window hands the
+plan view each step record (`add_step_record`)."""
 
 from __future__ import annotations
 
@@ -10,7 +15,8 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from engine.models.loop import Plan, PlanStep
+from engine.models.loop import Plan, PlanStep, StepRecord
+from gui.widgets.chat_turn import AMBER_FG, is_unverified, warn_mark
 
 PLANNING_TEXT = "Planning…"
 IDLE_TEXT = "No plan yet: type a task below and press Run."
@@ -18,15 +24,17 @@ IDLE_TEXT = "No plan yet: type a task below and press Run."
 _STYLE = {
     "past": ("✓", "color:#6b7280;"),
     "failed": ("✗", "color:#b91c1c;"),
+    "unverified": ("!", f"color:{AMBER_FG};"),  # the mark is warn_mark() where a font can draw it
     "current": ("▶", "color:#1e3a8a; background:#dbeafe; border-left:3px solid #2563eb; font-weight:bold;"),
     "future": ("○", "color:#9ca3af;"),
 }
 
 
-def step_state(step: PlanStep, plan: Plan) -> str:
-    """past / failed / current / future for one step."""
+def step_state(step: PlanStep, plan: Plan, unverified: frozenset[int] | set[int] = frozenset()) -> str:
+    """past / unverified / failed / current / future for one step (`unverified`: the indexes of the
+    plan steps whose action ran but was not seen to work)."""
     if step.status == "completed":
-        return "past"
+        return "unverified" if step.index in unverified else "past"
     if step.status == "failed":
         return "failed"
     if step.status == "active":
@@ -36,9 +44,11 @@ def step_state(step: PlanStep, plan: Plan) -> str:
     return "future"
 
 
-def _tooltip(step: PlanStep) -> str:
+def _tooltip(step: PlanStep, unverified: str | None = None) -> str:
     """Rich-text tooltip with every piece of plan text escaped (Qt guesses the format of tooltips)."""
     parts = [f"<b>{html.escape(step.description)}</b>"]
+    if unverified is not None:
+        parts.append(f"<i>Unverified:</i> {html.escape(unverified or 'what it should have done was not seen')}")
     if step.reasoning:
         parts.append(f"<i>Why:</i> {html.escape(step.reasoning)}")
     if step.expectedOutcome:
@@ -82,6 +92,9 @@ class PlanView(QWidget):
         self.list.insertWidget(0, self.placeholder)
         self._rows: list[QLabel] = []
         self.plan: Plan | None = None
+        # plan step index → why the step was not seen to work, for steps whose latest record is unverified
+        self._unverified: dict[int, str] = {}
+        self._record_steps: dict[int, int] = {}  # record index → the plan step it worked on
         self.running = False
         self.set_plan(None)
 
@@ -90,7 +103,30 @@ class PlanView(QWidget):
         self.running = bool(running)
         self.placeholder.setText(PLANNING_TEXT if self.running else self.idle_text)
 
+    def add_step_record(self, rec: StepRecord) -> None:
+        """A step of the run ended: a plan step whose latest record is unverified is marked so (a later
+        verified try of the same plan step clears it)."""
+        index = rec.proposal.plan_index if rec.proposal is not None else None
+        if index is None:
+            index = self._record_steps.get(rec.index)
+        if index is None:
+            return
+        self._record_steps[rec.index] = index
+        if is_unverified(rec):
+            v = rec.verification or (rec.result.verification if rec.result else None)
+            self._unverified[index] = v.feedback if v is not None else ""
+        elif rec.status == "completed" and rec.action is not None and rec.action.name not in ("finish", "fail"):
+            self._unverified.pop(index, None)
+        self.set_plan(self.plan)
+
+    def unverified_steps(self) -> list[int]:
+        """The plan steps marked unverified (indexes)."""
+        return sorted(self._unverified)
+
     def set_plan(self, plan: Plan | None) -> None:
+        if plan is None:  # a new run (or none): what was unverified belonged to the last one
+            self._unverified.clear()
+            self._record_steps.clear()
         self.plan = plan
         for r in self._rows:
             self.list.removeWidget(r)
@@ -98,14 +134,19 @@ class PlanView(QWidget):
         self._rows = []
         planning = plan is None or not plan.steps
         self.placeholder.setVisible(planning)
-        self.title.setText("Plan" if planning else f"Plan · {sum(s.status == 'completed' for s in plan.steps)}"
-                                                   f"/{len(plan.steps)} done")
         if planning:
+            self.title.setText("Plan")
             return
+        unverified = {s.index for s in plan.steps if s.status == "completed" and s.index in self._unverified}
+        self.title.setText(f"Plan · {sum(s.status == 'completed' for s in plan.steps)}/{len(plan.steps)} done"
+                           + (f" · {len(unverified)} unverified" if unverified else ""))
+        self.title.setStyleSheet("font-weight:bold; padding:4px 6px;" + (f" color:{AMBER_FG};" if unverified else ""))
         current = None
         for i, step in enumerate(plan.steps):
-            state = step_state(step, plan)
+            state = step_state(step, plan, unverified)
             mark, style = _STYLE[state]
+            if state == "unverified":
+                mark = warn_mark()
             row = QLabel()
             row.setObjectName("planStep")
             row.setTextFormat(Qt.PlainText)
@@ -114,7 +155,7 @@ class PlanView(QWidget):
             row.setProperty("state", state)
             row.setProperty("stepId", step.id)
             row.setStyleSheet(f"QLabel {{ {style} padding:3px 6px; }}")
-            row.setToolTip(_tooltip(step))
+            row.setToolTip(_tooltip(step, self._unverified.get(step.index) if state == "unverified" else None))
             self.list.insertWidget(1 + i, row)
             self._rows.append(row)
             if state == "current":
