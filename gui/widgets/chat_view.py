@@ -129,7 +129,7 @@ class ChatView(QWidget):
             step = msg.metadata.get("step_index")
             if msg.role == "assistant" and isinstance(step, int) and step in self._records:
                 turn.set_observation(self._records[step])
-        if self._status_key:
+        if self._ended():  # a turn that arrives after the end (a stored session's order) is fitted too
             self._show_status()
             self._say_once()
         self._scroll_soon()
@@ -141,7 +141,7 @@ class ChatView(QWidget):
         if turn is not None:
             turn.set_observation(rec)
             self._scroll_soon()
-        if self._status_key:
+        if self._ended():
             self._show_status()
 
     def set_task_status(self, status: str, detail: str = "") -> None:
@@ -172,15 +172,21 @@ class ChatView(QWidget):
 
     def unverified_steps(self) -> list[int]:
         """The indexes of the run's steps that ran but were not seen to work (the latest turn of each step)."""
-        steps = sorted({t.message.metadata.get("step_index") for t in self.turns() if t.role == "assistant"
-                        and isinstance(t.message.metadata.get("step_index"), int)})
-        return [i for i in steps if (t := self.turn_for_step(i)) is not None and t.unverified]
+        latest: dict[int, MessageTurn] = {}
+        for t in self.turns():
+            step = t.message.metadata.get("step_index")
+            if t.role == "assistant" and isinstance(step, int):
+                latest[step] = t
+        return sorted(i for i, t in latest.items() if t.unverified)
+
+    def _ended(self) -> bool:
+        return self.status in ("COMPLETED", "FAILED", "STOPPED")
 
     def _say_once(self) -> None:
         """Once a run has ended, its answer (or reason) is in the task header: the closing note and the
         finish()/fail() turn do not repeat it (a note keeps what it adds, e.g. the page's incidents)."""
         detail = self._detail.strip()
-        ended = self.status in ("COMPLETED", "FAILED", "STOPPED")
+        ended = self._ended()
         for t in self.turns():
             if t.role == "system":
                 t.set_shown_text(self._note_remainder(t.message.content, detail) if ended and detail else None)
