@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import json
 import time
@@ -21,8 +22,8 @@ from engine.browser.target import PageScripts, PageTarget
 from engine.errors import CDPError, CDPTimeoutError, ErrorCode, NoContextError, SnapshotError, VigilError
 from engine.models import FrameInfo
 from engine.snapshot.dom_snapshot import DomSnapshot
-from engine.snapshot.incremental import RowMemo, summarize
-from engine.snapshot.vnode import TIERS, VirtualNode
+from engine.snapshot.incremental import Built, RowMemo, build_reusing, summarize
+from engine.snapshot.vnode import VirtualNode, node_from_row
 
 GROUP = "vigil-snapshot"
 
@@ -328,7 +329,15 @@ async def _capture_once(page: PageTarget, max_nodes: int | None, timeout: float,
     keys = {fid: walk_key(data) for fid, data, _, _ in docs}
     t_walked = time.perf_counter()
     with _no_gc():  # 25k small objects: the cyclic GC would run several times over them for nothing
-        root, by_id, counts = _build(docs)
+        built = None
+        prev = main_data.get("_prev")
+        if memo is not None and not full and len(docs) == 1 and prev is not None and memo.last is not None:
+            # one document, a diff against the rows of the last tree: new nodes only where rows changed
+            built = build_reusing(main, main_data["rows"], main_data["par"], prev, memo.last)
+        if built is None:
+            built = _build(docs)
+        if memo is not None:
+            memo.keep(built if len(docs) == 1 else None)
     t_built = time.perf_counter()
     timings["build"] = (t_built - t_walked) * 1000
     timings["capture"] = (t_built - t0) * 1000
@@ -336,7 +345,11 @@ async def _capture_once(page: PageTarget, max_nodes: int | None, timeout: float,
     if memo is not None:
         memo.keep_only({fid for fid, _, _, _ in docs})
     walk = summarize([d["inc"] for _, d, _, _ in docs if d.get("inc")])
-    snap = DomSnapshot.create(page=page, main=main_data, root=root, by_id=by_id, counts=counts, frames=frame_infos,
+    if built.made >= 0:
+        walk = dataclasses.replace(walk, nodes_made=built.made)
+    nodes = tuple(built.nodes) if len(docs) == 1 else None  # one document: rows are in document order
+    snap = DomSnapshot.create(page=page, main=main_data, root=built.root, by_id=built.by_id, counts=built.counts,
+                              frames=frame_infos, nodes=nodes,
                               timings=timings, generation=gen, truncated=any(d.get("truncated") for _, d, _, _ in docs),
                               walk=walk)
     return Capture(snap, keys)
@@ -347,44 +360,39 @@ def walk_key(data: dict) -> tuple:
     return (data.get("ver"), data.get("sx"), data.get("sy"), data.get("vw"), data.get("vh"), data.get("url"))
 
 
-def _build(docs: list[tuple[str, dict, str | None, str | None]]):
+def _build(docs: list[tuple[str, dict, str | None, str | None]]) -> Built:
+    """Every node afresh (a forced walk, several documents, or nothing to reuse)."""
     by_id: dict[str, VirtualNode] = {}
-    counts = {"structural": 0, "non-semantic": 0, "semantic": 0, "shadow": 0}
+    counts = {"structural": 0, "non-semantic": 0, "semantic": 0, "shadow": 0, "interactive": 0,
+              "visible_interactive": 0}
     roots: dict[str, VirtualNode] = {}
-    tier_names = TIERS
+    first: list[VirtualNode] = []
     for frame_id, data, _parent_frame, owner_id in docs:
         rows = data.get("rows") or []
+        par = data.get("par")
+        if par is None or len(par) != len(rows):
+            par = [r[0] for r in rows]
         nodes: list[VirtualNode] = []
         append = nodes.append
-        for row in rows:
-            (parent, nid, tag, role, name, text, value, flags, tier, x, y, w, h, ratio, extra) = row
-            states = attrs = scroll = ob = obd = None
-            if extra:
-                states = extra.get("st")
-                attrs = extra.get("a")
-                sc = extra.get("sc")
-                if sc:
-                    scroll = {"depth": f"{sc['d']}%", "depth_pct": sc["d"], "has_more": sc["m"],
-                              "scroll_height": sc["sh"], "client_height": sc["ch"]}
-                ob = extra.get("ob")
-                obd = extra.get("obd")
-            tname = tier_names[tier]
-            if not role:
-                editable = attrs is not None and attrs.get("contenteditable") not in (None, "false")
-                role = "generic" if tier == 0 else ("textbox" if editable
-                                                    else "clickable" if flags & 8 else "generic")
-            node = VirtualNode(nid, tag, role, name, text, value, states or {}, (x, y, w, h), ratio, flags, tname,
-                               frame_id, attrs or {}, scroll, ob, obd)
-            counts[tname] += 1
+        for row, parent in zip(rows, par, strict=True):
+            node = node_from_row(row, frame_id)
+            flags = node.flags
+            counts[node.tier] += 1
             if flags & 4:
                 counts["shadow"] += 1
+            if flags & 8:
+                counts["interactive"] += 1
+                if node.visible:
+                    counts["visible_interactive"] += 1
             if parent >= 0:
                 p = nodes[parent]
                 node.parent = p
                 node.depth = p.depth + 1
                 p.children.append(node)
             append(node)
-            by_id[nid] = node
+            by_id[node.node_id] = node
+        if not first:
+            first = nodes
         if nodes:
             roots[frame_id] = nodes[0]
             if owner_id is not None and owner_id in by_id:
@@ -397,4 +405,4 @@ def _build(docs: list[tuple[str, dict, str | None, str | None]]):
                     for n in nodes:
                         n.depth += base
     root = roots.get(docs[0][0]) if docs else None
-    return root, by_id, counts
+    return Built(docs[0][0] if docs else "", root, first, by_id, counts)

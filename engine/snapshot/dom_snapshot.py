@@ -40,7 +40,9 @@ class DomSnapshot:
     @classmethod
     def create(cls, *, page: PageTarget, main: dict, root: VirtualNode | None, by_id: dict[str, VirtualNode],
                counts: dict, frames: list[FrameInfo], timings: dict, generation: int, truncated: bool,
-               walk: WalkInfo | None = None) -> DomSnapshot:
+               walk: WalkInfo | None = None, nodes: tuple[VirtualNode, ...] | None = None) -> DomSnapshot:
+        """`nodes`: every node in document order when the caller has them (else the tree is walked);
+        `counts` per tier and of shadow nodes, and of interactive and visible interactive ones if known."""
         self = object.__new__(cls)
         set_ = object.__setattr__
         url = main.get("url", "")
@@ -50,14 +52,19 @@ class DomSnapshot:
                           scroll_x=main.get("sx", 0), scroll_y=main.get("sy", 0),
                           page_width=main.get("sw", 0), page_height=main.get("sh", 0),
                           device_pixel_ratio=main.get("dpr", 1) or 1)
-        nodes = tuple(root.iter()) if root is not None else ()
-        interactive = [n for n in nodes if n.interactive]
+        if nodes is None:
+            nodes = tuple(root.iter()) if root is not None else ()
+        if "interactive" in counts and "visible_interactive" in counts:
+            n_inter, n_vis = counts["interactive"], counts["visible_interactive"]
+        else:
+            interactive = [n for n in nodes if n.interactive]
+            n_inter, n_vis = len(interactive), sum(1 for n in interactive if n.visible)
         stats = SnapshotStats(
             nodes=len(nodes),
             tiers={"semantic": counts["semantic"], "non-semantic": counts["non-semantic"],
                    "structural": counts["structural"]},
-            interactive=len(interactive),
-            visible_interactive=sum(1 for n in interactive if n.visible),
+            interactive=n_inter,
+            visible_interactive=n_vis,
             frames=1 + len(frames), shadow_nodes=counts["shadow"], truncated=truncated,
             timings_ms={k: round(v, 2) for k, v in timings.items()},
         )

@@ -165,3 +165,36 @@ class VirtualNode:
 
     def __repr__(self) -> str:
         return f"<VirtualNode {self.node_id} {self.label()} tier={self.tier}>"
+
+    def copy_unlinked(self) -> VirtualNode:
+        """The same facts in a new node without links (for a newer snapshot whose tree around this
+        element changed while the element itself did not)."""
+        n = VirtualNode.__new__(VirtualNode)
+        for k in _FACTS:
+            setattr(n, k, getattr(self, k))
+        n.children, n.parent, n.depth = [], None, 0
+        return n
+
+
+_FACTS = tuple(k for k in VirtualNode.__slots__ if k not in ("children", "parent", "depth"))
+
+
+def node_from_row(row: list, frame_id: str) -> VirtualNode:
+    """A node from one walker row (js/walker.js): [parent, id, tag, role, name, text, value, flags,
+    tier, x, y, w, h, visible ratio, extra]. The row's parent index is not read (the caller links)."""
+    (_, nid, tag, role, name, text, value, flags, tier, x, y, w, h, ratio, extra) = row
+    states = attrs = scroll = ob = obd = None
+    if extra:
+        states = extra.get("st")
+        attrs = extra.get("a")
+        sc = extra.get("sc")
+        if sc:
+            scroll = {"depth": f"{sc['d']}%", "depth_pct": sc["d"], "has_more": sc["m"],
+                      "scroll_height": sc["sh"], "client_height": sc["ch"]}
+        ob = extra.get("ob")
+        obd = extra.get("obd")
+    if not role:
+        editable = attrs is not None and attrs.get("contenteditable") not in (None, "false")
+        role = "generic" if tier == 0 else ("textbox" if editable else "clickable" if flags & 8 else "generic")
+    return VirtualNode(nid, tag, role, name, text, value, states or {}, (x, y, w, h), ratio, flags, TIERS[tier],
+                       frame_id, attrs or {}, scroll, ob, obd)

@@ -1,0 +1,227 @@
+"""An incremental snapshot reuses the Python nodes of the last one (engine.snapshot.incremental.build_reusing):
+only changed rows get new nodes, and the tree is still exactly the one built afresh from the same rows —
+same facts, parents, depths, children in order, lookups, counts. Older snapshots keep what they held:
+their node list, lookups and children lists do not change when a newer snapshot reuses their nodes.
+
+Proved on seeded random sequences of real DOM changes (tests/fixtures/incremental_mutate.js), where
+each incremental snapshot is built from the previous incremental one (a chain, not from a forced walk),
+and compared with a tree built afresh from the very rows the walker sent, then with a forced full walk.
+`VIGIL_INC_SEED=…` replays one seed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.bench import generate_page
+from engine.snapshot.capture import _build
+from engine.snapshot.incremental import patch_runs
+from engine.snapshot.stored import _row
+
+from real_corpus import corpus_installed, open_widget  # noqa: F401
+
+MUTATE = (Path(__file__).parent / "fixtures" / "incremental_mutate.js").read_text()
+# no "iframe": a second document makes every build a fresh one (tested on its own below)
+OPS = {"insert": 3, "remove": 2, "move": 2, "text": 3, "attr": 3, "class": 3, "style": 3, "hide": 1, "show": 1,
+       "scroll": 1, "hover": 1, "focus": 1, "value": 1, "listener": 1, "shadow": 2}
+SETTLE = """() => { for (const a of document.getAnimations()) {
+  try { const it = a.effect && a.effect.getTiming().iterations; if (it === Infinity) a.pause(); else a.finish(); }
+  catch (e) {} }
+  return new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(() => res(true)))); }"""
+CHANGE_ONE = "(k) => { const p = document.querySelectorAll('.price'); p[3].textContent = '$' + k + '.99'; }"
+
+
+def _sig(snap) -> list:
+    """Everything a snapshot says of each node: its facts, parent ID, depth and children IDs in order."""
+    return [(*_row(n), n.depth, tuple(c.node_id for c in n.children)) for n in snap.nodes()]
+
+
+def _stats(snap) -> tuple:
+    s = snap.stats
+    return (s.nodes, s.interactive, s.visible_interactive, s.shadow_nodes, tuple(sorted(s.tiers.items())))
+
+
+def _linked(snap) -> str:
+    """'' when the tree is one consistent object graph: lookups, traversal and both link directions."""
+    nodes = snap.nodes()
+    if list(snap.root.iter()) != list(nodes) or any(a is not b for a, b in zip(snap.root.iter(), nodes, strict=True)):
+        return "the tree's traversal is not the node list"
+    for n in nodes:
+        if snap.get(n.node_id) is not n:
+            return f"lookup of {n.node_id} gives another node"
+        for c in n.children:
+            if c.parent is not n:
+                return f"{c.node_id}'s parent is not the node listing it as a child ({n.node_id})"
+            if c.depth != n.depth + 1:
+                return f"{c.node_id} has depth {c.depth} under {n.node_id} at {n.depth}"
+    if len(snap.node_map) != len(nodes):
+        return f"{len(snap.node_map)} IDs for {len(nodes)} nodes"
+    return ""
+
+
+def _fresh_sig(tab) -> tuple[list, tuple]:
+    """The tree built afresh from the rows the cache now holds (the ones the last snapshot was built from)."""
+    memo = tab.snapshots._rows
+    main = tab.target.main_frame_id
+    held = memo._rows[main]
+    built = _build([(main, {"rows": held.rows, "par": held.par}, None, None)])
+    sig = []
+    for n in built.nodes:
+        sig.append((*_row(n), n.depth, tuple(c.node_id for c in n.children)))
+    c = built.counts
+    return sig, (len(built.nodes), c["interactive"], c["visible_interactive"], c["shadow"],
+                 tuple(sorted({k: c[k] for k in ("structural", "non-semantic", "semantic")}.items())))
+
+
+def _first_difference(a: list, b: list) -> str:
+    if len(a) != len(b):
+        return f"{len(a)} nodes vs {len(b)}"
+    for x, y in zip(a, b, strict=True):
+        if x != y:
+            return f"node {y[0]}: {x} ≠ {y}"
+    return ""
+
+
+async def _chain(tab, seed: int, steps: int, budget_s: float) -> dict:
+    rnd = random.Random(seed)
+    done: list[str] = []
+    names, weights = list(OPS), list(OPS.values())
+    await tab.snapshot(force=True)
+    held: list[tuple] = []  # (snapshot, its signature when taken)
+    made = []
+    t_end = time.monotonic() + budget_s
+    for n in range(steps):
+        if time.monotonic() > t_end:
+            break
+        op = rnd.choices(names, weights)[0]
+        r = [rnd.random() for _ in range(8)]
+        if op == "hover":
+            got = await tab.page.evaluate(MUTATE, {"op": "hoverpoint", "r": r, "n": n})
+            if got:
+                await tab.page.mouse.move(got[0], got[1])
+            what = f"pointer over {got[2] if got else 'nothing'}"
+        else:
+            what = await tab.page.evaluate(MUTATE, {"op": op, "r": r, "n": n})
+        done.append(f"{n + 1}. {what}")
+        await tab.page.evaluate(SETTLE)
+        tab.invalidate()
+        snap = await tab.snapshot()
+        where = f"(seed {seed}, walk: {snap.walk.describe()})\nchanges:\n  " + "\n  ".join(done)
+        if snap.walk.nodes_made >= 0:
+            made.append((snap.walk.nodes_made, len(snap)))
+        broken = _linked(snap)
+        assert not broken, f"the reused tree is not consistent: {broken} {where}"
+        sig = _sig(snap)
+        ref, ref_stats = _fresh_sig(tab)
+        diff = _first_difference(sig, ref)
+        assert not diff, f"reused tree ≠ tree built afresh from the same rows: {diff} {where}"
+        assert _stats(snap) == ref_stats, f"counts differ: {_stats(snap)} vs {ref_stats} {where}"
+        for k, (old, old_sig) in enumerate(held):
+            diff = _first_difference(_sig(old), old_sig)
+            assert not diff, f"snapshot {k + 1} of the chain changed after a newer one reused it: {diff} {where}"
+        held.append((snap, sig))
+    full = await tab.snapshot(force=True)
+    last = held[-1][0]
+    diff = _first_difference(_sig(last), _sig(full))
+    assert not diff, f"the chain's last snapshot ≠ a forced full walk: {diff}\nchanges:\n  " + "\n  ".join(done)
+    return {"steps": len(held), "made": made}
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    from engine.local_server import serve_directory
+
+    d = tmp_path_factory.mktemp("reuse")
+    (d / "page.html").write_text(generate_page(1200, seed=11), encoding="utf-8")
+    with serve_directory(str(d)) as base:
+        yield base + "page.html"
+
+
+def _seed(default: int) -> int:
+    return int(os.environ.get("VIGIL_INC_SEED", default))
+
+
+def test_one_change_makes_few_nodes_and_keeps_the_rest(harness, generated):
+    async def body(tab):
+        first = await tab.snapshot(force=True)
+        before = _sig(first)
+        await tab.page.evaluate(CHANGE_ONE, 123)
+        tab.invalidate()
+        second = await tab.snapshot()
+        same = sum(1 for n in second.nodes() if first.node_map.get(n.node_id) is n)
+        return first, before, second, same
+
+    first, before, second, same = harness.page(generated, body)
+    assert second.walk.mode == "incremental", second.walk
+    n = len(second)
+    assert 0 < second.walk.nodes_made < 40, f"a one-text change made {second.walk.nodes_made} of {n} nodes"
+    assert same >= n - 40, f"only {same} of {n} nodes were reused"
+    assert _sig(first) == before, "the older snapshot changed when the newer one reused its nodes"
+    price = [x for x in second.nodes() if x.text == "$123.99"]
+    assert len(price) == 1 and first.node_map[price[0].node_id].text != "$123.99"
+    assert not _linked(second)
+
+
+def test_chain_of_incremental_snapshots_equals_fresh_builds(harness, generated):
+    async def body(tab):
+        return await _chain(tab, _seed(1401), 16, 14)
+
+    res = harness.page(generated, body, timeout=150)
+    assert res["steps"] >= 6, res
+    # the point: most builds reused nearly everything
+    small = [m for m, n in res["made"] if m < n / 4]
+    assert len(small) >= len(res["made"]) // 2 and len(small) >= 3, res["made"]
+
+
+@pytest.mark.usefixtures("corpus_installed")
+def test_chain_on_a_corpus_app_equals_fresh_builds(harness, server):
+    async def body(tab):
+        return await _chain(tab, _seed(1402), 10, 9)
+
+    res = open_widget(harness, server, "todomvc-react.html", body, timeout=150)
+    assert res["steps"] >= 4, res
+
+
+def test_a_second_document_builds_afresh_and_reuse_resumes_after(harness, generated):
+    add = ("() => { const f = document.createElement('iframe'); f.id = 'reuse-f'; "
+           "f.srcdoc = '<button>In frame</button>'; document.querySelector('main').prepend(f); "
+           "return new Promise((res) => f.onload = () => res(true)); }")
+
+    async def body(tab):
+        await tab.snapshot(force=True)
+        await tab.page.evaluate(add)
+        await tab.page.evaluate(SETTLE)
+        tab.invalidate()
+        with_frame = await tab.snapshot()
+        await tab.page.evaluate("() => document.getElementById('reuse-f').remove()")
+        await tab.page.evaluate(SETTLE)
+        tab.invalidate()
+        after = await tab.snapshot()
+        await tab.page.evaluate(CHANGE_ONE, 77)
+        tab.invalidate()
+        again = await tab.snapshot()
+        full = await tab.snapshot(force=True)
+        return with_frame, after, again, full
+
+    with_frame, after, again, full = harness.page(generated, body)
+    assert any(n.name == "In frame" for n in with_frame.nodes()), "the frame's button is in the tree"
+    assert with_frame.walk.nodes_made == -1, "two documents: every node made afresh"
+    assert not any(n.name == "In frame" for n in after.nodes())
+    assert again.walk.mode == "incremental" and 0 <= again.walk.nodes_made < 40, again.walk
+    assert not _linked(again)
+    assert _sig(again) == _sig(full)
+
+
+def test_patch_runs_refuses_a_diff_outside_the_held_rows():
+    held = [[-1, "1", "html"], [0, "2", "body"]]
+    rows = patch_runs(held, {"n": 3, "par": [-1, 0, 1], "same": [0, 0, 2], "ch": [2]}, [[1, "3", "p"]])
+    assert rows[0] is held[0] and rows[2] == [1, "3", "p"]
+    with pytest.raises(ValueError):  # a run past the end of the held rows
+        patch_runs(held, {"n": 3, "par": [-1, 0, 1], "same": [0, 1, 2], "ch": [2]}, [[1, "3", "p"]])
+    with pytest.raises(ValueError):  # a row nobody sent
+        patch_runs(held, {"n": 3, "par": [-1, 0, 1], "same": [0, 0, 1], "ch": [2]}, [[1, "3", "p"]])
