@@ -97,7 +97,7 @@ class RowMemo:
                 raise ValueError("the page sent a diff against rows that are not held")
             rows = patch_runs(held.rows, diff, data.get("rows") or [])
             data["rows"] = rows
-            par = diff["par"]
+            par = parents(diff, held.par, rows)
             if held.nodes is not None:
                 data["_prev"] = Prev(held.nodes, held.par, diff["same"], diff["ch"])
         else:
@@ -138,6 +138,30 @@ def patch(held: list, diff: dict, changed: list) -> list:
     return [r if r[0] == p else [p, *r[1:]] for r, p in zip(patch_runs(held, diff, changed), par, strict=True)]
 
 
+def parents(diff: dict, held_par: list, rows: list) -> list:
+    """Every row's parent index after a diff: `diff["par"]` when the page sends them all; else (the
+    compact form, `diff["pd"]`: flat [row, parent, …] pairs) a row of an unchanged run keeps its old
+    parent moved by the run's shift, a changed row says its parent itself (field 0), and `pd` lists
+    the rows whose parent moved otherwise (e.g. later children of a parent that precedes an insertion)."""
+    if diff.get("par") is not None:
+        return diff["par"]
+    n = diff["n"]
+    out: list = [-2] * n
+    same = diff["same"]
+    for a in range(0, len(same), 3):
+        i, j, ln = same[a], same[a + 1], same[a + 2]
+        d = i - j
+        out[i:i + ln] = [p + d if p >= 0 else p for p in held_par[j:j + ln]] if d else held_par[j:j + ln]
+    for i in diff["ch"]:
+        out[i] = rows[i][0]
+    pd = diff.get("pd") or []
+    for a in range(0, len(pd), 2):
+        out[pd[a]] = pd[a + 1]
+    if len(out) != n or -2 in out:
+        raise ValueError("the page's diff left parents undefined")
+    return out
+
+
 def patch_runs(held: list, diff: dict, changed: list) -> list:
     """The new row list as `patch`, without rewriting parent indices (they are in diff["par"]):
     runs of unchanged rows are copied from `held` as slices."""
@@ -152,7 +176,7 @@ def patch_runs(held: list, diff: dict, changed: list) -> list:
         out[i:i + ln] = held[j:j + ln]
     for i, r in zip(diff["ch"], changed, strict=True):
         out[i] = r
-    if len(out) != n or len(diff["par"]) != n or None in out:
+    if len(out) != n or (diff.get("par") is not None and len(diff["par"]) != n) or None in out:
         raise ValueError("the page's diff left rows undefined")
     return out
 
