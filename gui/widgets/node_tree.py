@@ -35,11 +35,10 @@ from PySide6.QtWidgets import (
 )
 
 from gui.widgets.elided_label import ElidedLabel
+from gui.widgets.node_columns import NAME_MIN_WIDTH, ColumnFitter
 from gui.widgets.node_models import FlatModel, NodeTreeModel, locator_code
 
-NAME_MIN_WIDTH = 120     # px the name column keeps in a narrow panel (the rest scrolls sideways)
-ID_COLUMN_SHARE = 0.4    # at most this share of the view for the ID column (deeply nested rows elide)
-SIDE_COLUMN_SHARE = 0.25  # at most this share of the view for each of value / states (flattened)
+__all__ = ["NAME_MIN_WIDTH", "NodeTreePanel"]
 
 
 class _FilterProxy(QSortFilterProxyModel):
@@ -129,14 +128,7 @@ class NodeTreePanel(QWidget):
         self.view.setAlternatingRowColors(True)
         self.view.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.view.setModel(self.model)   # no filter: no proxy in between (see _view_model)
-        self._deepest = -1   # the depth of the deepest expanded node: how far the ID column is indented
-        self._text_widths: dict[int, int] = {}   # column → width its content needs (per snapshot and mode)
-        self.view.expanded.connect(self._on_expanded)
-        self.view.viewport().installEventFilter(self)
-        self._fit_timer = QTimer(self)
-        self._fit_timer.setSingleShot(True)
-        self._fit_timer.setInterval(0)
-        self._fit_timer.timeout.connect(self.fit_columns)
+        self.columns = ColumnFitter(self)   # ID, role, tier as wide as their content; name the rest
         self._tune_header()
 
         bar = QHBoxLayout()
@@ -172,81 +164,12 @@ class NodeTreePanel(QWidget):
 
     # -- setup helpers -----------------------------------------------------------------------------
     def _tune_header(self) -> None:
-        """ID, role and tier (flattened: i, r, v, s) as wide as their content, the name column the rest."""
-        h = self.view.header()
-        h.setStretchLastSection(False)
-        h.setMinimumSectionSize(24)
-        h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.fit_columns()
+        self.view.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.columns.fit()
 
-    def _measure(self) -> None:
-        """The width each column's content needs, from the snapshot's distinct values (one pass over
-        the nodes, or the flattened items; never a call into the model per row)."""
-        fm = self.view.fontMetrics()
-        pad = 2 * self.view.style().pixelMetric(self.view.style().PixelMetric.PM_FocusFrameHMargin) + 12
-
-        def width(values: Any, header: str) -> int:
-            return max([fm.horizontalAdvance(header), *(fm.horizontalAdvance(str(v)) for v in values)]) + pad
-
-        snap = self._snap
-        if self._flat:
-            items = self.flat_model.items()
-            cols = FlatModel.COLUMNS
-            self._text_widths = {c: width({str(it.get(k, "")) for it in items}, k)
-                                 for c, k in enumerate(cols) if k != "n"}
-            return
-        ids, roles, tiers = ("",), set(), set()
-        if snap is not None:
-            nodes = snap.nodes()
-            ids = (max((n.node_id for n in nodes), key=len, default=""),)
-            for n in nodes:
-                roles.add(n.role or f"<{n.tag}>")
-                tiers.add(n.tier)
-        self._text_widths = {0: width(ids, ""), 1: width(roles, "role"), 3: width(tiers, "tier")}
-
-    @Slot()
     def fit_columns(self) -> None:
-        """Size the columns: the name column takes what the others leave (at least NAME_MIN_WIDTH;
-        below that the view scrolls sideways). The ID column of the tree grows with the depth of the
-        deepest expanded node, up to a quarter of the view."""
-        self._fit_timer.stop()
-        vm = self.view.model()
-        n = vm.columnCount() if vm is not None else 0
-        if n < 3:
-            return
-        if not self._text_widths:
-            self._measure()
-        room = self.view.viewport().width()
-        widths = dict(self._text_widths)
-        if not self._flat:  # rows at depth d are indented (d + 1) steps; children of the deepest expanded one
-            widths[0] += self.view.indentation() * (self._deepest + 2)
-        widths[0] = min(widths[0], max(60, int(room * ID_COLUMN_SHARE)))
-        for c in (3, 4) if self._flat else ():
-            widths[c] = min(widths[c], max(60, int(room * SIDE_COLUMN_SHARE)))
-        h = self.view.header()
-        for c, w in widths.items():
-            if c < n:
-                h.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
-                h.resizeSection(c, w)
-        rest = room - sum(w for c, w in widths.items() if c < n)
-        if rest >= NAME_MIN_WIDTH:
-            h.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        else:
-            h.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
-            h.resizeSection(2, NAME_MIN_WIDTH)
-
-    def _on_expanded(self, idx: QModelIndex) -> None:
-        if self._flat:
-            return
-        node = self.model.node(self._to_source(idx))
-        if node is not None and node.depth > self._deepest:
-            self._deepest = node.depth
-            self._fit_timer.start()
-
-    def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 - Qt name
-        if obj is self.view.viewport() and event.type() == event.Type.Resize:
-            self._fit_timer.start()
-        return super().eventFilter(obj, event)
+        """Size the columns now (see node_columns)."""
+        self.columns.fit()
 
     def _connect_selection(self) -> None:
         sm = self.view.selectionModel()
@@ -270,9 +193,7 @@ class NodeTreePanel(QWidget):
         """Show a new snapshot; IDs new since `previous` are marked. Filters stay as typed."""
         self._snap = snap
         self._show_locator(None)
-        self._deepest = -1
-        self._text_widths = {}
-        self._fit_timer.start()
+        self.columns.reset()
         self.model.set_snapshot(snap, previous)
         self.flat_model.set_snapshot(snap, previous)
         self._fill_roles()
@@ -313,7 +234,7 @@ class NodeTreePanel(QWidget):
         if on == self._flat:
             return
         self._flat = on
-        self._text_widths = {}
+        self.columns.reset(keep_depth=True)
         self.view.setModel(self._view_model(on))
         self.view.setRootIsDecorated(not on)
         self._tune_header()
