@@ -312,6 +312,7 @@ class MainWindow(QMainWindow):
 
     def _on_record(self, rec) -> None:
         self.chat.add_step_record(rec)
+        self.plan.add_step_record(rec)  # an unverified step is marked so in the plan (not ✓)
         exchange = self.sup.last_exchange()
         if exchange is not None:  # what the model or backend was sent for this step
             self.inspector.show_exchange(exchange)
@@ -555,7 +556,12 @@ class MainWindow(QMainWindow):
 
 def step_words(rec) -> str:
     """The status bar's line for a finished step: what ran and whether it was verified, at a glance."""
-    what = rec.action.to_string() if rec.action is not None else "the person acted in the page"
+    if rec.action is None:
+        what = "the person acted in the page"
+    elif rec.action.name in ("finish", "fail"):
+        what = rec.action.name  # its words are the chat's task header already
+    else:
+        what = rec.action.to_string()
     if rec.status != "completed":
         verdict = rec.status
     elif rec.verification is None:

@@ -336,6 +336,7 @@ def test_the_window_at_1024_a_real_unverified_run_its_chat_and_every_panel_fit(q
         assert answer and sum(answer in t for t in texts) == 1, texts
         assert sum("Unverified:" in t for t in texts) == 1, texts
         assert chat.unverified_steps() == [0] and chat.unverified_label.isVisibleTo(chat)
+        assert w.plan.unverified_steps() == [0], "the live plan marks the unverified step (not ✓)"
 
         w.tabs.setCurrentWidget(w.sessions)
         _settled(qtbot)

@@ -28,6 +28,8 @@ def _rec(status: str, verified: bool | None, action: Action | None) -> StepRecor
     ("completed", False, Action(name="click", target="12"), "Step 3: click(12) — not verified · 261 ms"),
     ("failed", False, Action(name="click", target="12"), "Step 3: click(12) — failed · 261 ms"),
     ("completed", None, None, "Step 3: the person acted in the page — done · 261 ms"),
+    ("completed", None, Action(name="finish", answer="Done: 1 instruction carried out"),
+     "Step 3: finish — done · 261 ms"),
 ])
 def test_step_words(status, verified, action, words):
     line = step_words(_rec(status, verified, action))

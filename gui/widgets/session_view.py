@@ -253,6 +253,7 @@ class SessionView(QWidget):
             self.chat.add_or_update_message(m)
         for rec in d.steps:
             self.chat.add_step_record(rec)
+            self.plan.add_step_record(rec)  # an unverified step is marked so in the plan too
         detail = d.session.answer or d.session.reason or ""
         self.chat.set_task_status(d.session.status, detail)
         first = None
