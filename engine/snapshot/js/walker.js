@@ -34,10 +34,17 @@ function vigilWalk(KEY, opts) {
   // Text the same colour as what is behind it cannot be read: compare computed rgb() colours.
   const WHITE = 'rgb(255, 255, 255)';
   const rgbOf = (c) => { const m = /^rgba?\((\d+), (\d+), (\d+)/.exec(c); return m ? [+m[1], +m[2], +m[3]] : null; };
+  const colourPairs = new Map();   // a page has few colours: each pair is compared once
   const sameColour = (a, b) => {
     if (a === b) return true;
-    const p = rgbOf(a), q = rgbOf(b);
-    return !!(p && q) && Math.abs(p[0] - q[0]) + Math.abs(p[1] - q[1]) + Math.abs(p[2] - q[2]) < 24;
+    const key = a + '|' + b;
+    let r = colourPairs.get(key);
+    if (r === undefined) {
+      const p = rgbOf(a), q = rgbOf(b);
+      r = !!(p && q) && Math.abs(p[0] - q[0]) + Math.abs(p[1] - q[1]) + Math.abs(p[2] - q[2]) < 24;
+      colourPairs.set(key, r);
+    }
+    return r;
   };
 
   const IMPLICIT = {
@@ -194,15 +201,16 @@ function vigilWalk(KEY, opts) {
   }
 
   // Accessible-name computation, following the precedence of accname for what matters here.
-  function nameOf(el, tag, role) {
-    const lb = el.getAttribute('aria-labelledby');
+  // aria: false when the element is known to have no aria-* attribute.
+  function nameOf(el, tag, role, aria) {
+    const lb = aria === false ? null : el.getAttribute('aria-labelledby');
     if (lb) {
       let s = '';
       for (const id of lb.split(/\s+/)) { const r = id && byIdIn(el, id); if (r) s += contentText(r, 150) + ' '; }
       s = squash(s);
       if (s) return s;
     }
-    const al = el.getAttribute('aria-label');
+    const al = aria === false ? null : el.getAttribute('aria-label');
     if (al && al.trim()) return squash(al);
     if (tag === 'input' || tag === 'textarea' || tag === 'select' || tag === 'meter' || tag === 'progress') {
       const type = tag === 'input' ? (el.getAttribute('type') || '').toLowerCase() : '';
@@ -264,17 +272,24 @@ function vigilWalk(KEY, opts) {
     return nm ? nm.replace(/[_-]+/g, ' ').trim() : '';
   }
 
-  function roleOf(el, tag) {
-    const r = el.getAttribute('role');
+  // The role, and in ROLE_ARIA whether it is accessibility data (not one array per element).
+  // hasRole: false when the element is known to have no role attribute.
+  let ROLE_ARIA = false;
+  function roleOf(el, tag, hasRole) {
+    const r = hasRole === false ? null : el.getAttribute('role');
     if (r) {
       // The first role token a browser knows; else the element's own role (an <a href> with
       // role="doc-noteref" is a link); else the unknown token is a hint, not accessibility data.
       const toks = r.trim().toLowerCase().split(/\s+/);
-      for (const t of toks) if (ARIA_ROLES.has(t)) return [t, true];
+      for (const t of toks) if (ARIA_ROLES.has(t)) { ROLE_ARIA = true; return t; }
       const own = implicitRole(el, tag);
-      return own[0] ? own : [toks[0], false];
+      if (own[0]) { ROLE_ARIA = own[1]; return own[0]; }
+      ROLE_ARIA = false;
+      return toks[0];
     }
-    return implicitRole(el, tag);
+    const own = implicitRole(el, tag);
+    ROLE_ARIA = own[1];
+    return own[0];
   }
   function implicitRole(el, tag) {
     if (tag === 'input') {
@@ -298,9 +313,37 @@ function vigilWalk(KEY, opts) {
     return v ? [v, true] : [null, false];
   }
 
+  // An element's non-default states. aria: false when it has no aria-* attribute (none is read then).
+  function statesOf(el, tag, role, aria) {
+    let st = null;
+    const setSt = (k, v) => { (st || (st = {}))[k] = v; };
+    const ga = (n) => (aria ? el.getAttribute(n) : null);
+    if (el.matches(':disabled') || ga('aria-disabled') === 'true') setSt('disabled', true);
+    if (tag === 'input' && (el.type === 'checkbox' || el.type === 'radio')) { if (el.checked) setSt('checked', true); if (el.indeterminate) setSt('checked', 'mixed'); }
+    const ac = ga('aria-checked'); if (ac === 'true') setSt('checked', true); else if (ac === 'mixed') setSt('checked', 'mixed');
+    const ae = ga('aria-expanded'); if (ae === 'true') setSt('expanded', true); else if (ae === 'false') setSt('expanded', false);
+    if (tag === 'summary' && el.parentElement && el.parentElement.localName === 'details') setSt('expanded', !!el.parentElement.open);
+    if (tag === 'option' ? el.selected : ga('aria-selected') === 'true') setSt('selected', true);
+    const ap = ga('aria-pressed'); if (ap === 'true') setSt('pressed', true); else if (ap === 'mixed') setSt('pressed', 'mixed');
+    if (el.required || ga('aria-required') === 'true') setSt('required', true);
+    if (el.readOnly === true || ga('aria-readonly') === 'true') setSt('readonly', true);
+    if (ga('aria-invalid') === 'true' || ((tag === 'input' || tag === 'textarea' || tag === 'select') && safeMatches(el, ':user-invalid'))) setSt('invalid', true);
+    if (role === 'heading') { const lv = ga('aria-level') || (tag.length === 2 && tag[0] === 'h' ? tag[1] : null); if (lv) setSt('level', +lv); }
+    if (ga('aria-haspopup') && ga('aria-haspopup') !== 'false') setSt('haspopup', ga('aria-haspopup'));
+    if (tag === 'dialog' && el.open) setSt('open', true);
+    if (ga('aria-modal') === 'true' || (tag === 'dialog' && safeMatches(el, ':modal'))) setSt('modal', true);
+    if (tag === 'input' && (el.type === 'range' || el.type === 'number')) { if (el.min) setSt('min', el.min); if (el.max) setSt('max', el.max); }
+    else if (VALUE_ROLES.has(role)) {
+      const mn = ga('aria-valuemin'), mx = ga('aria-valuemax');
+      if (mn !== null && mn.trim()) setSt('min', mn.trim()); else if (tag === 'meter') setSt('min', String(el.min));
+      if (mx !== null && mx.trim()) setSt('max', mx.trim()); else if (tag === 'meter' || tag === 'progress') setSt('max', String(el.max));
+    }
+    return st;
+  }
+
   const isSecret = (el) => S.secret(el);
-  const testidOf = (el) => el.hasAttribute('data-testid') || el.hasAttribute('data-test') || el.hasAttribute('data-cy');
-  const onAttr = (el) => el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown') || el.hasAttribute('onmouseup');
+  // What an element's attribute names say (see the walk): bits.
+  const A_ARIA = 1, A_AHID = 2, A_ALB = 4, A_ROLE = 8, A_TI = 16, A_ON = 32, A_TID = 64;
 
   // ---- incremental walks -------------------------------------------------------------------
   // The previous walk's rows (before the whole-tree passes) and what each row was computed from
@@ -533,23 +576,33 @@ function vigilWalk(KEY, opts) {
   // (CSS overflow propagation: how modal libraries lock scrolling), so it clips nothing by its box.
   // A light child of a shadow host renders where its slot is: clip, visibility, cursor and the
   // control it sits in come from that slot (walked first), and a child no slot takes is not shown.
-  const stack = [];
+  const stack = [], stackCx = [];
   const slotCtx = new Map();
   const pushChildren = (host, parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, ahid, bg, posEl, forced) => {
     const sr = host.shadowRoot || S.closed.get(host);
     if (sr) I.observe(sr);
     // Shadow content first (it is what renders), then light children (slotted or fallback).
+    // (one context for all the children of a host, shared: not one array per child)
     const kids = host.children;
-    const slotted = sr ? (host.shadowRoot ? 1 : 2) : 0;
-    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, slotted, ahid, bg, posEl, forced]);
-    if (sr) { const sk = sr.children; for (let i = sk.length - 1; i >= 0; i--) stack.push([sk[i], parentRow, clip, posClip, true, ptr, atomic, dead, transp, null, 0, ahid, bg, posEl, forced]); }
+    if (kids.length) {
+      const slotted = sr ? (host.shadowRoot ? 1 : 2) : 0;
+      const cx = [parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, slotted, ahid, bg, posEl, forced, null];
+      for (let i = kids.length - 1; i >= 0; i--) { stack.push(kids[i]); stackCx.push(cx); }
+    }
+    if (sr && sr.children.length) {
+      const sk = sr.children;
+      const cx = [parentRow, clip, posClip, true, ptr, atomic, dead, transp, null, 0, ahid, bg, posEl, forced, null];
+      for (let i = sk.length - 1; i >= 0; i--) { stack.push(sk[i]); stackCx.push(cx); }
+    }
   };
+  // The context part of a row's memo (see sameCtx), shared by the children of one context.
+  const ctxMemo = (c) => c[14] || (c[14] = [c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[10], c[11], c[12]]);
   const rootEl = document.documentElement;
   if (!rootEl) return JSON.stringify({ empty: true, url: location.href, title: '', vw: VW, vh: VH });
   const PLAN = plan();
   const P = PLAN ? I.prev : null;
   const DSUB = PLAN ? PLAN.sub : null, DTOUCH = PLAN ? PLAN.touched : null;
-  stack.push([rootEl, -1, C0, C0, false, false, false, false, false, null, 0, false, WHITE, null, !PLAN]);
+  stack.push(rootEl); stackCx.push([-1, C0, C0, false, false, false, false, false, null, 0, false, WHITE, null, !PLAN, null]);
   const SX = window.scrollX, SY = window.scrollY;
   let count = 0;
   const maxNodes = opts.maxNodes || 200000;
@@ -612,14 +665,18 @@ function vigilWalk(KEY, opts) {
     return e - k;
   }
   while (stack.length) {
-    let [el, parent, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, pcomp, slotted, ahidAnc, bgAnc, posElIn, forced] = stack.pop();
+    const el = stack.pop(), C = stackCx.pop();
     const tag = el.localName;
     if (SKIP.has(tag)) continue;
+    const parent = C[0], inShadow = C[3], pcomp = C[8], slotted = C[9];
+    let clipIn = C[1], posIn = C[2], parentPtr = C[4], atomicAnc = C[5], deadAnc = C[6], transpAnc = C[7], ahidAnc = C[10],
+      bgAnc = C[11], posElIn = C[12], forced = C[13];
+    let ownCx = false;   // the context differs from the shared one (slotted): its memo is its own
     if (slotted) {
       const sl = el.assignedSlot;
       const si = sl && slotCtx.get(sl);
-      if (si) [clipIn, posIn, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posElIn] = si;
-      else if (slotted === 1 && !sl) deadAnc = true;     // no slot takes it: not rendered
+      if (si) { [clipIn, posIn, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posElIn] = si; ownCx = true; }
+      else if (slotted === 1 && !sl) { deadAnc = true; ownCx = true; }     // no slot takes it: not rendered
     }
     if (!forced) {
       if (DSUB.has(el)) forced = true;
@@ -644,6 +701,22 @@ function vigilWalk(KEY, opts) {
     const rowIndex = rows.length;
     let memoLst = null, memoFr = null, memoSu = false, memoPn = false, memoCand = null, memoScr = null;
     if (id === undefined) fresh.push([rowIndex, el]);
+    // The element's attribute names, read once: most elements have none of the attributes asked
+    // about below, and one look at the names spares a call into the DOM for each of them.
+    const an = el.getAttributeNames();
+    let af = 0, keep = null;
+    for (let i = 0; i < an.length; i++) {
+      const a = an[i];
+      if (a.startsWith('aria-')) {
+        af |= A_ARIA;
+        if (a === 'aria-hidden') af |= A_AHID;
+        else if (a === 'aria-labelledby') af |= A_ALB;
+      } else if (a === 'role') af |= A_ROLE;
+      else if (a === 'tabindex') af |= A_TI;
+      else if (a === 'onclick' || a === 'onmousedown' || a === 'onpointerdown' || a === 'onmouseup') af |= A_ON;
+      else if (a === 'data-testid' || a === 'data-test' || a === 'data-cy') af |= A_TID;
+      if (KEEP_ATTR.has(a)) (keep || (keep = [])).push(a);
+    }
     const cs = getComputedStyle(el);
     const display = deadAnc ? 'none' : cs.display;
     const dead = deadAnc || display === 'none';
@@ -653,17 +726,20 @@ function vigilWalk(KEY, opts) {
     // as not there; a checkbox or radio stays (its label takes the click).
     const transp = transpAnc || (!dead && cs.opacity === '0');
     let memoFl = null;
-    if (!dead && cs.float !== 'none') {
+    // (a floated box is blockified: an inline-level display says it does not float, without a read)
+    if (!dead && !display.startsWith('inline') && cs.float !== 'none') {
       const rc = el.getBoundingClientRect();
       memoFl = [rc.left, rc.top, rc.width, rc.height, floatMargins(cs)];
       floats.push([el].concat(memoFl));
       if (P && !P.floatSet.has(el)) newFloat = true;
     }
-    let rendered = !dead && cs.visibility !== 'hidden' && cs.visibility !== 'collapse';
+    const vis = dead ? '' : cs.visibility;
+    let rendered = !dead && vis !== 'hidden' && vis !== 'collapse';
     // So is a transparent part hidden from assistive technology too (aria-hidden: the mirror input
     // a component keeps for form validation).
-    if (rendered && transp && !(tag === 'input' && (el.type === 'checkbox' || el.type === 'radio') && el.getAttribute('aria-hidden') !== 'true') &&
-        (cs.pointerEvents === 'none' || el.getAttribute('aria-hidden') === 'true')) rendered = false;
+    const ariaHidden = (af & A_AHID) !== 0 && el.getAttribute('aria-hidden') === 'true';
+    if (rendered && transp && !(tag === 'input' && (el.type === 'checkbox' || el.type === 'radio') && !ariaHidden) &&
+        (cs.pointerEvents === 'none' || ariaHidden)) rendered = false;
     let x = 0, y = 0, w = 0, h = 0, ratio = 0;
     let rect = null;
     const pos = dead ? 'static' : cs.position;
@@ -693,7 +769,7 @@ function vigilWalk(KEY, opts) {
         ratio = Math.min(1, vis / denom);
       }
     }
-    let [role, roleIsAria] = roleOf(el, tag);
+    let role = roleOf(el, tag, (af & A_ROLE) !== 0), roleIsAria = ROLE_ARIA;
     const isHost = !!(el.shadowRoot || S.closed.has(el));
     const ptr = cs.cursor === 'pointer';
     let tier = 0, interactive = false;
@@ -705,7 +781,7 @@ function vigilWalk(KEY, opts) {
       if (isAppRoot(el)) listener = false;
     }
     if (ptr && !parentPtr) flags |= 64;
-    const tabindexAttr = el.getAttribute('tabindex');
+    const tabindexAttr = (af & A_TI) ? el.getAttribute('tabindex') : null;
     const ti = tabindexAttr === null ? NaN : parseInt(tabindexAttr, 10);
     const ce = el.isContentEditable && (!el.parentElement || !el.parentElement.isContentEditable);
     if (role && roleIsAria && role !== 'none' && role !== 'presentation' && role !== 'generic') {
@@ -715,12 +791,12 @@ function vigilWalk(KEY, opts) {
     // A list item, row or cell that is plainly a click target (its own pointer cursor — or one its
     // list gives every item —, a listener, a click attribute, a tab stop, a listbox or menu around
     // it) is one: an option or menu item when its list says so, else a clickable, named by its text.
-    if (tier === 2 && ITEM_ROLES.has(role) && !(el.attributes.length && el.hasAttribute('role'))) {
+    if (tier === 2 && ITEM_ROLES.has(role) && !(af & A_ROLE)) {
       const pe = el.parentElement;
       const pr = pe && tag === 'li' ? (pe.getAttribute('role') || '').trim().toLowerCase() : '';
       const inRole = pr === 'listbox' ? 'option' : (pr === 'menu' || pr === 'menubar') ? 'menuitem' : '';
       const ptrItem = ptr && (!parentPtr || (pe && LIST_TAGS.has(pe.localName)));
-      const onattr = el.attributes.length > 0 && onAttr(el);
+      const onattr = (af & A_ON) !== 0;
       if (inRole || onattr || listener || ptrItem || ti >= 0) {
         if (listener && !inRole && !onattr && !ptrItem && !(ti >= 0)) { lstOnly.push([rowIndex, role, tier]); memoLst = [role, tier]; }
         role = inRole || null; roleIsAria = !!inRole; tier = 1;
@@ -729,8 +805,8 @@ function vigilWalk(KEY, opts) {
     }
     let hint = false;
     if (tier === 0) {
-      const testid = testidOf(el);
-      const onattr = onAttr(el);
+      const testid = (af & A_TID) !== 0;
+      const onattr = (af & A_ON) !== 0;
       hint = onattr || listener || (ti >= 0) || ce || (ptr && !parentPtr) || (role && !roleIsAria);
       if (hint || testid) {
         tier = 1;
@@ -750,7 +826,7 @@ function vigilWalk(KEY, opts) {
     let name = '';
     let value = null;
     if (tier > 0 || role) {
-      name = nameOf(el, tag, role || '');
+      name = nameOf(el, tag, role || '', (af & A_ARIA) !== 0);
       if (!name && tier === 1) name = contentText(el, 120);
     }
     // Direct text of this element (its own text nodes), and where its element children sit in it.
@@ -803,37 +879,14 @@ function vigilWalk(KEY, opts) {
       else if ((tag === 'progress' && el.hasAttribute('value')) || tag === 'meter') value = String(el.value);
     }
     // States: only the non-default ones.
-    let st = null;
-    const setSt = (k, v) => { (st || (st = {}))[k] = v; };
-    if (tier > 0 || interactive) {
-      if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true') setSt('disabled', true);
-      if (tag === 'input' && (el.type === 'checkbox' || el.type === 'radio')) { if (el.checked) setSt('checked', true); if (el.indeterminate) setSt('checked', 'mixed'); }
-      const ac = el.getAttribute('aria-checked'); if (ac === 'true') setSt('checked', true); else if (ac === 'mixed') setSt('checked', 'mixed');
-      const ae = el.getAttribute('aria-expanded'); if (ae === 'true') setSt('expanded', true); else if (ae === 'false') setSt('expanded', false);
-      if (tag === 'summary' && el.parentElement && el.parentElement.localName === 'details') setSt('expanded', !!el.parentElement.open);
-      if (tag === 'option' ? el.selected : el.getAttribute('aria-selected') === 'true') setSt('selected', true);
-      const ap = el.getAttribute('aria-pressed'); if (ap === 'true') setSt('pressed', true); else if (ap === 'mixed') setSt('pressed', 'mixed');
-      if (el.required || el.getAttribute('aria-required') === 'true') setSt('required', true);
-      if (el.readOnly === true || el.getAttribute('aria-readonly') === 'true') setSt('readonly', true);
-      if (el.getAttribute('aria-invalid') === 'true' || ((tag === 'input' || tag === 'textarea' || tag === 'select') && safeMatches(el, ':user-invalid'))) setSt('invalid', true);
-      if (role === 'heading') { const lv = el.getAttribute('aria-level') || (tag.length === 2 && tag[0] === 'h' ? tag[1] : null); if (lv) setSt('level', +lv); }
-      if (el.getAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false') setSt('haspopup', el.getAttribute('aria-haspopup'));
-      if (tag === 'dialog' && el.open) setSt('open', true);
-      if (el.getAttribute('aria-modal') === 'true' || (tag === 'dialog' && safeMatches(el, ':modal'))) setSt('modal', true);
-      if (tag === 'input' && (el.type === 'range' || el.type === 'number')) { if (el.min) setSt('min', el.min); if (el.max) setSt('max', el.max); }
-      else if (VALUE_ROLES.has(role)) {
-        const mn = el.getAttribute('aria-valuemin'), mx = el.getAttribute('aria-valuemax');
-        if (mn !== null && mn.trim()) setSt('min', mn.trim()); else if (tag === 'meter') setSt('min', String(el.min));
-        if (mx !== null && mx.trim()) setSt('max', mx.trim()); else if (tag === 'meter' || tag === 'progress') setSt('max', String(el.max));
-      }
-    }
-    if (el === focused) setSt('focused', true);
+    let st = tier > 0 || interactive ? statesOf(el, tag, role, (af & A_ARIA) !== 0) : null;
+    if (el === focused) (st || (st = {})).focused = true;
     // Attributes kept for skeleton/full output and the analyst.
     let at = null;
-    const al = el.attributes;
-    for (let i = 0; i < al.length; i++) {
-      const a = al[i].name;
-      if (KEEP_ATTR.has(a)) (at || (at = {}))[a] = wf(cut(TEXT_ATTR.has(a) ? al[i].value.replace(ZW, '') : al[i].value, a === 'href' ? 120 : 200));
+    if (keep) for (const a of keep) {
+      const v = el.getAttribute(a);
+      if (v === null) continue;
+      (at || (at = {}))[a] = wf(cut(TEXT_ATTR.has(a) ? v.replace(ZW, '') : v, a === 'href' ? 120 : 200));
     }
     // Scroll containers: depth and whether more content lies below.
     let sc = null;
@@ -882,7 +935,7 @@ function vigilWalk(KEY, opts) {
     if (interactive && rendered && ratio > 0) { memoCand = [el, x, y, w, h, clip]; occCandidates.push([rowIndex].concat(memoCand)); }
     // Hidden from a person: rendered (laid out, in the tree), but nobody can see it. Such text and
     // controls never reach the model's payload and are marked in the other formats.
-    const ahid = ahidAnc || (el.attributes.length > 0 && el.getAttribute('aria-hidden') === 'true');
+    const ahid = ahidAnc || ariaHidden;
     let bg = bgAnc;
     let hid = 0;
     if (!dead) {
@@ -896,7 +949,7 @@ function vigilWalk(KEY, opts) {
       else if (clip[4] === 1) hid = 3;   // inside a box that clips its overflow and has no size
       else if (display !== 'contents' && (w < 2 || h < 2) && (interactive || cs.overflowX !== 'visible' || cs.overflowY !== 'visible' || !text)) hid = 4;
       else if (display !== 'contents' && (x + SX + w <= 0 || y + SY + h <= 0)) hid = 5;
-      else if (parseFloat(cs.fontSize) === 0 && (text || !interactive)) hid = 6;
+      else if ((text || !interactive) && parseFloat(cs.fontSize) === 0) hid = 6;
       else if (text) {
         const fg = cs.color;
         if (fg === 'rgba(0, 0, 0, 0)' || fg === 'transparent') hid = 2;
@@ -913,7 +966,7 @@ function vigilWalk(KEY, opts) {
     const atomicHere = atomicAnc || (interactive && ATOMIC.has(role || ''));
     const posElHere = pos === 'static' ? posElIn : el;
     const mm = {
-      el: el, cx: [clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posElIn],
+      el: el, cx: ownCx ? [clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posElIn] : ctxMemo(C),
       r: rect ? [rect.left, rect.top, rect.width, rect.height] : null,
       b: deadAnc ? 3 : display === 'none' ? 2 : (!rect || display === 'contents' || display === 'inline') ? 0 : 1,
       il: isInl ? 1 : 0, rt: rawT.get(rowIndex) || null, cp: null, lst: memoLst, fr: memoFr,
@@ -921,7 +974,7 @@ function vigilWalk(KEY, opts) {
     };
     if (tag === 'input' || tag === 'select' || tag === 'textarea') mm.ctl = ctlSig(el);
     mm.rem = memoPn || tag === 'input' || tag === 'select' || tag === 'textarea' || tag === 'meter' || tag === 'progress' ||
-      (el.attributes.length > 0 && el.hasAttribute('aria-labelledby'));
+      (af & A_ALB) !== 0;
     memo.push(mm);
     NC.push(0);
     if (pos === 'fixed' || pos === 'sticky') escRows.push([rowIndex, null]);
@@ -1163,6 +1216,8 @@ function vigilWalk(KEY, opts) {
     const hitter = root.elementFromPoint ? root : document;
     let ok = 0, n = 0, blocker = null, owners = null;
     for (const [px, py] of pts) {
+      // Three points either way decide it (at most five count): the rest cannot change the answer.
+      if (ok >= 3 || n - ok >= 3) break;
       const top = hitter.elementFromPoint(px, py);
       hits++;
       if (!top) continue;
