@@ -18,7 +18,10 @@ from engine.snapshot.vnode import VirtualNode
 
 
 class DomSnapshot:
-    """The complete VirtualNode tree of a page plus lookups; never changes after creation."""
+    """The complete VirtualNode tree of a page plus lookups; never changes after creation. A newer
+    incremental snapshot of the same page shares the nodes whose element did not change (their facts,
+    children and depth stay as they are); the one link it may move is such a node's `parent`, to the
+    newest node of the same parent element (same ID)."""
 
     __slots__ = ("_root", "_by_id", "_nodes", "context", "frames", "stats", "taken_at", "generation",
                  "_page", "_cache", "_sessions", "_frozen", "walk")
