@@ -9,6 +9,9 @@ bar says; the focus rests on the bar itself and Enter or Space only repeat that.
 (`dialog_question`) defaults to Cancel. A re-asked step shows its old → new target on one line and, as
 its "Why", what changed (the planner's reason was about the old element).
 
+Parts in their own modules: `approval_text` (what the bar says), `step_edit` (the Edit panel),
+`dialog_question` (a page's dialog, and the key guard).
+
 Signals:
 - `decided(Decision)` — the answer to the request on show; the bar then clears itself.
 - `take_over_requested(str)` — a quick command in plain words ("click Place order") for the window
@@ -39,29 +42,16 @@ from PySide6.QtWidgets import (
 
 from engine.errors import ActionStringError
 from engine.loop.action_string import parse_action_string
-from engine.loop.gates import parse_expected_outcome
 from engine.models.actions import TERMINAL_ACTIONS
 from engine.models.loop import POLICIES, ApprovalRequest, Decision
 from gui.widgets.approval_text import change_line, change_reason, deliberate, outcome_text, target_changed, target_text
 from gui.widgets.chat_view import glyph
 from gui.widgets.dialog_question import GREEN, ClickOnly, DialogQuestion, ctrl_enter
+from gui.widgets.step_edit import StepEdit, plain_label, show_error
 
 __all__ = ["ApprovalBar", "outcome_text", "target_text"]
 
 _CALL = re.compile(r"^\s*[A-Za-z_][\w\-]*\s*\(")
-
-
-def _plain(text: str = "", name: str = "", style: str = "") -> QLabel:
-    lab = QLabel()
-    lab.setTextFormat(Qt.PlainText)
-    lab.setWordWrap(True)
-    lab.setText(text)
-    lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
-    if name:
-        lab.setObjectName(name)
-    if style:
-        lab.setStyleSheet(style)
-    return lab
 
 
 class ApprovalBar(QWidget):
@@ -77,8 +67,6 @@ class ApprovalBar(QWidget):
         self.request: ApprovalRequest | None = None
         self.guarded = False  # the request on show needs a click on Approve or Ctrl+Enter
         self._seen: tuple[int, dict | None] | None = None  # step index and target last shown (for a re-ask)
-        self._edit_action0 = ""
-        self._edit_expect0 = ""
         frame = QFrame()
         frame.setObjectName("approvalFrame")
         frame.setStyleSheet("#approvalFrame { background:#fffbeb; border:1px solid #f59e0b; border-radius:6px; }")
@@ -90,7 +78,7 @@ class ApprovalBar(QWidget):
         lay.setSpacing(4)
 
         top = QHBoxLayout()
-        self.step_label = _plain(name="approvalStep", style="color:#92400e; font-weight:bold;")
+        self.step_label = plain_label(name="approvalStep", style="color:#92400e; font-weight:bold;")
         top.addWidget(self.step_label, 1)
         top.addWidget(QLabel("Policy:"))
         self.policy = QComboBox()
@@ -102,19 +90,19 @@ class ApprovalBar(QWidget):
         top.addWidget(self.policy)
         lay.addLayout(top)
 
-        self.summary = _plain(name="approvalSummary", style="font-size:14px; font-weight:bold; color:#111827;")
-        self.target = _plain(name="approvalTarget", style="color:#374151;")
+        self.summary = plain_label(name="approvalSummary", style="font-size:14px; font-weight:bold; color:#111827;")
+        self.target = plain_label(name="approvalTarget", style="color:#374151;")
         # a step asked again after its target changed: old → new, on one line
-        self.target_change = _plain(name="approvalTargetChange", style="color:#7c2d12; background:#fed7aa; "
+        self.target_change = plain_label(name="approvalTargetChange", style="color:#7c2d12; background:#fed7aa; "
                                     "font-weight:bold; padding:3px 6px; border:1px solid #ea580c;")
-        self.thought = _plain(name="approvalThought", style="color:#4b5563; font-style:italic;")
-        self.expect = _plain(name="approvalExpect", style="color:#374151;")
-        self.sensitive = _plain(name="approvalSensitive",
+        self.thought = plain_label(name="approvalThought", style="color:#4b5563; font-style:italic;")
+        self.expect = plain_label(name="approvalExpect", style="color:#374151;")
+        self.sensitive = plain_label(name="approvalSensitive",
                                 style="color:#991b1b; background:#fee2e2; font-weight:bold; padding:3px 6px;")
         # page text the planner read that reads like orders to it (plain text: the page cannot style it)
-        self.warning = _plain(name="approvalWarning",
+        self.warning = plain_label(name="approvalWarning",
                               style="color:#7c2d12; background:#ffedd5; padding:3px 6px;")
-        self.error = _plain(name="approvalError", style="color:#b91c1c;")
+        self.error = plain_label(name="approvalError", style="color:#b91c1c;")
         for w in (self.summary, self.target_change, self.target, self.thought, self.expect, self.sensitive,
                   self.warning, self.error):
             lay.addWidget(w)
@@ -146,40 +134,16 @@ class ApprovalBar(QWidget):
                                       self.approve_and_grant, buttons)
         self.grant_btn.hide()
         # which keys answer, when Enter does not approve
-        self.keys_hint = _plain(name="approvalKeys", style="color:#92400e;")
+        self.keys_hint = plain_label(name="approvalKeys", style="color:#92400e;")
         buttons.addWidget(self.keys_hint, 1)
         self.stop_btn = self._button("Stop", "Stop the run", self.stop, buttons)
         self.stop_btn.setStyleSheet("QPushButton { color:#b91c1c; }")
         lay.addLayout(buttons)
 
         # inline panels
-        self.edit_panel, el = self._panel("editPanel")
-        self.edit_action = QLineEdit()
-        self.edit_action.setObjectName("editAction")
-        self.edit_action.setPlaceholderText('Action, e.g. click(12) or type(5, "ada@example.com")')
-        self.edit_expect = QLineEdit()
-        self.edit_expect.setObjectName("editExpect")
-        self.edit_expect.setPlaceholderText('Expected outcome: navigation, element_appears TEXT, … or JSON')
-        row1 = QHBoxLayout()
-        row1.addWidget(QLabel("Action:"))
-        row1.addWidget(self.edit_action, 1)
-        row2 = QHBoxLayout()
-        row2.addWidget(QLabel("Expect:"))
-        row2.addWidget(self.edit_expect, 1)
-        el.addLayout(row1)
-        el.addLayout(row2)
-        self.edit_hint = _plain("Or click an element on the page to make it the step's target.", "editHint",
-                                "color:#6b7280;")
-        el.addWidget(self.edit_hint)
-        self.edit_error = _plain(name="editError", style="color:#b91c1c;")
-        el.addWidget(self.edit_error)
-        row3 = QHBoxLayout()
-        row3.addStretch(1)
-        self.edit_apply = self._button("Run edited step", "", self.apply_edit, row3)
-        self._button("Cancel", "", self.close_panels, row3)
-        el.addLayout(row3)
-        self.edit_action.returnPressed.connect(self.apply_edit)
-        self.edit_expect.returnPressed.connect(self.apply_edit)
+        self.edit_panel = StepEdit(self.apply_edit, self.close_panels)
+        self.edit_action, self.edit_expect = self.edit_panel.action, self.edit_panel.expect
+        self.edit_error, self.edit_apply = self.edit_panel.error, self.edit_panel.apply_btn
         lay.addWidget(self.edit_panel)
 
         self.reject_panel, rl = self._panel("rejectPanel")
@@ -193,7 +157,7 @@ class ApprovalBar(QWidget):
         self.reject_apply = self._button("Reject", "", self.apply_reject, row)
         self._button("Cancel", "", self.close_panels, row)
         rl.addLayout(row)
-        self.reject_error = _plain(name="rejectError", style="color:#b91c1c;")
+        self.reject_error = plain_label(name="rejectError", style="color:#b91c1c;")
         rl.addWidget(self.reject_error)
         lay.addWidget(self.reject_panel)
 
@@ -209,7 +173,7 @@ class ApprovalBar(QWidget):
                                         self.take_over_in_page, row)
         self._button("Cancel", "", self.close_panels, row)
         tl.addLayout(row)
-        self.take_error = _plain(name="takeOverError", style="color:#b91c1c;")
+        self.take_error = plain_label(name="takeOverError", style="color:#b91c1c;")
         tl.addWidget(self.take_error)
         lay.addWidget(self.take_panel)
 
@@ -288,7 +252,7 @@ class ApprovalBar(QWidget):
         self.approve_btn.setText("Approve (Ctrl+Enter)" if self.guarded else "Approve")
         self.approve_btn.setToolTip("Run this step: a click or Ctrl+Enter (Enter does not approve this step)"
                                     if self.guarded else "Run this step (Enter)")
-        self.keys_hint.setText("Enter does not approve this step: click Approve or press Ctrl+Enter."
+        self.keys_hint.setText("Enter does not approve: click Approve or press Ctrl+Enter."
                                if self.guarded else "")
         self.keys_hint.setStyleSheet("color:#92400e;")
         if self.guarded:
@@ -376,39 +340,14 @@ class ApprovalBar(QWidget):
         if self.request is None:
             return
         self.close_panels()
-        p = self.request.proposal
-        action = p.action
-        t = self.request.target
-        if t and action.target is not None and t.get("id"):
-            action = action.model_copy(update={"target": t["id"]})
-        self._edit_action0 = action.to_string()
-        self._edit_expect0 = outcome_text(p.expected_outcome)
-        self.edit_action.setText(self._edit_action0)
-        self.edit_expect.setText(self._edit_expect0)
-        self.edit_panel.show()
-        self.edit_action.setFocus()
-        self.edit_action.selectAll()
+        self.edit_panel.load(self.request)
 
     def apply_edit(self) -> None:
         if self.request is None:
             return
-        a_text, e_text = self.edit_action.text().strip(), self.edit_expect.text().strip()
-        action = expect = None
-        # only what the person changed is sent: the shown action may carry masked text
-        if a_text and a_text != self._edit_action0:
-            try:
-                action = parse_action_string(a_text)
-            except ActionStringError as exc:
-                return self._inline(self.edit_error, f"Action: {exc}")
-        if e_text and e_text != self._edit_expect0:
-            try:
-                expect = parse_expected_outcome(e_text)
-            except ValueError as exc:
-                return self._inline(self.edit_error, f"Expected outcome: {exc}")
-        if action is None and expect is None:
-            return self._inline(self.edit_error, "Nothing changed: edit the action or the expected outcome, "
-                                                 "or Approve the step as it is.")
-        self._emit(Decision(kind="edit", action=action, expected_outcome=expect))
+        d = self.edit_panel.decision()
+        if d is not None:
+            self._emit(d)
 
     def editing(self) -> bool:
         """The Edit panel is open for the request on show."""
@@ -417,18 +356,7 @@ class ApprovalBar(QWidget):
     def retarget(self, node_id: str) -> bool:
         """Edit: a node picked on the live view becomes the target of the action being edited. False (and
         a line saying why) when the action has no target to change, or no edit is open."""
-        if not self.editing() or self.request is None:
-            return False
-        try:
-            action = parse_action_string(self.edit_action.text().strip() or self._edit_action0)
-        except ActionStringError:
-            action = self.request.proposal.action
-        if action.target is None:
-            self._inline(self.edit_error, f"{action.name} has no target to change: edit the action instead.")
-            return False
-        self.edit_action.setText(action.model_copy(update={"target": node_id}).to_string())
-        self.edit_error.hide()
-        return True
+        return self.editing() and self.edit_panel.retarget(node_id)
 
     def start_reject(self) -> None:
         if self.request is None:
@@ -487,10 +415,7 @@ class ApprovalBar(QWidget):
         return any(p.isVisibleTo(self) for p in (self.edit_panel, self.reject_panel, self.take_panel))
 
     # -- internals ------------------------------------------------------------------------------
-    def _inline(self, label: QLabel, message: str) -> None:
-        label.setStyleSheet("color:#b91c1c;")
-        label.setText(message)
-        label.show()
+    _inline = staticmethod(show_error)
 
     def _emit(self, d: Decision) -> None:
         if self.request is None:
