@@ -15,6 +15,7 @@ import dataclasses
 import gc
 import json
 import time
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -99,9 +100,15 @@ async def _walk_raw(page: PageTarget, frame_id: str, opts: dict, timeout: float)
     return data
 
 
+# Pages holding objects of GROUP (made only by _element_objects and what follows it): a capture that
+# made none does not spend a round trip per session on releasing them.
+_GROUPED: weakref.WeakSet[PageTarget] = weakref.WeakSet()
+
+
 async def _element_objects(page: PageTarget, frame_id: str, expr: str) -> list[str]:
     """Object ids of the elements in a page-side array (frames, shadow-host suspects)."""
     sid, ctx = await page.context_for(frame_id)
+    _GROUPED.add(page)
     r = await page.cdp.send("Runtime.evaluate", {"expression": expr, "contextId": ctx, "objectGroup": GROUP},
                            session_id=sid)
     oid = r.get("result", {}).get("objectId")
@@ -209,6 +216,9 @@ async def _adopt_closed_roots(page: PageTarget, frame_id: str) -> int:
 
 
 async def _release(page: PageTarget) -> None:
+    if page not in _GROUPED:
+        return
+    _GROUPED.discard(page)
     for sid in list(page.sessions):
         try:
             await page.cdp.send("Runtime.releaseObjectGroup", {"objectGroup": GROUP}, session_id=sid, timeout=5)
