@@ -117,6 +117,8 @@ def test_an_ordinary_step_keeps_enter_on_approve(qtbot, bar):
 def test_a_re_asked_step_shows_old_to_new_target_and_why_it_came_back(qtbot, bar):
     _show(qtbot, bar, _step())
     qtbot.mouseClick(bar.approve_btn, Qt.LeftButton)
+    _show(qtbot, bar, _dialog("alert", "Saved"))  # a dialog the step raised is not its target
+    qtbot.mouseClick(bar.dialog_ok_btn, Qt.LeftButton)
     _show(qtbot, bar, _step(target=DELETE, error=CHANGED))
     assert bar.target_change.isVisible() and bar.target_change.textFormat() == Qt.PlainText
     assert bar.target_change.text() == ('Target changed: button "Add to cart" · ID 7 → '
@@ -165,6 +167,7 @@ def test_a_prompt_has_an_answer_field_and_the_confirm_layout(qtbot, bar):
     q = bar.question
     assert q.label.text() == "Answer:" and q.label.buddy() is bar.dialog_text and bar.dialog_text.isVisible()
     assert bar.dialog_text.text() == "old name" and _focused(bar) is bar.dialog_cancel_btn
+    assert "Answer field: OK" in bar.keys_hint.text()
     # message, then the field, then the buttons, in the confirm's order (OK, Cancel) and sizes
     top = lambda w: w.mapTo(bar, w.rect().topLeft()).y()  # noqa: E731
     assert top(bar.summary) < top(bar.dialog_panel) < top(bar.dialog_ok_btn) == top(bar.dialog_cancel_btn)

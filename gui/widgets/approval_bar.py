@@ -204,7 +204,8 @@ class ApprovalBar(QWidget):
     # -- API ------------------------------------------------------------------------------------
     def show_request(self, req: ApprovalRequest) -> None:
         old = self._seen[1] if self._seen is not None and self._seen[0] == req.step_index else None
-        self._seen = (req.step_index, req.target)
+        if req.dialog is None:  # a page's dialog during the step is not the step's target
+            self._seen = (req.step_index, req.target)
         self.request = req
         p = req.proposal
         reask = target_changed(req)
@@ -277,7 +278,7 @@ class ApprovalBar(QWidget):
         self.target.setText(f"From: {d.url}" if d.url else "")
         self.target.setVisible(bool(d.url))
         self.expect.setText(self.question.expect_text(d))
-        self.keys_hint.setText(self.question.keys_text())
+        self.keys_hint.setText(self.question.keys_text(d))
         self.question.show(d)
 
     def is_dialog(self) -> bool:

@@ -112,5 +112,6 @@ class DialogQuestion:
                 "prompt": "OK answers with the text below, Cancel refuses."}.get(d.kind, "OK acknowledges it.")
 
     @staticmethod
-    def keys_text() -> str:
-        return "Enter answers Cancel · OK: click it or press Ctrl+Enter"
+    def keys_text(d: DialogInfo) -> str:
+        enter = "Enter answers Cancel (in the Answer field: OK)" if d.kind == "prompt" else "Enter answers Cancel"
+        return f"{enter} · OK: click it or press Ctrl+Enter"
