@@ -233,7 +233,10 @@ class Supervisor(BrowserTabs, QObject):
     def can_resize(self) -> bool:
         """The page may be resized now: no run, or the run waits for a person. Never while the loop
         observes, plans or acts: a page re-laid out between locating an element and clicking it
-        would be clicked in the wrong place."""
+        would be clicked in the wrong place. Nor while a JavaScript dialog stops the page: the resize
+        would wait for the dialog's answer, and the answer would wait for the resize."""
+        if self.tab is not None and self.tab.pending_dialog is not None:
+            return False
         return not self.running() or self.loop_state in ("awaiting_approval", "finished", "idle")
 
     async def set_viewport(self, width: int, height: int) -> bool:
@@ -387,11 +390,18 @@ class Supervisor(BrowserTabs, QObject):
             person, self.person = self.person, None
             if person is not None and decision.kind == "take_over" and decision.action is None:
                 asyncio.ensure_future(self._submit_person_steps(self.gate, decision, person))
-            elif self._resizing:  # the step runs on the page as it will be, not as it was being re-laid out
+            elif self._resizing and not self._answers_dialog():
+                # the step runs on the page as it will be, not as it was being re-laid out (a dialog's
+                # answer never waits: the page cannot finish a resize until the dialog is answered)
                 asyncio.ensure_future(self._submit_when_resized(self.gate, decision))
             else:
                 self.gate.submit(decision)
             self.request_done.emit()
+
+    def _answers_dialog(self) -> bool:
+        pending = self.gate.pending if self.gate is not None else None
+        return (pending is not None and pending.dialog is not None) or (
+            self.tab is not None and self.tab.pending_dialog is not None)
 
     async def _submit_when_resized(self, gate: QueueGate, decision: Decision) -> None:
         while self._resizing:

@@ -234,3 +234,28 @@ def test_enter_on_a_pages_delete_all_confirm_answers_cancel(qtbot, aio, server):
         assert _out(qtbot, window, "#out") == "kept"
         qtbot.mouseClick(bar.approve_btn, Qt.LeftButton)
         qtbot.waitUntil(lambda: not window.sup.running(), timeout=20000)
+
+
+def test_a_window_resized_while_a_page_dialog_waits_does_not_hang_the_run(qtbot, aio, server):  # noqa: F811
+    """The page cannot re-lay out while a JavaScript dialog stops it: a resize asked for meanwhile waits
+    for the answer (it does not start and block), the person's answer goes to the page at once, and the
+    page takes the new size after. (Before: the resize started, hung on the dialog, and held the answer
+    back for good — the run hung whenever the person took more than a moment.)"""
+    with open_window(qtbot, server.url("dialogs_page.html")) as window:
+        bar = window.approval
+        window.policy.setCurrentText("ask")
+        qtbot.keyClicks(window.task, "click Mark all read")
+        qtbot.keyClick(window.task, Qt.Key_Return)
+        qtbot.waitUntil(bar.is_pending, timeout=20000)
+        qtbot.mouseClick(bar.approve_btn, Qt.LeftButton)
+        qtbot.waitUntil(lambda: bar.is_pending() and bar.is_dialog(), timeout=20000)
+        before = window.sup.viewport
+        window.resize(window.width() - 120, window.height() - 60)   # the panel asks for a new viewport
+        qtbot.wait(900)                                             # a person reads the question
+        assert window.sup.viewport == before and not window.sup._resizing, "no resize against a stopped page"
+        qtbot.mouseClick(bar.dialog_ok_btn, Qt.LeftButton)
+        qtbot.waitUntil(lambda: bar.is_pending() and not bar.is_dialog(), timeout=20000)  # finish(): not hung
+        assert _out(qtbot, window, "#out") == "marked"
+        qtbot.mouseClick(bar.approve_btn, Qt.LeftButton)
+        qtbot.waitUntil(lambda: not window.sup.running(), timeout=20000)
+        qtbot.waitUntil(lambda: window.sup.viewport != before, timeout=20000)   # the page took the new size
