@@ -149,6 +149,10 @@ function vigilWalk(KEY, opts) {
   // Text of an element's content for name-from-content roles: text, img alt, aria-label of
   // children; hidden subtrees skipped when cheaply known.
   function contentText(el, budget) {
+    // The common case first, with the same answer: no children, or one text child, and no shadow
+    // root or slot that would put other nodes there.
+    const f = el.firstChild;
+    if ((!f || (f === el.lastChild && f.nodeType === 3)) && el.localName !== 'slot' && !el.shadowRoot && !S.closed.has(el)) return f ? squash(f.data) : '';
     let out = '';
     const stack = [el];
     let guard = 0;
@@ -583,16 +587,20 @@ function vigilWalk(KEY, opts) {
     if (sr) I.observe(sr);
     // Shadow content first (it is what renders), then light children (slotted or fallback).
     // (one context for all the children of a host, shared: not one array per child)
-    const kids = host.children;
-    if (kids.length) {
-      const slotted = sr ? (host.shadowRoot ? 1 : 2) : 0;
-      const cx = [parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, slotted, ahid, bg, posEl, forced, null];
-      for (let i = kids.length - 1; i >= 0; i--) { stack.push(kids[i]); stackCx.push(cx); }
+    // (script, style and the like are never walked: not pushed)
+    let cx = null;
+    for (let c = host.lastElementChild; c; c = c.previousElementSibling) {
+      if (SKIP.has(c.localName)) continue;
+      if (!cx) cx = [parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, sr ? (host.shadowRoot ? 1 : 2) : 0, ahid, bg, posEl, forced, null];
+      stack.push(c); stackCx.push(cx);
     }
-    if (sr && sr.children.length) {
-      const sk = sr.children;
-      const cx = [parentRow, clip, posClip, true, ptr, atomic, dead, transp, null, 0, ahid, bg, posEl, forced, null];
-      for (let i = sk.length - 1; i >= 0; i--) { stack.push(sk[i]); stackCx.push(cx); }
+    if (sr) {
+      cx = null;
+      for (let c = sr.lastElementChild; c; c = c.previousElementSibling) {
+        if (SKIP.has(c.localName)) continue;
+        if (!cx) cx = [parentRow, clip, posClip, true, ptr, atomic, dead, transp, null, 0, ahid, bg, posEl, forced, null];
+        stack.push(c); stackCx.push(cx);
+      }
     }
   };
   // The context part of a row's memo (see sameCtx), shared by the children of one context.
@@ -1262,6 +1270,7 @@ function vigilWalk(KEY, opts) {
     const row = rows[i];
     if (!(row[7] & 8) && !(row[8] === 2 && row[4])) continue;
     const prev = S.info.get(row[1]);
+    if (prev && prev.n === row[4] && prev.x === row[9] && prev.y === row[10]) { newInfo.set(row[1], prev); continue; }
     let k;
     if (prev && prev.n === row[4]) k = prev.k;
     else { const ref = S.byId.get(row[1]); const el = ref && ref.deref(); k = el ? keyOf(el, row) : ''; }
@@ -1284,6 +1293,16 @@ function vigilWalk(KEY, opts) {
       if (ctx === undefined) { ctx = contentText(c, 80).slice(0, 80); ctxCache.set(c, ctx); }
     }
     return row[2] + '|' + row[3] + '|' + row[4] + '|' + ctx;
+  }
+
+  // Whether two row extras would serialize the same (plain objects, strings, numbers, booleans, null).
+  function sameJson(a, b) {
+    if (a === b) return true;
+    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) || Array.isArray(b)) return false;
+    const ka = Object.keys(a), kb = Object.keys(b);
+    if (ka.length !== kb.length) return false;
+    for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || !sameJson(a[ka[i]], b[kb[i]])) return false;
+    return true;
   }
 
   // Keep this walk for the next one, and send only the rows that changed since the last one the
@@ -1311,7 +1330,7 @@ function vigilWalk(KEY, opts) {
       if (eq) {
         const o = of[j];
         for (let f = 1; f < 14; f++) if (r[f] !== o[f]) { eq = false; break; }
-        if (eq && r[14] !== o[14]) eq = !!(r[14] && o[14]) && JSON.stringify(r[14]) === JSON.stringify(o[14]);
+        if (eq && r[14] !== o[14]) eq = !!(r[14] && o[14]) && sameJson(r[14], o[14]);
       }
       if (!eq) { ch.push(i); body.push(r); continue; }
       if (runN && i === runI + runN && j === runJ + runN) runN++;
