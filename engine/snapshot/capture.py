@@ -165,11 +165,13 @@ async def _occlusion_across_frames(page: PageTarget, parent: str, index: int, ch
             "arguments": [{"value": page.key}, {"value": index}, {"value": pts}]}, session_id=sid, timeout=5)
     except VigilError:
         return  # the frame is still walked; only this refinement is lost
+    mod = child.setdefault("_occ_mod", set())  # rows whose node is not made from the row the page sent
     for i, row, cover in zip(idx, todo, res.get("result", {}).get("value") or [], strict=False):
         if cover:  # a new row: the rows as the page sent them are kept for its next diff
             ex = dict(row[14]) if row[14] else {}
             ex["ob"], ex["obd"] = cover
             rows[i] = [*row[:7], row[7] | 2, *row[8:14], ex]
+            mod.add(i)
 
 
 async def _frame_ids_of_owners(page: PageTarget, frame_id: str) -> list[str | None]:
@@ -340,14 +342,13 @@ async def _capture_once(page: PageTarget, max_nodes: int | None, timeout: float,
     t_walked = time.perf_counter()
     with _no_gc():  # 25k small objects: the cyclic GC would run several times over them for nothing
         built = None
-        prev = main_data.get("_prev")
-        if memo is not None and not full and len(docs) == 1 and prev is not None and memo.last is not None:
-            # one document, a diff against the rows of the last tree: new nodes only where rows changed
-            built = build_reusing(main, main_data["rows"], main_data["par"], prev, memo.last)
+        if memo is not None and not full and memo.last is not None:
+            # diffs against the rows of the last tree: new nodes only where rows changed
+            built = build_reusing(docs, memo.last)
         if built is None:
             built = _build(docs)
         if memo is not None:
-            memo.keep(built if len(docs) == 1 else None)
+            memo.keep(built)
     t_built = time.perf_counter()
     timings["build"] = (t_built - t_walked) * 1000
     timings["capture"] = (t_built - t0) * 1000
@@ -376,7 +377,7 @@ def _build(docs: list[tuple[str, dict, str | None, str | None]]) -> Built:
     counts = {"structural": 0, "non-semantic": 0, "semantic": 0, "shadow": 0, "interactive": 0,
               "visible_interactive": 0}
     roots: dict[str, VirtualNode] = {}
-    first: list[VirtualNode] = []
+    per_doc: dict[str, list[VirtualNode]] = {}
     for frame_id, data, _parent_frame, owner_id in docs:
         rows = data.get("rows") or []
         par = data.get("par")
@@ -401,8 +402,7 @@ def _build(docs: list[tuple[str, dict, str | None, str | None]]) -> Built:
                 p.children.append(node)
             append(node)
             by_id[node.node_id] = node
-        if not first:
-            first = nodes
+        per_doc[frame_id] = nodes
         if nodes:
             roots[frame_id] = nodes[0]
             if owner_id is not None and owner_id in by_id:
@@ -414,5 +414,7 @@ def _build(docs: list[tuple[str, dict, str | None, str | None]]) -> Built:
                 if base:
                     for n in nodes:
                         n.depth += base
-    root = roots.get(docs[0][0]) if docs else None
-    return Built(docs[0][0] if docs else "", root, first, by_id, counts)
+    main = docs[0][0] if docs else ""
+    return Built(main, roots.get(main), per_doc.get(main, []), by_id, counts, -1, per_doc,
+                 {fid: set(d.get("_occ_mod") or ()) for fid, d, _, _ in docs},
+                 tuple((fid, pf, oid) for fid, _, pf, oid in docs))

@@ -10,7 +10,7 @@ of its walk: `full` or `incremental`, why, and how many rows were walked again.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.snapshot.vnode import VirtualNode, node_from_row
@@ -38,13 +38,15 @@ class WalkInfo:
 @dataclass
 class _Held:
     """One frame's rows as last received (`par`: each row's parent index; a row's own field 0 may be
-    stale after a diff), and the nodes built from them when they were built alone (one document)."""
+    stale after a diff), the nodes last built from them, and which of those were built from a row
+    changed after the walk (`mod`: cross-frame occlusion), so not from the row held here."""
 
     tok: str
     seq: int
     rows: list
     par: list
     nodes: list | None = None
+    mod: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,14 @@ class Prev:
     par: list
     same: list
     ch: list
+    mod: frozenset = frozenset()
 
 
 @dataclass
 class Built:
-    """A document's tree: root, nodes in row order, ID lookup and the counts a snapshot reports."""
+    """A page's tree: root, the main document's nodes in row order, ID lookup, the counts a snapshot
+    reports; per document its nodes in row order and the rows changed after the walk (`mods`), and
+    the documents' shape: (frame, parent frame, owner node ID) of each, in walk order."""
 
     frame_id: str
     root: VirtualNode | None
@@ -67,6 +72,9 @@ class Built:
     by_id: dict
     counts: dict
     made: int = -1  # nodes made anew when built from the last tree (-1: all of them, built afresh)
+    docs: dict = field(default_factory=dict)
+    mods: dict = field(default_factory=dict)
+    shape: tuple = ()
 
 
 class RowMemo:
@@ -99,7 +107,7 @@ class RowMemo:
             data["rows"] = rows
             par = parents(diff, held.par, rows)
             if held.nodes is not None:
-                data["_prev"] = Prev(held.nodes, held.par, diff["same"], diff["ch"])
+                data["_prev"] = Prev(held.nodes, held.par, diff["same"], diff["ch"], held.mod)
         else:
             rows = data.get("rows") or []
             par = [r[0] for r in rows]
@@ -109,15 +117,14 @@ class RowMemo:
             self._rows[frame_id] = _Held(data["tok"], data["seq"], list(rows), par)
 
     def keep(self, built: Built | None) -> None:
-        """Remember the tree just built from the held rows of its frame (None: nothing to reuse)."""
-        self.last = None
-        for h in self._rows.values():
-            h.nodes = None
-        if built is not None:
-            held = self._rows.get(built.frame_id)
-            if held is not None and len(held.rows) == len(built.nodes):
-                held.nodes = built.nodes
-                self.last = built
+        """Remember the tree just built from the held rows of each frame (None: nothing to reuse)."""
+        self.last = built
+        for fid, h in self._rows.items():
+            nodes = built.docs.get(fid) if built is not None else None
+            if nodes is not None and len(nodes) == len(h.rows):
+                h.nodes, h.mod = nodes, frozenset(built.mods.get(fid) or ()) if built is not None else frozenset()
+            else:
+                h.nodes, h.mod = None, frozenset()
 
     def forget(self, frame_id: str | None = None) -> None:
         self.last = None
@@ -204,23 +211,88 @@ def _count(counts: dict, n: VirtualNode, sign: int) -> None:
             counts["visible_interactive"] += sign
 
 
-def build_reusing(frame_id: str, rows: list, par: list, prev: Prev, last: Built) -> Built | None:
-    """The tree of one document after a diff, reusing the nodes of the last tree for every row that
-    kept its facts, its parent element and its depth. Only changed rows get new nodes, and their
-    ancestors new copies (a node's children list is never changed once a snapshot holds it); an
-    unchanged child of a copied node is re-pointed to the copy (same element, same facts — so an
-    older snapshot keeps its nodes, lookups and children, while a reused node's `parent` is the
-    newest node of its parent element). None when the diff cannot be applied (build afresh)."""
-    try:
-        return _build_reusing(frame_id, rows, par, prev, last)
-    except (IndexError, KeyError, TypeError):
+def build_reusing(docs: list[tuple[str, dict, str | None, str | None]], last: Built) -> Built | None:
+    """The page's tree after a walk, reusing the nodes of the last tree for every row that kept its
+    facts, its parent element and its depth. Only changed rows get new nodes, and their ancestors new
+    copies (a node's children list is never changed once a snapshot holds it; a frame's owner is
+    copied when the frame's root is new); an unchanged child of a copied node is re-pointed to the
+    copy (same element, same facts — so an older snapshot keeps its nodes, lookups and children,
+    while a reused node's `parent` is the newest node of its parent element). `docs`: (frame, walk
+    data with "rows" and "par", parent frame, owner node ID), parents first. None when the last tree
+    cannot be reused (other frames, or a diff that does not apply): then build afresh."""
+    shape = tuple((fid, pf, oid) for fid, _, pf, oid in docs)
+    if not docs or shape != last.shape:
         return None
+    try:
+        plans = _plan_all(docs, last)
+    except (IndexError, KeyError, TypeError, ValueError, StopIteration):
+        return None
+    if plans is None:
+        return None
+    return _link(docs, plans, last, shape)
 
 
-def _build_reusing(frame_id: str, rows: list, par: list, prev: Prev, last: Built) -> Built | None:
+@dataclass
+class _Plan:
+    nodes: list           # the document's nodes in row order: reused ones and the new ones
+    order: list           # row indices of the new nodes, ascending
+    fresh: set            # of those, the ones made from their row (the rest are copies)
+    gone: list            # nodes of the last tree that are not in this one
+    base: int             # depth of the document's root
+    owner_index: int      # the owner's row in the parent document (-1: the main document)
+
+
+def _plan_all(docs: list, last: Built) -> dict[str, _Plan] | None:
+    base: dict[str, int] = {}
+    owner_index: dict[str, int] = {}
+    data_of = {fid: data for fid, data, _, _ in docs}
+    for fid, _data, pf, oid in docs:  # parents first: each document's depth from its owner's
+        if pf is None:
+            base[fid], owner_index[fid] = 0, -1
+            continue
+        pdata = data_of[pf]
+        prow, ppar = pdata["rows"], pdata["par"]
+        k = next(e[0] for e in pdata.get("frames") or () if prow[e[0]][1] == oid)
+        owner_index[fid] = k
+        d = 0
+        while ppar[k] >= 0:
+            d, k = d + 1, ppar[k]
+        base[fid] = base[pf] + d + 1
+    marks: dict[str, set] = {fid: set() for fid, _, _, _ in docs}
+    plans: dict[str, _Plan] = {}
+    for fid, data, pf, oid in reversed(docs):  # children first: a new frame root copies its owner
+        plan = _plan(fid, data, oid, base[fid], marks[fid], last)
+        if plan is None:
+            return None
+        plan.owner_index = owner_index[fid]
+        plans[fid] = plan
+        old_doc = last.docs.get(fid) or []
+        if pf is not None and (plan.nodes[0] if plan.nodes else None) is not (old_doc[0] if old_doc else None):
+            marks[pf].add(owner_index[fid])  # the owner's children list changes
+    return plans
+
+
+def _plan(fid: str, data: dict, owner_id: str | None, base: int, extra: set, last: Built) -> _Plan | None:
+    rows, par = data["rows"], data["par"]
+    n = len(rows)
+    prev: Prev | None = data.get("_prev")
+    old_doc = last.docs.get(fid) or []
+    if n != len(par):
+        return None
+    if not n:
+        return _Plan([], [], set(), list(old_doc), base, -1)
+    if par[0] != -1:
+        return None
+    if prev is None or prev.nodes is not old_doc or not old_doc:
+        made = [node_from_row(r, fid) for r in rows]  # nothing to reuse in this document
+        made[0].depth = base
+        for i in range(1, n):
+            q = made[par[i]]
+            made[i].parent, made[i].depth = q, q.depth + 1
+        return _Plan(made, list(range(n)), set(range(n)), list(old_doc), base, -1)
     old, old_par, same = prev.nodes, prev.par, prev.same
-    n, m = len(rows), len(old)
-    if not n or not m or len(par) != n or len(old_par) != m or last.nodes is not old or par[0] != -1:
+    m = len(old)
+    if len(old_par) != m:
         return None
     nodes: list[Any] = [None] * n
     covered = bytearray(m)
@@ -230,16 +302,38 @@ def _build_reusing(frame_id: str, rows: list, par: list, prev: Prev, last: Built
         covered[j:j + ln] = b"\x01" * ln
     if len(nodes) != n:
         return None
+    by_j = sorted(runs, key=lambda r: r[1])
+    j_starts = [r[1] for r in by_j]
+    i_starts = [r[0] for r in runs]
+
+    def new_index(j: int) -> int:
+        k = bisect_right(j_starts, j) - 1
+        if k >= 0:
+            i0, j0, ln = by_j[k]
+            if j < j0 + ln:
+                return i0 + j - j0
+        return -1
+
     fresh = set(prev.ch)
     moved: list[tuple[VirtualNode, int]] = []  # kept facts, but another parent element or depth
+    # rows whose node was (or is to be) made from a row changed after the walk: never reused
+    suspect = {new_index(j) for j in prev.mod} | set(data.get("_occ_mod") or ())
+    suspect.discard(-1)
+    for i in suspect:
+        if nodes[i] is not None:
+            moved.append((nodes[i], i))
+            nodes[i] = None
+            fresh.add(i)
     depth_new: dict[int, int] = {}
     o = nodes[0]
-    if o is None or o.parent is not None:
-        if o is not None:
+    if o is not None:
+        op = o.parent
+        if o.depth != base or (op is None) != (owner_id is None) or (op is not None and op.node_id != owner_id):
             moved.append((o, 0))
-        nodes[0] = None
+            nodes[0] = None
+    if nodes[0] is None:
         fresh.add(0)
-        depth_new[0] = 0
+        depth_new[0] = base
     for i in range(1, n):  # parents before children: each row's parent is decided first
         o = nodes[i]
         p = par[i]
@@ -261,20 +355,9 @@ def _build_reusing(frame_id: str, rows: list, par: list, prev: Prev, last: Built
         fresh.add(i)
         moved.append((o, i))
     # Nodes whose children list changes: parents of new nodes, the new place of the old parent of
-    # every row that left or moved, and (for order) the parents at every run's start, old and new.
-    by_j = sorted(runs, key=lambda r: r[1])
-    j_starts = [r[1] for r in by_j]
-    i_starts = [r[0] for r in runs]
-
-    def new_index(j: int) -> int:
-        k = bisect_right(j_starts, j) - 1
-        if k >= 0:
-            i0, j0, ln = by_j[k]
-            if j < j0 + ln:
-                return i0 + j - j0
-        return -1
-
-    marks = {par[i] for i in fresh if i > 0}
+    # every row that left or moved, (for order) the parents at every run's start, old and new, and
+    # owners whose frame has a new root (`extra`).
+    marks = {par[i] for i in fresh if i > 0} | extra
     for i, j, ln in runs:
         if ln:
             if i > 0:
@@ -300,36 +383,68 @@ def _build_reusing(frame_id: str, rows: list, par: list, prev: Prev, last: Built
         while k >= 0 and k not in copied and k not in fresh:
             copied.add(k)
             k = par[k]
-    counts = dict(last.counts)
-    by_id = dict(last.by_id)
-    for g in gone:
-        _count(counts, g, -1)
-        if by_id.get(g.node_id) is g:
-            del by_id[g.node_id]
     order = sorted(fresh | copied)
     for i in order:
-        if i in fresh:
-            node = node_from_row(rows[i], frame_id)
-            _count(counts, node, 1)
-        else:
-            node = nodes[i].copy_unlinked()
+        node = node_from_row(rows[i], fid) if i in fresh else nodes[i].copy_unlinked()
         nodes[i] = node
-        by_id[node.node_id] = node
         p = par[i]
         if p >= 0:
             q = nodes[p]
             node.parent = q
             node.depth = q.depth + 1
-    if len(by_id) != n:
+        else:
+            node.depth = base
+    return _Plan(nodes, order, fresh, gone, base, -1)
+
+
+def _link(docs: list, plans: dict[str, _Plan], last: Built, shape: tuple) -> Built | None:
+    """Counts and lookups by difference, then the links of the new nodes (the only changes to nodes
+    the last tree holds — its nodes' `parent` — come after every check)."""
+    counts = dict(last.counts)
+    by_id = dict(last.by_id)
+    total = made = 0
+    for plan in plans.values():
+        g: VirtualNode
+        for g in plan.gone:
+            _count(counts, g, -1)
+            if by_id.get(g.node_id) is g:
+                del by_id[g.node_id]
+    for plan in plans.values():
+        total += len(plan.nodes)
+        made += len(plan.order)
+        nodes, fresh = plan.nodes, plan.fresh
+        for i in plan.order:
+            node = nodes[i]
+            by_id[node.node_id] = node
+            if i in fresh:
+                _count(counts, node, 1)
+    if len(by_id) != total:
         return None
-    if order:
-        new = set(order)
-        for i in range(1, n):
-            p = par[i]
-            if p in new:
-                c = nodes[i]
-                q = nodes[p]
-                q.children.append(c)
-                if c.parent is not q:
-                    c.parent = q
-    return Built(frame_id, nodes[0], nodes, by_id, counts, len(order))
+    news = {fid: set(plan.order) for fid, plan in plans.items()}
+    for fid, data, _, _ in docs:
+        plan = plans[fid]
+        if plan.order:
+            new = news[fid]
+            nodes, par = plan.nodes, data["par"]
+            for i in range(1, len(nodes)):
+                p = par[i]
+                if p in new:
+                    c = nodes[i]
+                    q = nodes[p]
+                    q.children.append(c)
+                    if c.parent is not q:
+                        c.parent = q
+    for fid, _, pf, _ in docs:  # a frame's root is its owner's last child
+        plan = plans[fid]
+        if pf is None or not plan.nodes:
+            continue
+        owner = plans[pf].nodes[plan.owner_index]
+        root = plan.nodes[0]
+        if plan.owner_index in news[pf]:  # a new owner: its children so far are its own document's
+            owner.children.append(root)
+        if root.parent is not owner:
+            root.parent = owner
+    main = plans[docs[0][0]]
+    mods = {fid: set(d.get("_occ_mod") or ()) for fid, d, _, _ in docs}
+    return Built(docs[0][0], main.nodes[0] if main.nodes else None, main.nodes, by_id, counts, made,
+                 {fid: p.nodes for fid, p in plans.items()}, mods, shape)
