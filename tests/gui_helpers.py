@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -137,10 +138,17 @@ def screen_named(size: str):
 @contextlib.contextmanager
 def open_window(qtbot, url: str, *, screen=None, settings=None, timeout: float = 60.0):
     """The window (its own engine) on `url`, placed on `screen` (default: as the app places it);
-    shut down (loop, screencast, browser) and closed afterwards."""
+    shut down (loop, screencast, browser) and closed afterwards. Without `settings` it keeps its
+    layout in a file of its own, so no window opens at the size another test left behind."""
+    from PySide6.QtCore import QSettings
+
     from gui.controller import Supervisor
     from gui.main_window import MainWindow
 
+    own = None
+    if settings is None:
+        own = tempfile.TemporaryDirectory(prefix="vigil-window-")
+        settings = QSettings(os.path.join(own.name, "window.ini"), QSettings.IniFormat)
     window = MainWindow(Supervisor(), settings=settings)
     qtbot.addWidget(window)
     window.place_on(screen)
@@ -151,6 +159,8 @@ def open_window(qtbot, url: str, *, screen=None, settings=None, timeout: float =
     finally:
         run(qtbot, window.shutdown(), 40)
         assert window.sup.browser is None and window.sup.sessions is None
+        if own is not None:
+            own.cleanup()
 
 
 def wait_fitted(qtbot, window, timeout: float = 15.0) -> None:

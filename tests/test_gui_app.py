@@ -33,8 +33,9 @@ def _survivors(mark: str) -> list[int]:
 def test_window_smoke_screenshot_and_clean_exit(server, tmp_path):
     shot = tmp_path / "window.png"
     mark = f"VIGIL_TEST_MARK={uuid.uuid4().hex}"
+    home = tmp_path / "home"  # its own: a window another test closed would hand it its saved size
     env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={SCREENS_FILE}",
-           mark.split("=")[0]: mark.split("=")[1]}
+           mark.split("=")[0]: mark.split("=")[1], "VIGIL_HOME": str(home)}
     p = subprocess.run([sys.executable, "-m", "gui.launcher", "gui", server.url("offline_shop.html"),
                         "--screenshot", str(shot), "--quit-after-load"], capture_output=True, text=True,
                        timeout=120, cwd=ROOT, env=env)
@@ -46,7 +47,7 @@ def test_window_smoke_screenshot_and_clean_exit(server, tmp_path):
     colours = img.convert("RGB").resize((64, 40)).getcolors(4096)
     assert colours is None or len(colours) > 20
     assert _survivors(mark.split("=")[1]) == [], "Chromium or the driver outlived the window"
-    assert (Path(os.environ["VIGIL_HOME"]) / "window.ini").exists(), "the layout is kept in the private VIGIL_HOME"
+    assert (home / "window.ini").exists(), "the layout is kept in the private VIGIL_HOME"
 
 
 def test_a_page_that_cannot_be_opened_fails_the_screenshot_run(tmp_path):
