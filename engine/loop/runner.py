@@ -13,6 +13,7 @@ an unrecoverable page error such as a crashed tab (error) — never with an exce
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -68,6 +69,7 @@ log = logging.getLogger("vigil.loop")
 
 FATAL_CODES = {ErrorCode.TAB_CRASHED: TabCrashedError, ErrorCode.BROWSER_CLOSED: BrowserClosedError}
 DEFAULT_TARGET_TIMEOUT_MS = 5000
+WRITES_TIMEOUT_S = 60.0  # how long a run's end waits for its background writes
 
 
 class _Stopped(Exception):
@@ -113,9 +115,16 @@ class AgentLoop:
         self.task = ""
         self.start_domain = ""
         self._prev_snap: DomSnapshot | None = None
+        # the last step's after picture with the snapshot taken just before it, on that page: the next
+        # step's before picture when the page is unchanged since (the snapshot cache hands back the same
+        # snapshot only while no mutation, scroll, resize, navigation or action happened)
+        self._last_after: tuple[DomSnapshot, Screenshot | None, object] | None = None
         self._exchange: dict[str, Any] | None = None  # the planner's exchange for the step being worked on
         self._warnings: list[str] = []      # instruction-like page text in the current observation
         self._stop_requested = False
+        self._failure: str | None = None  # why a helper (the session store) ended the run: fail_run()
+        # background writes of this run (the session store's): the run waits for them before it ends
+        self._writes: list[concurrent.futures.Future] = []
         self._stop_event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         # a person's standing grants (engine.store.grants): (action, page URL) → what covers it, or None;
@@ -138,6 +147,37 @@ class AgentLoop:
         else:
             self._loop.call_soon_threadsafe(self._stop_event.set)
 
+    def fail_run(self, reason: str) -> None:
+        """End the run with an error (`reason`) as soon as it can stop, as `stop()` does: for a helper that
+        cannot go on, e.g. the session store failing to record a step. Safe from any thread."""
+        if self._failure is None:
+            self._failure = reason
+        self.stop()
+
+    def track_write(self, fut: concurrent.futures.Future) -> None:
+        """A background write of this run (a step stored by the session store): the run does not end
+        before it has finished — with Stop, a crash or cancellation too (then waited for a bounded time)."""
+        self._writes = [f for f in self._writes if not f.done()]
+        self._writes.append(fut)
+
+    async def _drain_writes(self, timeout: float = WRITES_TIMEOUT_S) -> str | None:
+        """Wait for the run's background writes; what went wrong, or None."""
+        pending = [f for f in self._writes if not f.done()]
+        if pending:
+            _, late = await asyncio.to_thread(concurrent.futures.wait, pending, timeout)
+            if late:
+                return (f"{len(late)} write(s) of the session store did not finish within {timeout:g} s; "
+                        "the last steps may be missing from the session.")
+        return None
+
+    def _drain_writes_now(self, timeout: float = WRITES_TIMEOUT_S) -> None:
+        """The same from a run being cancelled (no awaiting): block for the pending writes, bounded."""
+        pending = [f for f in self._writes if not f.done()]
+        if pending:
+            _, late = concurrent.futures.wait(pending, timeout)
+            if late:
+                log.error("%d session store write(s) still pending after %g s at cancellation", len(late), timeout)
+
     async def run(self, task: str) -> RunResult:
         """Run the task to its end and return what happened. Never raises (except cancellation)."""
         self._loop = asyncio.get_running_loop()
@@ -145,7 +185,9 @@ class AgentLoop:
         if self._stop_requested:
             self._stop_event.set()
         self.journal = j = RunJournal(self.bus)
+        self._failure, self._writes = None, []
         self.task, self.start_domain, self._prev_snap = task, "", None
+        self._last_after = None
         j.set_state("observing", "running", detail=task)
         j.message("user", task)
         self.watch.totals = dict.fromkeys(self.watch.totals, 0)
@@ -159,13 +201,17 @@ class AgentLoop:
         except VigilError as exc:  # TabCrashedError, BrowserClosedError, SnapshotError, a failing planner …
             end = _End("error", reason=exc.message)
         except asyncio.CancelledError:
-            self._finish(_End("interrupted", reason="The run was cancelled."))
+            self._drain_writes_now()  # Ctrl+C: the steps already recorded reach the store first
+            self._finish(_End("interrupted", reason=self._failure or "The run was cancelled."))
             raise
         except Exception as exc:  # a bug must still end the run cleanly
             log.exception("agent loop failed")
             end = _End("error", reason=f"Internal error in the loop: {type(exc).__name__}: {exc}")
         finally:
             self.watch.stop()
+        late = await self._drain_writes()
+        if self._failure is not None or late:  # a step that could not be stored ends the run as an error
+            end = _End("error", reason=self._failure or late)
         return self._finish(end)
 
     def _finish(self, end: _End) -> RunResult:
@@ -217,6 +263,14 @@ class AgentLoop:
         self.journal.set_state("observing")
         self.page.check_alive()
         t = time.monotonic()
+        last = self._last_after
+        if last is not None and last[2] is self.page:
+            # the last step ended on a settled page and took this snapshot after it: when the page still
+            # has that very snapshot (nothing changed since), it is still settled and needs no wait
+            snap = await self.page.snapshot()
+            if snap is last[0]:
+                self._publish_snapshot(snap, index, _ms(t))
+                return snap
         try:
             await self.page.wait_stable(since=0.0)  # quiet measured from the last change, not from now
         except (TabCrashedError, BrowserClosedError):
@@ -304,10 +358,13 @@ class AgentLoop:
             if decision.kind in ("skip", "reject"):
                 return self._declined(decision, p, msg, draft)
             in_page = decision.kind == "take_over" and decision.action is None
-            # the picture before the step, then the page as it is right before input is dispatched
-            shot_before = None if in_page else await self._shot()
+            # the page as it is right before input is dispatched, and its picture (the last step's after
+            # picture when nothing changed since it was taken)
             fresh = await self.page.snapshot()
             self._publish_snapshot(fresh, index, 0)
+            t_shot = time.monotonic()
+            shot_before = None if in_page else self._unchanged_shot(fresh) or await self._shot()
+            timings["screenshots"] = _ms(t_shot)
             if in_page:
                 return await self._human_in_page(p, msg, draft, fresh, timings["approval"])
             try:
@@ -507,7 +564,6 @@ class AgentLoop:
         if types_secret(action, node) and action.text:
             self.journal.learn_secret(action.text)
             self.page.remember_secret(action.text)  # so no picture shows it either
-        t = time.monotonic()
         self.journal.set_state("acting")
         t_act = time.monotonic()
         acted_on = self.page
@@ -529,13 +585,19 @@ class AgentLoop:
                 timings[phase] = parts[phase]
         timings["act"] = round(max(0.0, whole - timings.get("settle", 0) - timings.get("verify", 0)), 1)
         self.journal.set_state("verifying")
+        # the page after the step: its snapshot first, then its picture, so that the next step may reuse
+        # the picture when its own snapshot is this same one (nothing changed after this snapshot)
+        snap_after = await self._after_snapshot()
+        t_shot = time.monotonic()
         shot_after = await self._shot()
-        timings["screenshots"] = round(_ms(t) - whole, 1)
+        timings["screenshots"] = round(timings.get("screenshots", 0) + _ms(t_shot), 1)
+        settled = bool((result.data or {}).get("settled")) and result.success
+        self._last_after = (snap_after, shot_after, self.page) if snap_after is not None and settled else None
         artifacts = None
         if self.artifacts:
             artifacts = StepArtifacts(screenshot_before=shot_before.jpeg if shot_before else None,
                                       screenshot_after=shot_after.jpeg if shot_after else None,
-                                      snapshot_before=fresh, snapshot_after=await self._after_snapshot())
+                                      snapshot_before=fresh, snapshot_after=snap_after)
         before = shot_before.phash if shot_before else None
         after = shot_after.phash if shot_after else None
         index = draft.index
@@ -608,6 +670,14 @@ class AgentLoop:
         except Exception as exc:  # a missing picture never stops a run
             log.debug("screenshot failed: %s", exc)
             return None
+
+    def _unchanged_shot(self, snap: DomSnapshot) -> Screenshot | None:
+        """The last step's after picture when `snap` is the very snapshot taken right before it on this
+        page (so the page has not changed since that picture), else None."""
+        last = self._last_after
+        if last is None or last[1] is None or last[0] is not snap or last[2] is not self.page:
+            return None
+        return last[1]
 
     async def _after_snapshot(self) -> DomSnapshot | None:
         """The page right after a step (for the record's after picture), or None if it cannot be taken."""

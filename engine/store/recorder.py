@@ -2,15 +2,21 @@
 
 The first task run in a tab creates the session (titled `{domain}: {task}`); later tasks in the same
 tab append to it (messages and steps carry on numbering), and navigating keeps it — the session's
-url and domain follow the page. The recorder listens to the loop's event bus with a synchronous
-callback, so each step (record, screenshots, snapshots) is committed before the loop goes on to
-the next one. A failing store never breaks a run: the first failure is kept in `error` (and
-logged) for the UI to show, and recording stops.
+url and domain follow the page. The recorder listens to the loop's event bus. Each step (record,
+screenshots, snapshots) is committed in the callback, before the loop goes on to the next one — a
+killed process never loses a recorded step; the chat messages and plan updates around it go to the
+store's background writer (`engine.store.writer`: one thread, in order, flushed before each step
+is written), so their fsyncs are off the loop's critical path. The loop waits for every write of a
+run before the run ends (`AgentLoop.track_write`), `finish()` flushes, and so does `Store.close()`
+(a run ended by Ctrl+C). A failing write ends the run with a clear error (`AgentLoop.fail_run`) — never
+a run that goes on unrecorded without saying so; the first failure is kept in `error` (and logged)
+for the UI to show, and recording stops.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +29,7 @@ from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.stored import snapshot_bytes
 from engine.store.downloads import downloads_folder
 from engine.store.store import Store
+from engine.store.writer import WRITER_THREAD
 
 log = logging.getLogger("vigil.store")
 
@@ -34,10 +41,11 @@ SNAPSHOT_ROLES = ("snapshot_before", "snapshot_after")
 class SessionRecorder:
     """`rec.start(loop, task, url, planner=…, policy=…)` before `loop.run(task)`, `rec.finish(result)` after."""
 
-    def __init__(self, store: Store, session_id: str | None = None):
+    def __init__(self, store: Store, session_id: str | None = None, *, background: bool = True):
         self.store = store
         self.session_id = session_id
         self.error: str | None = None
+        self.background = background  # writes on the store's writer thread (False: written in the callback)
         self._url: str | None = None
         self._seq0 = self._step0 = 0
         self._plan_steps: list[str] | None = None
@@ -85,6 +93,8 @@ class SessionRecorder:
         if self._downloads is not None:  # downloads after the run are not this session's
             self._downloads.folder = None
             self._downloads = None
+        if self.background and not self.store.writer.flush():
+            self._failed(VigilError("the last writes did not finish within 60 s", code=ErrorCode.STORE_ERROR))
         if self.session_id is None or self.error:
             return
         try:
@@ -122,35 +132,60 @@ class SessionRecorder:
     def _on_event(self, ev: LoopEvent) -> None:
         if self.error or self.session_id is None:
             return
+        sid = self.session_id
         if self._loop is not None and not self._loop.journal.secrets <= self._secrets:
             self._secrets |= self._loop.journal.secrets
-            try:  # what was written before the secret was known (the task may spell it out) is redacted
-                self.store.redact(self.session_id, self._secrets)
-            except VigilError as exc:
-                self._failed(exc)
-                return
+            secrets = frozenset(self._secrets)
+            # what was written before the secret was known (the task may spell it out) is redacted
+            self._write(lambda: self.store.redact(sid, secrets), "redacting a typed secret")
         if isinstance(ev, (MessageAdded, PlanUpdated)):  # step records come scrubbed by the loop already
             ev = scrub_known(ev, self._secrets)
-        try:
-            if isinstance(ev, MessageAdded):
-                m = ev.message
-                update: dict[str, Any] = {"sequenceNumber": m.sequenceNumber + self._seq0}
-                step = m.metadata.get("step_index")
-                if isinstance(step, int) and self._step0:  # the step it speaks of, numbered as stored
-                    update["metadata"] = {**m.metadata, "step_index": step + self._step0}
-                self.store.add_message(self.session_id, m.model_copy(update=update))
-            elif isinstance(ev, PlanUpdated):
-                steps = [s.description for s in ev.plan.steps]
-                self.store.save_plan(self.session_id, ev.plan, new_version=steps != self._plan_steps)
-                self._plan_steps = steps
-            elif isinstance(ev, StepRecorded):
-                self._step(ev)
-        except VigilError as exc:
-            self._failed(exc)
-        except Exception as exc:  # noqa: BLE001 — a store bug must not end the run; it is reported
-            log.exception("recording the session failed")
-            self._failed(VigilError(f"Recording the session failed: {type(exc).__name__}: {exc}",
-                                    code=ErrorCode.STORE_ERROR))
+        if isinstance(ev, MessageAdded):
+            m = ev.message
+            update: dict[str, Any] = {"sequenceNumber": m.sequenceNumber + self._seq0}
+            step = m.metadata.get("step_index")
+            if isinstance(step, int) and self._step0:  # the step it speaks of, numbered as stored
+                update["metadata"] = {**m.metadata, "step_index": step + self._step0}
+            msg = m.model_copy(update=update)
+            self._write(lambda: self.store.add_message(sid, msg), f"message {msg.sequenceNumber}")
+        elif isinstance(ev, PlanUpdated):
+            steps = [s.description for s in ev.plan.steps]
+            plan, new = ev.plan, steps != self._plan_steps
+            self._plan_steps = steps
+            self._write(lambda: self.store.save_plan(sid, plan, new_version=new), "the plan")
+        elif isinstance(ev, StepRecorded):
+            # a step is committed before the loop goes on (a killed process never loses a recorded step);
+            # the messages and plan updates around it are written in the background, before it, in order
+            self._write(lambda: self._step(ev), f"step {ev.record.index + self._step0}", now=True)
+
+    def _write(self, fn: Callable[[], object], what: str, *, now: bool = False) -> None:
+        """Run one write: on the writer thread (tracked by the run, which waits for it), or — `now`, or
+        without a background writer — here, after the writes queued before it."""
+        def run() -> None:
+            if self.error:  # recording stopped at an earlier failure
+                return
+            try:
+                fn()
+            except VigilError as exc:
+                self._failed(exc, what)
+                raise
+            except Exception as exc:
+                log.exception("recording the session failed")
+                self._failed(VigilError(f"Recording the session failed: {type(exc).__name__}: {exc}",
+                                        code=ErrorCode.STORE_ERROR), what)
+                raise
+        if now or not self.background:
+            if self.background and not self.store.writer.flush():
+                self._failed(VigilError("earlier writes did not finish within 60 s", code=ErrorCode.STORE_ERROR), what)
+                return
+            try:
+                run()
+            except Exception:  # noqa: BLE001 — kept in `error` and reported to the run by _failed
+                pass
+            return
+        fut = self.store.writer.submit(run, f"storing {what}")
+        if self._loop is not None:
+            self._loop.track_write(fut)
 
     def _step(self, ev: StepRecorded) -> None:
         if self.session_id is None:
@@ -172,14 +207,23 @@ class SessionRecorder:
             self.page_moved(rec.url_after)
 
     def _snapshot_bytes(self, snap: DomSnapshot) -> bytes:
-        if self._snap_cache is not None and self._snap_cache[0] is snap:
-            return self._snap_cache[1]
+        cached = self._snap_cache
+        if cached is not None and cached[0] is snap:
+            return cached[1]
         data = scrub_known(snapshot_bytes(snap), self._secrets)
         self._snap_cache = (snap, data)
         return data
 
-    def _failed(self, exc: VigilError) -> None:
-        if self.error is None:
+    def _failed(self, exc: VigilError, what: str | None = None) -> None:
+        """Recording stops at the first failure; a running loop is told and ends with this error. From
+        the writer thread the loop's subscription is left alone (the callback sees `error` and returns)."""
+        first = self.error is None
+        if first:
             log.error("session store: %s", exc.message)
         self.error = (f"This run is not being recorded: {exc.message}")
-        self.stop_listening()
+        loop = self._loop
+        if first and loop is not None and self._unsubscribe is not None:
+            loop.fail_run(f"The session store failed while storing {what or 'the run'}: {exc.message} "
+                          "The run was stopped so that no step goes unrecorded (the steps before it are stored).")
+        if not threading.current_thread().name.startswith(WRITER_THREAD):
+            self.stop_listening()

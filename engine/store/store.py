@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -42,6 +43,9 @@ from engine.errors import ErrorCode
 from engine.loop.policy import site_of
 from engine.models import ChatMessage, Plan, StepRecord
 from engine.store.schema import StoreError, check_header, check_not_newer, corrupt_error, migrate
+from engine.store.writer import BackgroundWriter
+
+log = logging.getLogger("vigil.store")
 
 DB_NAME = "sessions.db"
 BUSY_TIMEOUT_MS = 15000
@@ -184,6 +188,15 @@ class Store:
         self._lock = threading.RLock()
         self._pid = os.getpid()
         self._token = process_token(self._pid) or ""
+        self._writer: BackgroundWriter | None = None
+
+    @property
+    def writer(self) -> BackgroundWriter:
+        """This store's background writer (one thread, writes in order; `engine.store.writer`), started
+        on first use; `close()` waits for its pending writes before closing the connection."""
+        if self._writer is None:
+            self._writer = BackgroundWriter()
+        return self._writer
 
     @classmethod
     def open(cls, path: str | Path | None = None) -> Store:
@@ -226,6 +239,10 @@ class Store:
         return store
 
     def close(self) -> None:
+        """Close the store after every pending background write has run (a run stopped by Ctrl+C still
+        gets its last steps written); a write that fails then is logged and kept in `writer.errors`."""
+        if self._writer is not None and not self._writer.close():
+            log.error("session store: background writes still running at close; the last steps may be missing")
         with self._lock:
             self._conn.close()
 
