@@ -167,9 +167,13 @@ def _p50(xs: list[float]) -> float:
     return round(statistics.median(xs), 1) if xs else 0.0
 
 
-async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, recorder=None) -> list:
-    """Run the steps `rounds` times as one auto-approved scripted run; the StepRecords, in order."""
+async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, recorder=None,
+                 walls: list[float] | None = None) -> list:
+    """Run the steps `rounds` times as one auto-approved scripted run; the StepRecords, in order. With
+    `walls`, each step's wall time is appended: from the previous step's record (the run's start for
+    the first) to its own — everything the loop does for it, the writes after the record included."""
     from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
+    from engine.models import StepRecorded
 
     script = [s.script(start + r) for r in range(rounds) for s in steps]
     for st in script:  # addresses relative to the page's
@@ -180,6 +184,8 @@ async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, 
     loop = AgentLoop(tab, ScriptedPlanner(script), gate=AutoApprove(), policy="auto", max_steps=len(script) + 2)
     if recorder is not None:
         recorder.start(loop, "bench step", url, planner="script", policy="auto")
+    stamps: list[float] = [time.perf_counter()]
+    loop.bus.subscribe(lambda ev: stamps.append(time.perf_counter()) if isinstance(ev, StepRecorded) else None)
     result = await loop.run("bench step")
     if recorder is not None:
         recorder.finish(result)
@@ -190,6 +196,8 @@ async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, 
                            f"{bad[0].result.message if bad[0].result else bad[0].note}")
     if len(recs) < len(script):
         raise RuntimeError(f"bench run on {url} stopped after {len(recs)} of {len(script)} steps")
+    if walls is not None:
+        walls.extend((b - a) * 1000 for a, b in zip(stamps[: len(script)], stamps[1: len(script) + 1], strict=True))
     return recs[: len(script)]
 
 
@@ -203,11 +211,16 @@ async def _playwright(page, base: str, steps: list[Step], rounds: int, start: in
     return out
 
 
-def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]]) -> dict:
+def _empty() -> dict[str, list[float]]:
+    return {"total": [], **{p: [] for p in PHASES}, "dispatch": [], "pw": [], "wall": []}
+
+
+def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]], walls: list[float]) -> dict:
     kinds: dict[str, dict] = {}
     for i, rec in enumerate(recs):
         k = steps[i % len(steps)].kind
-        d = kinds.setdefault(k, {"total": [], **{p: [] for p in PHASES}, "dispatch": [], "pw": []})
+        d = kinds.setdefault(k, _empty())
+        d["wall"].append(walls[i])
         tm = rec.timings_ms
         d["total"].append(tm.get("total", 0.0))
         for p in PHASES:
@@ -215,23 +228,28 @@ def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]]) -> dic
         rt = rec.result.timings_ms if rec.result else {}
         d["dispatch"].append(rt.get("locate", 0.0))
     for k, ms in pw:
-        kinds.setdefault(k, {"total": [], **{p: [] for p in PHASES}, "dispatch": [], "pw": []})["pw"].append(ms)
+        kinds.setdefault(k, _empty())["pw"].append(ms)
     out = {}
     for k, d in kinds.items():
-        d["other"] = [t - sum(d[p][j] for p in PHASES) for j, t in enumerate(d["total"])]
-        row = {p: _p50(d[p]) for p in ("total", *PHASES, "dispatch", "other")}
+        # other: the step's wall time that no phase accounts for (events, the record and its writes, the
+        # loop's own work; the writes after the record are in it since `wall` runs to the next record)
+        d["other"] = [w - sum(d[p][j] for p in PHASES) for j, w in enumerate(d["wall"])]
+        row = {p: _p50(d[p]) for p in ("total", "wall", *PHASES, "dispatch", "other")}
         row["playwright_ms"] = _p50(d["pw"])
-        row["ratio"] = round(row["total"] / max(row["playwright_ms"], 1e-6), 2)
+        row["ratio"] = round(row["wall"] / max(row["playwright_ms"], 1e-6), 2)
         row["n"] = len(d["total"])
         out[k] = row
     return out
 
 
-async def bench_step(rounds: int = 5, long_steps: int = 0) -> dict:
+async def bench_step(rounds: int = 5, long_steps: int = 0, record: bool = True) -> dict:
     from engine import launch
+    from engine.store import Store
+    from engine.store.recorder import SessionRecorder
 
     pages: list[dict[str, Any]] = []
-    with serve_directory(ASSETS / "demo") as demo, serve_directory(CORPUS_DIR) as corpus:
+    with serve_directory(ASSETS / "demo") as demo, serve_directory(CORPUS_DIR) as corpus, \
+            tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp, "step.db")) as store:
         suites = [("demo shop", demo + "index.html", demo, DEMO),
                   ("demo shop", demo + "index.html", demo, [NAVIGATE]),
                   ("todomvc-react", corpus + "todomvc-react.html", corpus, TODO),
@@ -244,7 +262,10 @@ async def bench_step(rounds: int = 5, long_steps: int = 0) -> dict:
                     await _vigil(tab, url, [Step("click", lambda i: {"action": "click", "target": {
                         "role": "button", "name": "Accept"}}, _pw_add)], 1)
                 await _vigil(tab, url, steps, 1, start=1)  # warm-up (a different option, the other page)
-                recs = await _vigil(tab, url, steps, rounds)
+                walls: list[float] = []
+                # recorded as `vigil run` and the window record (--no-record: as a run without a store)
+                recs = await _vigil(tab, url, steps, rounds, recorder=SessionRecorder(store) if record else None,
+                                    walls=walls)
                 await tab.close()
                 pw_tab = await browser.new_tab(url)
                 page = pw_tab.page
@@ -254,11 +275,11 @@ async def bench_step(rounds: int = 5, long_steps: int = 0) -> dict:
                 pw = await _playwright(page, base, steps, rounds)
                 await pw_tab.close()
                 if pages and pages[-1]["page"] == name:
-                    pages[-1]["kinds"].update(_per_kind(steps, recs, pw))
+                    pages[-1]["kinds"].update(_per_kind(steps, recs, pw, walls))
                 else:
-                    pages.append({"page": name, "kinds": _per_kind(steps, recs, pw)})
+                    pages.append({"page": name, "kinds": _per_kind(steps, recs, pw, walls)})
             long_run = await _long_run(browser, demo, long_steps) if long_steps else None
-    return {"rounds": rounds, "pages": pages, "long_run": long_run}
+    return {"rounds": rounds, "recorded": record, "pages": pages, "long_run": long_run}
 
 
 async def _long_run(browser, demo: str, n: int) -> dict:
@@ -309,14 +330,17 @@ async def _long_run(browser, demo: str, n: int) -> dict:
 
 
 def format_report(rep: dict) -> str:
+    rec = "recorded into a session store" if rep.get("recorded", True) else "not recorded (--no-record)"
     lines = [f"vigil bench step — medians of {rep['rounds']} rounds per step kind; Vigil: an auto-approved step of the "
-             "loop (screenshots included); Playwright: locator action + expect, same run", ""]
+             f"loop (pictures included, {rec}), wall time from one step's record to the next; Playwright: locator "
+             "action + expect, same run", ""]
     hdr = (f"{'page':<26}{'step':<9}{'vigil ms':>9}{'pw ms':>7}{'ratio':>6}  {'observe':>7}{'propose':>8}"
            f"{'approve':>8}{'locate':>7}{'act':>6}{'settle':>7}{'verify':>7}{'shots':>6}{'other':>6}")
     lines.append(hdr)
     for pg in rep["pages"]:
         for k, r in pg["kinds"].items():
-            lines.append(f"{pg['page']:<26}{k:<9}{r['total']:>9.0f}{r['playwright_ms']:>7.0f}{r['ratio']:>6.1f}  "
+            wall = r.get("wall", r["total"])
+            lines.append(f"{pg['page']:<26}{k:<9}{wall:>9.0f}{r['playwright_ms']:>7.0f}{r['ratio']:>6.1f}  "
                          f"{r['observe']:>7.0f}{r['model']:>8.0f}{r['approval']:>8.0f}{r['dispatch']:>7.0f}"
                          f"{r['act']:>6.0f}{r['settle']:>7.0f}{r['verify']:>7.0f}{r['screenshots']:>6.0f}"
                          f"{r['other']:>6.0f}")
@@ -341,10 +365,11 @@ def add_bench_parser(bsub) -> None:
     bs = bsub.add_parser("step", help="per-step time of supervised steps, phase by phase, vs plain Playwright")
     bs.add_argument("--rounds", type=int, default=5, help="rounds of each page's steps (default 5)")
     bs.add_argument("--steps", type=int, default=0, help="also a long recorded run of N steps (memory, store growth)")
+    bs.add_argument("--no-record", action="store_true", help="run the steps without a session store")
     bs.add_argument("--json", action="store_true")
 
 
 def bench_command(args) -> int:
-    rep = asyncio.run(bench_step(args.rounds, args.steps))
+    rep = asyncio.run(bench_step(args.rounds, args.steps, record=not getattr(args, "no_record", False)))
     print(json.dumps(rep, indent=2) if args.json else format_report(rep))
     return 0

@@ -1,0 +1,181 @@
+"""The step pipeline (issue [13]): a step's before picture is the last step's after picture only while
+the page is unchanged; the session store's background writes end a run with a clear error when they
+fail, and a run that is stopped or cancelled leaves every recorded step and message in the store."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import time
+
+from PIL import Image
+
+from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
+from engine.models import StepRecorded
+from engine.store import Store
+from engine.store.recorder import SessionRecorder
+
+RED_BLOCK = ("const d = document.createElement('div'); d.id = 'block'; "
+             "d.style.cssText = 'position:fixed;left:0;top:0;width:300px;height:300px;background:#f00;z-index:9';"
+             "document.body.appendChild(d);")
+
+
+class MutatingPlanner(ScriptedPlanner):
+    """A scripted planner that changes the page (a big red block) while it proposes step `at`."""
+
+    def __init__(self, steps, at: int):
+        super().__init__(steps)
+        self.at = at
+
+    async def propose(self, obs):
+        if obs.step_index == self.at:
+            await obs.page.page.evaluate(RED_BLOCK)
+        return await super().propose(obs)
+
+
+def _red(jpeg: bytes) -> bool:
+    r, g, b = Image.open(io.BytesIO(jpeg)).convert("RGB").getpixel((40, 40))
+    return r > 200 and g < 60 and b < 60
+
+
+def test_before_picture_reused_only_while_the_page_is_unchanged(server, harness, tmp_path):
+    store = Store.open(tmp_path / "s.db")
+    steps = [{"action": "type", "target": {"role": "textbox", "name": "Full name"}, "text": "Ada"},
+             {"action": "type", "target": {"role": "textbox", "name": "Work email"}, "text": "a@b.co"},
+             {"action": "click", "target": {"role": "button", "name": "Show help"}},
+             {"action": "finish", "answer": "done"}]
+
+    captures: list[float] = []
+
+    async def go(tab):
+        capture = tab.screenshot
+
+        async def counted(**kw):  # the real capture, counted
+            captures.append(time.monotonic())
+            return await capture(**kw)
+        tab.screenshot = counted
+        rec = SessionRecorder(store)
+        loop = AgentLoop(tab, MutatingPlanner(steps, at=1), gate=AutoApprove(), policy="auto")
+        rec.start(loop, "fill", tab.url, planner="script", policy="auto")
+        res = await loop.run("fill")
+        rec.finish(res)
+        assert res.status == "success", res.reason
+        return rec.session_id, res
+
+    sid, res = harness.page(server.url("loop_form.html"), go)
+    data = store.load(sid)
+    blob = {i: data.blobs[i] for i in range(3)}
+    pics = {(i, side): store.get_blob(blob[i][f"screenshot_{side}"]) for i in range(3) for side in ("before", "after")}
+    # the page changed while step 1 was proposed: its before picture is a new one, showing the change
+    assert blob[1]["screenshot_before"] != blob[0]["screenshot_after"]
+    assert _red(pics[(1, "before")]) and not _red(pics[(0, "after")])
+    # nothing changed between step 1's end and step 2: the same picture (and the same stored blob)
+    assert blob[2]["screenshot_before"] == blob[1]["screenshot_after"]
+    assert res.steps[2].screenshot_before == res.steps[1].screenshot_after
+    assert len(captures) == 5  # before and after of steps 0 and 1, only the after picture of step 2
+    # every acted step still has both pictures and both snapshots, and the step's own time for them
+    for i in range(3):
+        assert {"screenshot_before", "screenshot_after", "snapshot_before", "snapshot_after"} <= set(blob[i])
+        assert res.steps[i].timings_ms.get("screenshots") is not None
+    assert [s.status for s in data.steps[:3]] == ["completed"] * 3
+    store.close()
+
+
+def test_a_failing_background_write_ends_the_run_with_a_clear_error(server, harness, tmp_path):
+    store = Store.open(tmp_path / "s.db")
+    steps = [{"action": "type", "target": {"role": "textbox", "name": "Full name"}, "text": f"Ada {i}"}
+             for i in range(6)] + [{"action": "finish", "answer": "done"}]
+
+    async def go(tab):
+        rec = SessionRecorder(store)
+        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
+
+        def break_store(ev):  # after step 0 is stored, the disk refuses chat messages (a real SQLite error)
+            if isinstance(ev, StepRecorded) and ev.record.index == 0:
+                with store._lock:
+                    store._conn.execute("CREATE TEMP TRIGGER no_messages BEFORE INSERT ON messages "
+                                        "BEGIN SELECT RAISE(ABORT, 'disk refused the write'); END")
+        rec.start(loop, "fill", tab.url, planner="script", policy="auto")
+        loop.bus.subscribe(break_store)
+        res = await loop.run("fill")
+        rec.finish(res)
+        return rec, res
+
+    rec, res = harness.page(server.url("loop_form.html"), go)
+    assert res.status == "error"
+    assert "session store failed" in res.reason and "disk refused the write" in res.reason, res.reason
+    assert "no step goes unrecorded" in res.reason
+    assert rec.error and "disk refused the write" in rec.error
+    assert len(res.steps) < 6  # the run stopped instead of going on unrecorded
+    data = store.load(rec.session_id)
+    assert [s.index for s in data.steps][:1] == [0]  # what was stored before the failure stays
+    store.close()
+
+
+def test_a_cancelled_run_leaves_its_steps_and_messages_in_the_store(server, harness, tmp_path):
+    db = tmp_path / "s.db"
+    store = Store.open(db)
+    steps = [{"action": "type", "target": {"role": "textbox", "name": "Full name"}, "text": f"Ada {i}"}
+             for i in range(6)] + [{"action": "finish", "answer": "done"}]
+    seen: dict = {}
+
+    async def go(tab):
+        rec = SessionRecorder(store)
+        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
+        run = None
+
+        def cancel_after_step_1(ev):
+            if isinstance(ev, StepRecorded) and ev.record.index == 1:
+                # writes queue up behind a slow one, then the run is cancelled (Ctrl+C) with them pending
+                store.writer.submit(lambda: time.sleep(0.5), "a slow write")
+                asyncio.get_running_loop().call_soon(run.cancel)
+        rec.start(loop, "fill", tab.url, planner="script", policy="auto")
+        loop.bus.subscribe(cancel_after_step_1)
+        run = asyncio.ensure_future(loop.run("fill"))
+        try:
+            await run
+        except asyncio.CancelledError:
+            seen["cancelled"] = True
+        seen["messages"] = [m.content for m in loop.journal.messages]
+        seen["steps"] = [r.index for r in loop.journal.records]
+        return rec.session_id  # no rec.finish(): the process goes down, only the store is closed
+
+    sid = harness.page(server.url("loop_form.html"), go)
+    assert seen.get("cancelled")
+    store.close()  # what `vigil run` does on Ctrl+C: it waits for the pending writes
+    again = Store.open(db)
+    data = again.load(sid)
+    assert [s.index for s in data.steps] == seen["steps"] == [0, 1]
+    assert [m.content for m in data.messages] == seen["messages"]
+    assert data.messages[-1].content == "The run was cancelled."
+    again.close()
+
+
+def test_a_stopped_run_has_written_everything_when_it_returns(server, harness, tmp_path):
+    store = Store.open(tmp_path / "s.db")
+    steps = [{"action": "type", "target": {"role": "textbox", "name": "Full name"}, "text": f"Ada {i}"}
+             for i in range(6)] + [{"action": "finish", "answer": "done"}]
+
+    async def go(tab):
+        rec = SessionRecorder(store)
+        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
+
+        def stop_after_step_1(ev):
+            if isinstance(ev, StepRecorded) and ev.record.index == 1:
+                store.writer.submit(lambda: time.sleep(0.3), "a slow write")
+                loop.stop()
+        rec.start(loop, "fill", tab.url, planner="script", policy="auto")
+        loop.bus.subscribe(stop_after_step_1)
+        res = await loop.run("fill")
+        stored = store.load(rec.session_id)  # before finish(): the run waited for its writes
+        rec.finish(res)
+        return res, stored, store.load(rec.session_id)
+
+    res, during, after = harness.page(server.url("loop_form.html"), go)
+    assert res.status == "interrupted"
+    assert [s.index for s in during.steps] == [s.index for s in res.steps] == [0, 1]
+    # every message of the run but its closing line (written as the run returned) was already stored
+    assert [m.content for m in during.messages][: len(res.messages) - 1] == [m.content for m in res.messages][:-1]
+    assert [m.content for m in after.messages] == [m.content for m in res.messages]
+    assert after.session.status == "interrupted"
+    store.close()
