@@ -301,3 +301,21 @@ def test_parents_from_the_compact_diff_equal_the_ones_sent(harness, generated):
     if diff["same"][2]:
         with pytest.raises(ValueError):
             parents(broken, held_par, rows)
+
+
+@pytest.mark.usefixtures("corpus_installed")
+def test_rows_come_in_tree_order_on_every_corpus_page(harness, server):
+    """A snapshot of one document lists its nodes in row order (no walk over the tree): that is the
+    tree's own pre-order on every corpus page (shadow roots, slots, text blocks, tables included)."""
+    from real_corpus import PAGES
+
+    bad = []
+    for page in PAGES:
+        async def body(tab):
+            snap = await tab.snapshot(force=True)
+            return [n.node_id for n in snap.root.iter()] == [n.node_id for n in snap.nodes()], len(snap)
+
+        same, n = open_widget(harness, server, page, body)
+        if not same:
+            bad.append(page)
+    assert not bad, f"row order is not tree order on {bad}"
