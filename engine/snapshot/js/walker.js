@@ -612,6 +612,7 @@ function vigilWalk(KEY, opts) {
   const DSUB = PLAN ? PLAN.sub : null, DTOUCH = PLAN ? PLAN.touched : null;
   stack.push(rootEl); stackCx.push([-1, C0, C0, false, false, false, false, false, null, 0, false, WHITE, null, !PLAN, null]);
   const SX = window.scrollX, SY = window.scrollY;
+  const DOC_SCROLLER = document.scrollingElement, BODY = document.body;   // read once, not per element
   let count = 0;
   const maxNodes = opts.maxNodes || 200000;
   let htmlClips = false;       // <html> has its own overflow: <body>'s is then not propagated
@@ -903,11 +904,11 @@ function vigilWalk(KEY, opts) {
     if (display !== 'none' && display !== 'contents' && display !== 'inline' && rect) {
       const ov = cs.overflowY, ovx = cs.overflowX;
       const clipsY = ov !== 'visible', clipsX = ovx !== 'visible';
-      const isDocScroller = el === document.scrollingElement;
+      const isDocScroller = el === DOC_SCROLLER;
       if ((clipsY || clipsX) && !isDocScroller) memoScr = [el.scrollLeft, el.scrollTop];
       let ownClip = clipsY || clipsX;
       if (el === rootEl) { htmlClips = ownClip; ownClip = false; }      // the viewport's overflow
-      else if (el === document.body && !htmlClips) ownClip = false;     // propagated to the viewport
+      else if (el === BODY && !htmlClips) ownClip = false;     // propagated to the viewport
       if (!isDocScroller && ownClip) {
         // Children are clipped to this box (its padding box approximated by the border box).
         const nx = Math.max(clip[0], x), ny = Math.max(clip[1], y);
@@ -946,7 +947,9 @@ function vigilWalk(KEY, opts) {
     const ahid = ahidAnc || ariaHidden;
     let bg = bgAnc;
     let hid = 0;
-    if (!dead) {
+    // (the background only matters to this element's own text and to what is inside it: a leaf
+    // without text does not read it)
+    if (!dead && (text || el.firstElementChild || isHost || tag === 'slot')) {
       const bc = cs.backgroundColor;
       if (cs.backgroundImage !== 'none') bg = null;                 // a picture behind: colour unknown
       else if (bc && bc !== 'rgba(0, 0, 0, 0)' && bc !== 'transparent') bg = bc.indexOf('rgba') === 0 ? null : bc;
