@@ -587,7 +587,8 @@ class AgentLoop:
         self.journal.set_state("verifying")
         # the page after the step: its snapshot first, then its picture, so that the next step may reuse
         # the picture when its own snapshot is this same one (nothing changed after this snapshot)
-        snap_after = await self._after_snapshot()
+        # (the verification's own snapshot when it took one: after the settle, the page as the step left it)
+        snap_after = self._verified_snapshot(result, acted_on) or await self._after_snapshot()
         t_shot = time.monotonic()
         shot_after = await self._shot()
         timings["screenshots"] = round(timings.get("screenshots", 0) + _ms(t_shot), 1)
@@ -678,6 +679,14 @@ class AgentLoop:
         if last is None or last[1] is None or last[0] is not snap or last[2] is not self.page:
             return None
         return last[1]
+
+    def _verified_snapshot(self, result: ActionResult, acted_on: object) -> DomSnapshot | None:
+        """The snapshot the action's verification took last (after the action and its settle), when it
+        verified on this page; None otherwise. Taken before the after picture, so the reuse check holds."""
+        if result.verification is None or acted_on is not self.page:
+            return None
+        latest = getattr(self.page, "latest_snapshot", None)
+        return latest if isinstance(latest, DomSnapshot) else None
 
     async def _after_snapshot(self) -> DomSnapshot | None:
         """The page right after a step (for the record's after picture), or None if it cannot be taken."""
