@@ -6,6 +6,9 @@ file before `commit()` returns. A SIGKILL after the return cannot lose the step 
 OS), and neither can a power cut (they are on disk); a kill before the return leaves no trace of it
 (WAL recovery ignores frames after the last complete commit). NORMAL would only sync at checkpoints:
 enough for a killed process, not for a crashed machine — and steps take seconds, so the fsync is free.
+A session recorder commits each step before its loop goes on, but hands the chat messages and plan
+updates around it to `writer` (one background thread, in order): a SIGKILL may lose the last few
+milliseconds of those, never a recorded step; `close()` waits for them (Ctrl+C included).
 
 Concurrency: two processes writing wait for each other (`busy_timeout`), and write transactions take
 the lock up front (`BEGIN IMMEDIATE`) so a waiting writer never fails with a stale read snapshot.
