@@ -61,6 +61,7 @@ from engine.models import (
     VerificationDone,
 )
 from engine.models.loop import Actor, Policy, TaskStatus
+from engine.races import unless
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
 from engine.vision.screenshot import Screenshot, hash_distance
@@ -83,6 +84,9 @@ class _End(Exception):
 
 
 T = TypeVar("T")
+
+
+EVENT_SLACK_MS = 50  # the page's clock and ours read the same system clock; this covers rounding
 
 
 def _ms(t: float) -> float:
@@ -592,6 +596,8 @@ class AgentLoop:
         t_shot = time.monotonic()
         shot_after = await self._shot()
         timings["screenshots"] = round(timings.get("screenshots", 0) + _ms(t_shot), 1)
+        # the step's page events: those since its action began (not the page's load a moment before it)
+        since_act = int(_ms(t_act)) + EVENT_SLACK_MS
         settled = bool((result.data or {}).get("settled")) and result.success
         self._last_after = (snap_after, shot_after, self.page) if snap_after is not None and settled else None
         artifacts = None
@@ -618,7 +624,7 @@ class AgentLoop:
         distance = hash_distance(before, after) if before and after else None
         rec = draft.record(
             "failed" if failed else "completed", note=note, actor=actor, action=mask_action(run, node), result=result,
-            verification=v, events=await self._events(int(timings["act"]) + 1000) + incident_events(incidents),
+            verification=v, events=await self._events(since_act) + incident_events(incidents),
             url_before=fresh.url,
             url_after=self._url(), snapshot_nodes=len(fresh), screenshots=(before, after, distance),
             target=target_record(node, fresh) if node is not None else None)
@@ -642,18 +648,15 @@ class AgentLoop:
             if asyncio.iscoroutine(aw):
                 aw.close()
             raise _Stopped
-        task = asyncio.ensure_future(aw)
-        stopper = asyncio.ensure_future(stop.wait())
         try:
-            done, _ = await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stopper.cancel()
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-        if stop.is_set():
+            finished, result = await unless(aw, stop.wait(), interrupt_wins_tie=True)
+        except Exception:
+            if stop.is_set():  # it failed because, or while, the person stopped: the stop is what happened
+                raise _Stopped from None
+            raise
+        if not finished or stop.is_set():
             raise _Stopped
-        return task.result()
+        return cast(T, result)
 
     async def _events(self, max_age_ms: int) -> list[PageEvent]:
         try:
