@@ -32,6 +32,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 import urllib.parse
 import uuid
 import zlib
@@ -204,7 +205,21 @@ class Store:
     @classmethod
     def open(cls, path: str | Path | None = None) -> Store:
         """Open (creating or migrating) the store; sessions left running by a dead process become
-        `interrupted`. Raises StoreError STORE_CORRUPT / STORE_TOO_NEW without changing the file."""
+        `interrupted`. Raises StoreError STORE_CORRUPT / STORE_TOO_NEW without changing the file.
+        Another process writing at that moment can make SQLite answer "database is locked" at once to
+        the set-up pragmas (busy_timeout does not cover them all): opening is tried again then, for up
+        to BUSY_TIMEOUT_MS."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                return cls._open(path)
+            except (StoreError, sqlite3.OperationalError) as exc:
+                if "database is locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
+
+    @classmethod
+    def _open(cls, path: str | Path | None = None) -> Store:
         path = Path(path) if path else default_path()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -238,7 +253,11 @@ class Store:
             conn.close()
             raise
         store = cls(conn, path)
-        store._mark_interrupted()
+        try:
+            store._mark_interrupted()
+        except BaseException:
+            conn.close()
+            raise
         return store
 
     def close(self) -> None:
