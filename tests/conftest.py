@@ -129,3 +129,13 @@ def _private_vigil_home(tmp_path_factory):
     mp.setenv("VIGIL_HOME", str(tmp_path_factory.mktemp("vigil_home")))
     yield
     mp.undo()
+
+
+@pytest.fixture
+def make(qtbot):
+    """(GUI tests) Build a widget that qtbot owns (closed and deleted through Qt after the test)."""
+    def go(cls, *a, **kw):
+        w = cls(*a, **kw)
+        qtbot.addWidget(w)
+        return w
+    return go

@@ -23,15 +23,6 @@ from fake_page import stored  # noqa: E402
 WIDE, NARROW = 410, 300
 
 
-@pytest.fixture
-def make(qtbot):
-    def go(cls, *a, **kw):
-        w = cls(*a, **kw)
-        qtbot.addWidget(w)
-        return w
-    return go
-
-
 def _shown(qtbot, widget, width: int, height: int = 560):
     widget.resize(width, height)
     widget.show()

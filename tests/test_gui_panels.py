@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import time
 
-import pytest
 from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 
 from gui.widgets.inspector import PayloadInspector  # noqa: E402
@@ -19,16 +18,6 @@ import gui_helpers  # noqa: F401  (Qt's offscreen platform for the suite)
 from fake_page import stored
 
 TIMINGS: dict[str, float] = {}
-
-
-@pytest.fixture
-def make(qtbot):
-    """Build a widget that qtbot owns (closed and deleted through Qt after the test)."""
-    def go(cls, *a, **kw):
-        w = cls(*a, **kw)
-        qtbot.addWidget(w)
-        return w
-    return go
 
 
 def snap_of(harness, url, before=None):

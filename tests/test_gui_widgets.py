@@ -23,16 +23,6 @@ from gui.widgets.plan_view import PlanView  # noqa: E402
 MARKUP = "<b>bold</b><script>x</script>"
 
 
-@pytest.fixture
-def make(qtbot):
-    """Build a widget that qtbot owns (closed and deleted through Qt after the test)."""
-    def go(cls, *a, **kw):
-        w = cls(*a, **kw)
-        qtbot.addWidget(w)
-        return w
-    return go
-
-
 def _labels(widget) -> list[QLabel]:
     return [lab for lab in widget.findChildren(QLabel)]
 
