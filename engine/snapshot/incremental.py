@@ -430,14 +430,13 @@ def _link(docs: list, plans: dict[str, _Plan], last: Built, shape: tuple) -> Bui
         if plan.order:
             new = news[fid]
             nodes, par = plan.nodes, data["par"]
-            for i in range(1, len(nodes)):
-                p = par[i]
-                if p in new:
-                    c = nodes[i]
-                    q = nodes[p]
-                    q.children.append(c)
-                    if c.parent is not q:
-                        c.parent = q
+            # (the rows under a new node found in one pass over the parents, then linked in row order)
+            for i in [i for i, p in enumerate(par) if p in new and i]:
+                c = nodes[i]
+                q = nodes[par[i]]
+                q.children.append(c)
+                if c.parent is not q:
+                    c.parent = q
     for fid, _, pf, _ in docs:  # a frame's root is its owner's last child
         plan = plans[fid]
         if pf is None or not plan.nodes:

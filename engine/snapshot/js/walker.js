@@ -1322,25 +1322,32 @@ function vigilWalk(KEY, opts) {
   let out = rows, diff = null;
   const base = opts.base;
   if (old && base && base[0] === I.tok && base[1] === I.sent) {
-    const same = [], ch = [], body = [], par = new Array(nRows);
+    // Parents in the compact form (`pd`): a kept row's parent is the one it had, shifted as its run
+    // is; only the rows whose parent moved otherwise are listed, so the reply follows the change.
+    const same = [], ch = [], body = [], pd = [];
     const of = old.final;
     let runI = -1, runJ = -1, runN = 0;
     for (let i = 0; i < nRows; i++) {
       const r = rows[i];
-      par[i] = r[0];
       const j = old.map.get(memo[i].el);
       let eq = j !== undefined;
       if (eq) {
         const o = of[j];
-        for (let f = 1; f < 14; f++) if (r[f] !== o[f]) { eq = false; break; }
-        if (eq && r[14] !== o[14]) eq = !!(r[14] && o[14]) && sameJson(r[14], o[14]);
+        if (r !== o) {
+          for (let f = 1; f < 14; f++) if (r[f] !== o[f]) { eq = false; break; }
+          if (eq && r[14] !== o[14]) eq = !!(r[14] && o[14]) && sameJson(r[14], o[14]);
+        }
+        if (eq) {
+          const op = o[0];
+          if (r[0] !== (op >= 0 ? op + i - j : op)) pd.push(i, r[0]);
+        }
       }
       if (!eq) { ch.push(i); body.push(r); continue; }
       if (runN && i === runI + runN && j === runJ + runN) runN++;
       else { if (runN) same.push(runI, runJ, runN); runI = i; runJ = j; runN = 1; }
     }
     if (runN) same.push(runI, runJ, runN);
-    diff = { base: I.sent, n: nRows, par: par, same: same, ch: ch };
+    diff = { base: I.sent, n: nRows, pd: pd, same: same, ch: ch };
     out = body;
   }
   I.sent = seq;

@@ -14,6 +14,7 @@ from engine.models import Serialization
 from engine.snapshot.serialize.hidden import F_HIDDEN
 from engine.snapshot.serialize.limits import walk_cut
 from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
+from engine.snapshot.vnode import F_INTERACTIVE, F_RENDERED
 
 if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
@@ -40,6 +41,8 @@ LEGEND = """LEGEND for interactive_tree format:
 Only elements at least 2/3 visible in the viewport are listed; scroll to reach others. Nothing a
 person cannot see (hidden, transparent, off-screen beyond the page, zero-size) is listed."""
 
+_SHOWN = F_RENDERED | F_HIDDEN  # rendered and not hidden from a person: flags & _SHOWN == F_RENDERED
+
 _STATE_ORDER = ("disabled", "checked", "expanded", "selected", "pressed", "focused", "required", "readonly", "invalid")
 
 
@@ -65,12 +68,14 @@ def serialize_semantic(snap: DomSnapshot, *, full_page: bool = False, boxes: boo
     items = []
     containers = []
     for n in snap.nodes():
-        if not n.rendered or n.flags & F_HIDDEN:  # what no person can see never reaches the model
+        # (the flags read once, not through the node's properties: this loop meets every node of the page)
+        fl = n.flags
+        if fl & _SHOWN != F_RENDERED:  # what no person can see never reaches the model
             continue
         sc = n.scroll
-        if not (n.interactive or sc):
+        if not (fl & F_INTERACTIVE or sc):
             continue
-        if not (n.visible or full_page):
+        if not (full_page or n.visible):
             continue
         x, y, w, h = n.bounds
         e: dict = {"i": n.node_id, "r": ROLE_MIN.get(n.role, n.role)}
