@@ -24,7 +24,7 @@ from engine.errors import DialogOpenError, ErrorCode, VigilError
 from engine.models import Action, ActionResult, OutcomeLike, PageEvent
 from engine.models.browsing import DialogAnswer, DialogInfo
 from engine.observe.requests import track as track_requests
-from engine.observe.stability import StabilityConfig, StabilityResult
+from engine.observe.stability import Outcome, StabilityConfig, StabilityResult
 from engine.races import unless
 from engine.snapshot.cache import SnapshotCache
 from engine.snapshot.dom_snapshot import DomSnapshot
@@ -193,9 +193,10 @@ class Tab:
         self.target.secrets.add(value)
 
     async def wait_stable(self, config: StabilityConfig | None = None, *,
-                          since: float | None = None) -> StabilityResult:
-        """Wait until no DOM mutation for 300 ms and no network for 500 ms (capped at 3 s)."""
-        return await self._unblocked(self.actions.wait_stable(config, since=since))
+                          since: float | None = None, outcome: Outcome | None = None) -> StabilityResult:
+        """Wait until the page settles (see engine.observe.stability): painted, quiet, the action's
+        requests done — or, with `outcome`, as soon as that check passes on a painted, quiet page."""
+        return await self._unblocked(self.actions.wait_stable(config, since=since, outcome=outcome))
 
     async def recent_events(self, max_age_ms: int = 10_000) -> list[PageEvent]:
         """The mutation stream: meaningful page changes (toasts, errors, …) from every frame."""

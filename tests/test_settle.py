@@ -23,6 +23,12 @@ PAGES = {
   const longPoll = () => fetch('/slow?ms=6000').then(longPoll, longPoll); longPoll();
   setInterval(() => fetch('/slow?ms=1500'), 250);
 </script>""",
+    "burst": """<!doctype html><title>Burst</title><button id=b onclick="go()">Go</button><p id=o>idle</p>
+<p id=n>0</p><script>
+  // the outcome at once, then a burst of changes every 10 ms for 300 ms (a list filling in)
+  function go() { o.textContent = 'done'; let k = 0;
+    const step = () => { n.textContent = String(++k); if (k < 30) setTimeout(step, 10); }; setTimeout(step, 10); }
+</script>""",
     "tick": """<!doctype html><title>Tick</title><button id=b onclick="o.textContent = 'clicked'">Toggle</button>
 <p id=o>idle</p><p id=t>0</p><script>
   let n = 0;
@@ -105,7 +111,8 @@ def test_request_started_by_the_click_is_waited_for(harness, site):
 
 def test_requests_already_under_way_do_not_hold_the_step(harness, site):
     async def body(tab):
-        await tab.page.wait_for_timeout(400)  # the long-poll and the polling are in flight
+        # the long-poll and the polling are in flight, the polled address seen twice (so it is known as polling)
+        await tab.page.wait_for_timeout(700)
         snap = await tab.snapshot()
         await tab.click(snap.find("button", "Toggle")[0].node_id)
         t = time.monotonic()
@@ -132,3 +139,62 @@ def test_page_that_never_settles_costs_the_cap_once(harness, site):
     assert "keeps changing" in first.describe(), first.describe()
     assert second.stable and second.restless and second.waited_ms < 700, second.describe()
     assert "never stops changing" in second.describe(), second.describe()
+
+
+def test_expected_outcome_ends_the_settle_on_a_quiet_painted_page(harness, site):
+    """With the action's expected outcome given, the settle ends once it is seen on a painted, quiet page
+    (not after the fixed quiet window); the step then reuses that check as its verification."""
+    async def body(tab):
+        seen: list[str] = []
+
+        async def outcome() -> bool:
+            seen.append(await tab.page.evaluate("document.getElementById('o').textContent"))
+            return seen[-1] == "on"
+
+        await tab.page.evaluate("document.getElementById('o').textContent = 'off'")
+        t = time.monotonic()
+        await tab.page.click("#b")
+        st = await tab.wait_stable(since=t, outcome=outcome)
+        snap = await tab.snapshot()
+        r = await tab.click(snap.find("button", "Toggle")[0].node_id, expect={"type": "any_change"})
+        return st, seen, r
+
+    st, seen, r = harness.page(site + "toggle", body)
+    assert st.stable and st.outcome_seen, st.describe()
+    assert "expected outcome was seen" in st.describe() and seen == ["on"], (st.describe(), seen)
+    assert st.outcome_ms <= st.waited_ms
+    assert r.success and r.verification is not None and r.verification.success, r
+    assert r.data.get("settled") is True and "verify" in r.timings_ms, r.timings_ms
+
+
+def test_outcome_is_not_checked_while_the_actions_request_is_in_flight(harness, site):
+    async def body(tab):
+        seen: list[str] = []
+
+        async def outcome() -> bool:
+            seen.append(await tab.page.evaluate("document.getElementById('o').textContent"))
+            return True  # anything counts: only when it is asked matters
+
+        t = time.monotonic()
+        await tab.page.click("#b")
+        st = await tab.wait_stable(since=t, outcome=outcome)
+        return st, seen
+
+    st, seen = harness.page(site + "fetch", body)
+    assert st.stable and st.inflight == 0, st.describe()
+    assert seen and set(seen) == {"loaded"}, f"the outcome was checked before the click's response came: {seen}"
+
+
+def test_a_burst_of_changes_is_waited_out_even_when_the_outcome_shows_at_once(harness, site):
+    async def body(tab):
+        async def outcome() -> bool:
+            return await tab.page.evaluate("document.getElementById('o').textContent") == "done"
+
+        t = time.monotonic()
+        await tab.page.click("#b")
+        st = await tab.wait_stable(since=t, outcome=outcome)
+        return st, await tab.page.evaluate("document.getElementById('n').textContent")
+
+    st, n = harness.page(site + "burst", body)
+    assert st.stable, st.describe()
+    assert n == "30", f"the settle ended in the middle of the burst (at {n} of 30): {st.describe()}"

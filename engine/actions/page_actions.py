@@ -21,9 +21,17 @@ from engine.actions.pointer import pointer
 from engine.browser.keys import parse_chord
 from engine.browser.target import PageTarget
 from engine.errors import BrowserClosedError, ErrorCode, TabCrashedError, UnknownNodeError, VigilError
-from engine.models import NODE_ACTIONS, Action, ActionResult, ExpectedOutcome, OutcomeLike, PageEvent
-from engine.observe.sentinel import PostFacts, PreState, default_expectation, verify
-from engine.observe.stability import StabilityConfig, StabilityResult, wait_stable
+from engine.models import (
+    NODE_ACTIONS,
+    Action,
+    ActionResult,
+    ExpectedOutcome,
+    OutcomeLike,
+    PageEvent,
+    VerificationResult,
+)
+from engine.observe.sentinel import PostFacts, PreState, check, default_expectation, verify
+from engine.observe.stability import Outcome, StabilityConfig, StabilityResult, wait_stable
 from engine.observe.stream import read_stream, recent_events
 from engine.snapshot.cache import SnapshotCache
 
@@ -42,9 +50,9 @@ class PageActions:
 
     # -- observing ---------------------------------------------------------------------------
     async def wait_stable(self, config: StabilityConfig | None = None, *,
-                          since: float | None = None) -> StabilityResult:
-        """Wait until no DOM mutation for 300 ms and no network for 500 ms (capped at 3 s)."""
-        return await wait_stable(self.page, config or self.stability, since=since)
+                          since: float | None = None, outcome: Outcome | None = None) -> StabilityResult:
+        """Wait until the page settles (see engine.observe.stability)."""
+        return await wait_stable(self.page, config or self.stability, since=since, outcome=outcome)
 
     async def recent_events(self, max_age_ms: int = 10_000) -> list[PageEvent]:
         """The mutation stream: meaningful page changes (toasts, errors, …) from every frame."""
@@ -204,16 +212,30 @@ class PageActions:
         page.invalidate()
         acted = time.monotonic()
         verification = None
+        target_id = c.target.node.node_id if c.target else None
+        early: list[VerificationResult] = []
+
+        async def outcome() -> bool:
+            # the expected outcome, checked while settling: seen on a painted, quiet page, the wait ends
+            v = await check(page, self.snapshots, exp, pre, target_id, self._post_facts(c))
+            if v.success:
+                early.append(v)
+            return v.success
+
         try:
-            st = await self.wait_stable(since=acted)
-            timings["settle"] = st.waited_ms
+            st = await self.wait_stable(since=acted, outcome=outcome if exp.type != "no_change" else None)
+            timings["settle"] = round(st.waited_ms - st.outcome_ms, 1)
             c.data["settled"] = st.stable
             if not st.stable:
                 c.data["settle_note"] = st.describe()
-            t2 = time.monotonic()
-            verification = await verify(page, self.snapshots, exp, pre, c.target.node.node_id if c.target else None,
-                                        self._post_facts(c), started=acted)
-            timings["verify"] = _ms(t2)
+            if st.outcome_seen and early:
+                verification = early[-1]
+                timings["verify"] = st.outcome_ms
+            else:
+                t2 = time.monotonic()
+                verification = await verify(page, self.snapshots, exp, pre, target_id, self._post_facts(c),
+                                            started=acted)
+                timings["verify"] = round(_ms(t2) + st.outcome_ms, 1)
         except (TabCrashedError, BrowserClosedError) as exc:
             # the action ran, but the page died before its effect could be seen
             timings["total"] = _ms(t0)

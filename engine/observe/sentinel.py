@@ -270,11 +270,16 @@ async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcom
     """Check `exp` now; while it is not met, look again every 200 ms until its timeout from `started`."""
     started = time.monotonic() if started is None else started
     while True:
-        post = await observe_post(page, snapshots, pre, post_facts)
-        res = evaluate(exp, pre, post, target)
+        res = await check(page, snapshots, exp, pre, target, post_facts)
         if res.success or (time.monotonic() - started) * 1000 >= exp.timeout_ms:
             return res
         await asyncio.sleep(0.2)
+
+
+async def check(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcome, pre: PreState, target: str | None,
+                post_facts: PostFacts | None = None) -> VerificationResult:
+    """Check `exp` once, on the page as it is now."""
+    return evaluate(exp, pre, await observe_post(page, snapshots, pre, post_facts), target)
 
 
 async def observe_post(page: PageTarget, snapshots: SnapshotCache, pre: PreState,

@@ -9,6 +9,13 @@ requests the action started: those begun at or after the page's last trusted inp
 Vigil dispatched; see snapshot/js/install.js), else in the moment before `since`. Requests already
 under way — polling, long-polls, analytics — and websockets never hold a step.
 
+When the caller says what the action was meant to do (`outcome`: an async check of the step's expected
+outcome, the sentinel's), the wait ends sooner: as soon as that outcome is seen on a page that has
+painted two frames with no mutation in them, with no mutation in the last `outcome_quiet_ms` (no burst
+under way), no animation that moves anything, and none of the action's requests in flight or just
+finished. A change that comes later than that without a request of its own (a timer's toast) is no
+longer waited for — the price of not charging every step the full quiet window.
+
 Capped at `timeout_ms`. A page whose DOM never stops changing (a ticking clock, a JS animation)
 costs the cap once: it is then known as restless (until it navigates, or is seen quiet), and later
 settles on it wait for painting and for the action's requests only, capped shorter, and say so.
@@ -19,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel
@@ -31,6 +39,7 @@ from engine.observe.stream import read_stream
 
 class StabilityConfig(BaseModel):
     dom_quiet_ms: int = 100       # no mutation for this long (and two painted frames without one)
+    outcome_quiet_ms: int = 20    # once the expected outcome is seen: no mutation for this long suffices
     network_quiet_ms: int = 60    # the action's requests done for this long
     timeout_ms: int = 3000        # the cap
     poll_ms: int = 50
@@ -47,6 +56,8 @@ class StabilityResult(BaseModel):
     loading: bool
     background: int = 0           # requests in flight that the action did not start (never waited for)
     restless: bool = False        # the page is known never to settle: its mutations were not waited for
+    outcome_seen: bool = False    # ended early: the expected outcome was seen on a painted, quiet page
+    outcome_ms: float = 0.0       # time spent checking the outcome (part of waited_ms)
     reason: str = ""
 
     def describe(self) -> str:
@@ -100,12 +111,18 @@ def _action_start(since_epoch: float | None, last_input: float, called: float) -
     return since_epoch - 300  # no input event seen (a programmatic action)
 
 
+Outcome = Callable[[], Awaitable[bool]]
+
+
 async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *,
-                      since: float | None = None) -> StabilityResult:
+                      since: float | None = None, outcome: Outcome | None = None) -> StabilityResult:
     """Wait until the page settles or the cap passes; `since` is the time.monotonic() the action ended
     (None: no action, the page must stay quiet `idle_quiet_ms` from now; 0: no action, quiet counted from its
-    last change)."""
+    last change). `outcome`: the action's expected outcome, checked once the page is painted and quiet for
+    `outcome_quiet_ms` (again only after it changed); seen, the wait ends there."""
     cfg = config or StabilityConfig()
+    checked_at: float | None = None  # the page's last mutation when the outcome was last checked
+    outcome_ms = 0.0
     start = time.monotonic()
     called = time.time() * 1000
     clock = track(page)
@@ -158,6 +175,14 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
             _restless.pop(page, None)
         dom_ok = restless or quiet_now
         ok = probe is not None and not loading and dom_ok and not ours and net_quiet >= cfg.network_quiet_ms
+        seen = False
+        if (not ok and outcome is not None and probe is not None and painted and not moving and not loading
+                and not ours and net_quiet >= cfg.network_quiet_ms and dom_quiet >= cfg.outcome_quiet_ms
+                and checked_at != last_mut):
+            checked_at = last_mut
+            t_check = time.monotonic()
+            seen = ok = await outcome()
+            outcome_ms += (time.monotonic() - t_check) * 1000
         after = time.monotonic()
         if ok or after >= deadline:
             why = []
@@ -176,6 +201,8 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
                     why.append("the DOM keeps changing")
                     if busy_dom and not loading and not ours:
                         _restless[page] = nav  # costs the cap once: later settles do not wait for its mutations
+            elif seen:
+                why.append("the expected outcome was seen")
             elif restless:
                 why.append("the page never stops changing: its mutations were not waited for")
             elif background:
@@ -183,7 +210,8 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
             return StabilityResult(stable=ok, waited_ms=round((after - start) * 1000, 1),
                                    dom_quiet_ms=round(min(dom_quiet, 1e9), 1),
                                    network_quiet_ms=round(min(net_quiet, 1e9), 1), inflight=ours, loading=loading,
-                                   background=background, restless=restless, reason="; ".join(why))
+                                   background=background, restless=restless, outcome_seen=seen,
+                                   outcome_ms=round(outcome_ms, 1), reason="; ".join(why))
         if probe is not None and not dom_ok:
             busy_dom += 1
         # the probe itself waits two frames; sleep only for what is left of the quiet windows

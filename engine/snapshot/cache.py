@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+import time
 
 from engine.browser.target import PageTarget
 from engine.errors import VigilError
@@ -18,6 +19,10 @@ from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.incremental import RowMemo
 
 RECENT = 4  # snapshots kept for ghost-match recovery
+RECHECK_AT_ONCE_S = 0.03
+"""A snapshot taken or checked less than this long ago (about two frames) is checked again without
+waiting for the next frame (a step asks two or three times in a row): mutations, the page's scroll, size
+and address, and the offsets of the scroll containers the last walk found are read as they are."""
 
 
 class SnapshotCache:
@@ -30,6 +35,7 @@ class SnapshotCache:
         self.recent: collections.deque[DomSnapshot] = collections.deque(maxlen=RECENT)
         self._rows = RowMemo()  # what each frame's walker last sent: the base of its next diff
         self.incremental = True  # re-walk only what changed (force=True always walks everything)
+        self._checked_at = -1e9  # time.monotonic() when the snapshot was last taken or checked after a frame
 
     @property
     def latest(self) -> DomSnapshot | None:
@@ -42,17 +48,23 @@ class SnapshotCache:
         async with self._lock:
             self.page.check_alive()
             if not force and self._snapshot is not None and self._generation == self.page.generation:
-                keys = await self._page_versions()
+                # checked (or taken) a moment ago: the frame that delivers scroll events has already
+                # been waited for, so the versions are read at once (a step asks two or three times in a row)
+                at_once = time.monotonic() - self._checked_at < RECHECK_AT_ONCE_S
+                keys = await self._page_versions(wait_frame=not at_once)
                 if keys is not None and keys == self._keys:
+                    if not at_once:
+                        self._checked_at = time.monotonic()
                     return self._snapshot
             gen = self.page.generation
             taken = await capture(self.page, max_nodes=max_nodes, timeout=timeout, memo=self._rows,
                                   full=force or not self.incremental)
             self._snapshot, self._keys, self._generation = taken.snapshot, taken.walk_keys, gen
+            self._checked_at = time.monotonic()
             self.recent.append(taken.snapshot)
             return taken.snapshot
 
-    async def _frame_version(self, frame_id: str) -> tuple | None:
+    async def _frame_version(self, frame_id: str, wait_frame: bool = True) -> tuple | None:
         """What `capture.walk_key` would say of this frame's document now, or None when it cannot be
         read (then the cache is not trusted)."""
         page = self.page
@@ -66,21 +78,26 @@ class SnapshotCache:
                 sid, ctx = ft.session_id, ft.context_id
             # Scroll and resize events arrive with the next frame: let one pass (50 ms at most)
             # so a programmatic scroll of an inner container is seen before the cache is trusted.
-            expr = ("new Promise(res => { const k = " + json.dumps(page.key) + "; const v = () => { const s = "
-                    "window[k]; return s ? [s.ver, scrollX, scrollY, innerWidth, innerHeight, location.href] : null; "
-                    "}; let done = false; const fin = () => { if (!done) { done = true; res(v()); } }; "
-                    "requestAnimationFrame(() => setTimeout(fin, 0)); setTimeout(fin, 50); })")
+            # (read at once, the scroll containers of the last walk are looked at directly: a scroll the
+            # page's script made a moment ago has not fired its event yet)
+            now = ("(() => { const s = window[" + json.dumps(page.key) + "]; if (!s) return null; "
+                   "const p = s.inc && s.inc.prev; if (p) for (const [el, l, t] of p.scrollers) "
+                   "if (el.isConnected && (el.scrollLeft !== l || el.scrollTop !== t)) return null; "
+                   "return [s.ver, scrollX, scrollY, innerWidth, innerHeight, location.href]; })")
+            expr = (f"new Promise(res => {{ let done = false; const fin = () => {{ if (!done) {{ done = true; "
+                    f"res({now}()); }} }}; requestAnimationFrame(() => setTimeout(fin, 0)); setTimeout(fin, 50); }})"
+                    if wait_frame else now + "()")
             r = await page.cdp.send("Runtime.evaluate", {"expression": expr, "contextId": ctx, "returnByValue": True,
-                                                         "awaitPromise": True}, session_id=sid, timeout=5)
+                                                         "awaitPromise": wait_frame}, session_id=sid, timeout=5)
             v = r.get("result", {}).get("value")
             return tuple(v) if v else None
         except VigilError:
             return None
 
-    async def _page_versions(self) -> dict[str, tuple] | None:
+    async def _page_versions(self, wait_frame: bool = True) -> dict[str, tuple] | None:
         """Every frame's document version (all frames at once), or None when one cannot be read."""
         ids = list(self.page.frames)
-        found = await asyncio.gather(*(self._frame_version(fid) for fid in ids))
+        found = await asyncio.gather(*(self._frame_version(fid, wait_frame) for fid in ids))
         if any(v is None for v in found):
             return None
         return {fid: v for fid, v in zip(ids, found, strict=True) if v is not None}
