@@ -179,3 +179,39 @@ def test_a_stopped_run_has_written_everything_when_it_returns(server, harness, t
     assert [m.content for m in after.messages] == [m.content for m in res.messages]
     assert after.session.status == "interrupted"
     store.close()
+
+
+def test_after_picture_is_the_page_the_step_left(server, harness, tmp_path):
+    """The after picture is started alongside the settle's check of the expected outcome: used when that
+    check saw the outcome (the settle ended there), dropped when the page went on changing. A change that
+    comes 60 ms after the click (a timer: the first check misses it, a later one sees it) and one that
+    comes 250 ms after it (the settle ends first; the verification waits for it) are both in the step's
+    after picture."""
+    store = Store.open(tmp_path / "late.db")
+    steps = [{"action": "click", "target": {"role": "button", "name": name},
+              "expect": {"type": "element_appears", "text": said}}
+             for name, said in (("Start later", "Finished"), ("Start much later", "All done"))]
+    steps.append({"action": "finish", "answer": "done"})
+
+    async def go(tab):
+        rec = SessionRecorder(store)
+        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
+        rec.start(loop, "late", tab.url, planner="script", policy="auto")
+        res = await loop.run("late")
+        rec.finish(res)
+        return rec.session_id, res
+
+    sid, res = harness.page(server.url("late_outcome.html"), go)
+    assert res.status == "success", res.reason
+    for st in res.steps[:2]:
+        assert st.verification is not None and st.verification.success, st.verification
+    assert res.steps[0].result is not None and res.steps[0].result.data.get("outcome_seen") is True
+    blob = store.load(sid).blobs
+    pic = {(i, side): store.get_blob(blob[i][f"screenshot_{side}"]) for i in (0, 1) for side in ("before", "after")}
+    assert not _red(pic[(0, "before")]) and _red(pic[(0, "after")]), "step 0's after picture is not the page it left"
+    assert _red(pic[(1, "before")]) and _blue(pic[(1, "after")]), "step 1's after picture is not the page it left"
+
+
+def _blue(jpeg: bytes) -> bool:
+    r, g, b = Image.open(io.BytesIO(jpeg)).convert("RGB").getpixel((40, 40))
+    return b > 200 and r < 60 and g < 60

@@ -229,6 +229,7 @@ class PageActions:
             if not st.stable:
                 c.data["settle_note"] = st.describe()
             if st.outcome_seen and early:
+                c.data["outcome_seen"] = True  # the settle ended on the check that saw it
                 verification = early[-1]
                 timings["verify"] = st.outcome_ms
             else:

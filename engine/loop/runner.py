@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 from engine.errors import BrowserClosedError, ErrorCode, TabCrashedError, UnknownNodeError, VigilError
+from engine.loop.after_picture import AfterPicture
 from engine.loop.browsing import PageWatch, incident_events, with_incidents
 from engine.loop.driver import PageDriver
 from engine.loop.events import EventBus
@@ -61,6 +62,7 @@ from engine.models import (
     VerificationDone,
 )
 from engine.models.loop import Actor, Policy, TaskStatus
+from engine.observe.stability import on_quiet
 from engine.races import unless
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
@@ -571,15 +573,20 @@ class AgentLoop:
         self.journal.set_state("acting")
         t_act = time.monotonic()
         acted_on = self.page
+        picture = AfterPicture(self._shot)  # started while the page settles, alongside its outcome's check
         try:
             if run.name in TAB_ACTIONS:
                 result = await self.watch.tab_action(run)
                 self._prev_snap = None  # another tab: the previous snapshot's IDs are not this page's
             else:
-                result = await self.page.act(run, expect)
+                with on_quiet(picture):
+                    result = await self.page.act(run, expect)
         except VigilError as exc:  # the action layer reports page problems in the result; be safe anyway
             result = ActionResult(success=False, action=run.to_string(), node_id=run.node_id, error_code=exc.code,
                                   message=exc.message)
+        except BaseException:
+            await picture.drop()
+            raise
         incidents = await self.watch.end_step()
         result = with_incidents(result, incidents, acted_on, self.page)
         # where the action's time went: the action itself, the page settling, the verification
@@ -594,7 +601,7 @@ class AgentLoop:
         # (the verification's own snapshot when it took one: after the settle, the page as the step left it)
         snap_after = self._verified_snapshot(result, acted_on) or await self._after_snapshot()
         t_shot = time.monotonic()
-        shot_after = await self._shot()
+        shot_after = await picture.result(bool((result.data or {}).get("outcome_seen")) and self.page is acted_on)
         timings["screenshots"] = round(timings.get("screenshots", 0) + _ms(t_shot), 1)
         # the step's page events: those since its action began (not the page's load a moment before it)
         since_act = int(_ms(t_act)) + EVENT_SLACK_MS

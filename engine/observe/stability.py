@@ -24,9 +24,11 @@ settles on it wait for painting and for the action's requests only, capped short
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -113,6 +115,21 @@ def _action_start(since_epoch: float | None, last_input: float, called: float) -
 
 Outcome = Callable[[], Awaitable[bool]]
 
+_QUIET_HOOK: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("vigil_quiet_hook",
+                                                                                        default=None)
+
+
+@contextlib.contextmanager
+def on_quiet(hook: Callable[[], None]) -> Iterator[None]:
+    """Within this block, `hook()` is called each time a settle is about to check the action's expected
+    outcome on a painted, quiet page — the moment a step may take its after-picture alongside the check
+    (when the outcome is seen there, the last call was the page as the step leaves it)."""
+    token = _QUIET_HOOK.set(hook)
+    try:
+        yield
+    finally:
+        _QUIET_HOOK.reset(token)
+
 
 async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *,
                       since: float | None = None, outcome: Outcome | None = None) -> StabilityResult:
@@ -181,6 +198,9 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
                 and checked_at != last_mut):
             checked_at = last_mut
             t_check = time.monotonic()
+            hook = _QUIET_HOOK.get()
+            if hook is not None:
+                hook()
             seen = ok = await outcome()
             outcome_ms += (time.monotonic() - t_check) * 1000
         after = time.monotonic()
