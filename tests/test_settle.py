@@ -182,7 +182,9 @@ def test_outcome_is_not_checked_while_the_actions_request_is_in_flight(harness, 
 
     st, seen = harness.page(site + "fetch", body)
     assert st.stable and st.inflight == 0, st.describe()
-    assert seen and set(seen) == {"loaded"}, f"the outcome was checked before the click's response came: {seen}"
+    # (on a loaded machine the page may already have been quiet for the whole window when it is first
+    # looked at after the response: then the settle ends without a check, which is fine)
+    assert set(seen) <= {"loaded"}, f"the outcome was checked before the click's response came: {seen}"
 
 
 def test_a_burst_of_changes_is_waited_out_even_when_the_outcome_shows_at_once(harness, site):
