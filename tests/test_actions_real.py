@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -253,6 +254,32 @@ def test_round_targets_are_probed_inside_their_shape(server, harness):
         cx, cy, rad = b["x"] + b["w"] / 2, b["y"] + b["h"] / 2, min(b["w"], b["h"]) / 2
         assert math.dist(r.point, (cx, cy)) < rad, (r.point, b)
     harness.page(server.url("real/datepicker.html"), flatpickr_shape)
+
+    async def flatpickr_fading(tab):
+        # flatpickr's calendar fades in (fpFadeInDown from opacity 0). Right after open() it can
+        # still be at opacity 0 (CI saw a hover fail so); here the fade-in is held back 900 ms so
+        # the action meets it that way every time: it waits for the fade, then acts
+        await _ready(tab)
+        await _js(tab, """() => { const s = document.createElement('style');
+            s.textContent = '.flatpickr-calendar.animate.open { animation-delay: 900ms !important;'
+                          + ' animation-fill-mode: both !important; }';
+            document.head.append(s); window.picker.open(); }""")
+        snap = await tab.snapshot()
+        day = snap.find(None, "March 20, 2025")[0]
+        assert float(await _js(tab, "() => getComputedStyle(window.picker.calendarContainer).opacity")) == 0
+        r = await tab.click(day.node_id)
+        _ok(r)
+        assert await _js(tab, "() => document.querySelector('#departure').value") == "2025-03-20"
+        # a calendar that faded out (finished, held at opacity 0) is refused at once, not waited for
+        await _js(tab, """() => { window.picker.open(); const c = window.picker.calendarContainer;
+            c.getAnimations().forEach((a) => a.finish());
+            c.style.opacity = '0'; c.style.animation = 'none'; }""")
+        snap = await tab.snapshot()
+        t0 = time.monotonic()
+        r = await tab.hover(snap.find(None, "March 21, 2025")[0].node_id)
+        assert not r.success and "not visible" in r.message, r.message
+        assert time.monotonic() - t0 < 1.0
+    harness.page(server.url("real/datepicker.html"), flatpickr_fading)
 
     async def ring(tab):
         # a ring button: its centre and the usual probe points fall on the card behind it

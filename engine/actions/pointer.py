@@ -36,7 +36,8 @@ async def pointer(c: ActionContext, *, force: bool, clicks: int, target: Target 
     what = describe(t.node)
     # A frame in another process scrolls its parents by asking the browser, which answers later:
     # until the parent has moved, the point lies outside its window and a click there hits nothing.
-    # Look again every animation frame or so, up to SCROLL_WAIT_S.
+    # Look again every animation frame or so, up to SCROLL_WAIT_S; the same for a target whose
+    # fade-in has not begun to show it (a delayed or just-started animation holds it at opacity 0).
     deadline = time.monotonic() + SCROLL_WAIT_S
     while True:
         f = await probe(page, t, "pointer")
@@ -44,6 +45,9 @@ async def pointer(c: ActionContext, *, force: bool, clicks: int, target: Target 
             raise ActionFailure(f"{what} is disabled; it cannot be clicked until the page enables it "
                                 "(often after required fields are filled).", code=ErrorCode.DISABLED)
         if not f.get("rendered"):
+            if f.get("fading") and time.monotonic() < deadline:
+                await asyncio.sleep(0.03)  # a fade-in that has not shown it yet: look again
+                continue
             raise ActionFailure(f"{what} is not visible (hidden with CSS, or zero size), so it cannot be "
                                 "clicked. Open the menu or section that shows it first.",
                                 code=ErrorCode.NOT_ACTIONABLE)

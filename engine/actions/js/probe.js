@@ -124,6 +124,14 @@ function probe(KEY, mode) {
   const first = targets[0];
   let r = first.getBoundingClientRect();
   facts.rendered = usable(first) && r.width > 0 && r.height > 0;
+  if (!facts.rendered && shown(first) && !opaque(first)) {
+    // transparent now, but fading: a menu whose fade-in has not begun to show it yet (a delayed
+    // or just-started animation sits at opacity 0). The caller looks again once it has moved on.
+    const up = (e) => { const p = flatParent(e); return p && p.nodeType === 11 ? p.host : p; };
+    for (let e = first; e && e.nodeType === 1; e = up(e)) {
+      if (e.getAnimations && e.getAnimations().some((a) => a.playState === 'running' || a.pending)) { facts.fading = true; break; }
+    }
+  }
   facts.rect = [r.left, r.top, r.width, r.height];
   facts.vw = window.innerWidth; facts.vh = window.innerHeight;
   if (first !== el) facts.via = 'label';
