@@ -130,6 +130,37 @@ def test_run_is_listed_and_opens_read_only(qtbot, aio, server, home):
         shot(view, "session_view.png")
 
 
+def test_a_success_with_unverified_steps_does_not_read_as_a_plain_success(qtbot, aio, server, home):
+    # a stored run the planner called done, one of whose steps ran but was not seen to work
+    from engine.models import Action, ActionResult, StepRecord
+    from engine.models.actions import PageState, VerificationResult
+    from engine.store import Store
+    from gui.widgets.session_text import AMBER
+    from gui.widgets.sessions_panel import STATUS_COL
+
+    unseen = VerificationResult(success=False, verified_outcome=None, actual_outcome="nothing changed",
+                                page_state=PageState(url="http://a.test/", url_changed=False, dom_changed=False),
+                                confidence=0.9, feedback="The click changed nothing on the page.")
+    click = Action(name="click", target="7")
+    with Store.open() as store:
+        sid = store.create_session("press the button", "http://a.test/", "heuristic", "auto")
+        store.add_step(sid, StepRecord(index=0, action=click, result=ActionResult(success=True, action="click(7)"),
+                                       verification=unseen))
+        store.finish(sid, "success", answer="pressed")
+    with open_window(qtbot, server.url("offline_shop.html")) as w:
+        p = w.sessions
+        p.refresh()
+        status = p.table.item(p.row_of(sid), STATUS_COL)
+        assert status.text() == "success, 1 unverified" and status.foreground().color().name() == AMBER
+        assert "not seen to do what they should" in status.toolTip()
+        p.filter.setText("unverified")  # the filter finds it by what it shows
+        assert not p.table.isRowHidden(p.row_of(sid))
+        p.filter.setText("")
+        view = p.open_session(sid)
+        assert view is not None and view.status_label.text() == "SUCCESS, 1 UNVERIFIED"
+        assert AMBER in view.status_label.styleSheet()
+
+
 def test_one_session_per_tab_until_new_session(qtbot, aio, server, home):
     from PySide6.QtWidgets import QMessageBox
 

@@ -63,6 +63,7 @@ def test_run_is_recorded_and_replay_regrounds_changed_ids(server, home, tmp_path
     original = json.loads(r.stdout)
     [row] = sessions()
     assert row["status"] == "success" and row["steps"] == 6 and row["title"] == "127.0.0.1: join the newsletter"
+    assert row["unverified"] == 0
     assert row["url"].endswith(DONE_QUERY)
     listing = vigil("sessions")
     assert row["id"][:8] in listing.stdout and "join the newsletter" in listing.stdout
@@ -92,6 +93,24 @@ def test_run_is_recorded_and_replay_regrounds_changed_ids(server, home, tmp_path
     same = [s for s in json.loads(r.stdout)["steps"] if s["action"]["name"] != "finish"]
     assert [s["result"]["node_id"] for s in same] == old_ids
     assert all("Same element as recorded" in s["proposal"]["thought"] for s in same)
+
+
+def test_a_success_with_unverified_steps_is_listed_as_such(server, home, tmp_path):
+    # the click runs but changes nothing, and the script then says done: the run is a success, but the
+    # list must not read as a plain one
+    steps = "- {action: click, target: {role: button, name: Do nothing}}\n- {action: finish}\n"
+    r = vigil("run", "press the button", "--url", server.url("uploads_page.html"), "--script",
+              script(tmp_path, steps), "--approve", "auto")
+    assert r.returncode == 0, r.stderr
+    assert "[1] unverified " in r.stdout, r.stdout
+    [row] = sessions()
+    assert (row["status"], row["steps"], row["unverified"]) == ("success", 2, 1)
+    listing = vigil("sessions").stdout
+    line = next(x for x in listing.splitlines() if x.startswith(row["id"][:8]))
+    assert "success (1 unverified)" in line, listing
+    # the wider status still leaves the STEPS column under its header (right-aligned)
+    header = listing.splitlines()[0]
+    assert header.index("STEPS") + len("STEPS") == line.index(" 2 ", line.index("unverified)")) + 2, listing
 
 
 def test_sigkill_mid_run_leaves_an_interrupted_session_with_its_steps(server, home, tmp_path):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from engine.models import Action, ActionResult, ChatMessage, Decision, Plan, ProposedStep, StepRecord
+from engine.models.actions import PageState, VerificationResult
 from engine.store import LATEST_VERSION, Store, StoreError, default_path, migrate
 from engine.store.store import MASK
 
@@ -279,14 +280,35 @@ def test_migrates_an_older_database(home):
                  "'ask', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')")
     conn.execute("INSERT INTO steps VALUES ('old', 0, 'completed', 'agent', 'click(1)', 'now', ?)",
                  (_step(0).model_dump_json(),))
+    conn.execute("INSERT INTO steps VALUES ('old', 1, 'completed', 'agent', 'click(2)', 'now', ?)",
+                 (_step(1, verification=_unseen()).model_dump_json(),))
     conn.close()
     with Store.open() as store:
         assert store._conn.execute("SELECT value FROM meta").fetchone() == (str(LATEST_VERSION),)
         [s] = store.list_sessions()
-        assert (s.id, s.steps, s.status) == ("old", 1, "success")
+        assert (s.id, s.steps, s.status, s.unverified) == ("old", 2, "success", 1)  # migration 5 counted it
         sha = store.put_blob("screenshot", b"png")  # the table migration 2 added
         store.add_step("old", _step(1), {"screenshot_after": sha})
         assert store.load("old").blobs == {1: {"screenshot_after": sha}}
+        assert store.list_sessions()[0].unverified == 0  # step 1 recorded again, now seen to work
+
+
+def _unseen() -> VerificationResult:
+    return VerificationResult(success=False, verified_outcome=None, actual_outcome="nothing changed",
+                              page_state=PageState(url="http://shop.test/", url_changed=False, dom_changed=False),
+                              confidence=0.9, feedback="The click changed nothing on the page.")
+
+
+def test_unverified_steps_are_counted_for_the_list(home):
+    with Store.open() as store:
+        sid = store.create_session("Add socks", "https://shop.example.com/", "heuristic", "auto")
+        store.add_step(sid, _step(0))
+        store.add_step(sid, _step(1, verification=_unseen()))                    # ran, not seen to work
+        store.add_step(sid, _step(2, verification=_unseen(), status="failed"))   # failed: not "unverified"
+        store.finish(sid, "success", answer="done")
+        [s] = store.list_sessions()
+        assert (s.status, s.steps, s.unverified) == ("success", 3, 1)
+        assert store.load(sid).session.unverified == 1
 
 
 def test_location_is_vigil_home_else_the_user_data_dir(tmp_path, monkeypatch):

@@ -63,11 +63,13 @@ def sessions_command(args: argparse.Namespace) -> int:
     if not rows:
         print(f"No sessions yet in {where}. `vigil run` and the window record every run.")
         return 0
-    print(f"{'ID':<8}  {'STATUS':<11}  {'STEPS':>5}  {'STARTED':<16}  {'DOMAIN':<24}  TITLE")
+    words = {r.id: r.status + (f" ({r.unverified} unverified)" if r.unverified else "") for r in rows}
+    w = max(11, *(len(x) for x in words.values()))
+    print(f"{'ID':<8}  {'STATUS':<{w}}  {'STEPS':>5}  {'STARTED':<16}  {'DOMAIN':<24}  TITLE")
     for r in rows:
         title = r.title if len(r.title) <= 70 else r.title[:69] + "…"
         domain = r.domain if len(r.domain) <= 24 else r.domain[:23] + "…"
-        print(f"{r.id[:8]:<8}  {r.status:<11}  {r.steps:>5}  {r.started[:16].replace('T', ' '):<16}  "
+        print(f"{r.id[:8]:<8}  {words[r.id]:<{w}}  {r.steps:>5}  {r.started[:16].replace('T', ' '):<16}  "
               f"{domain:<24}  {title}")
         print(f"{'':<8}  {r.url}")
     return 0

@@ -104,6 +104,13 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE grants ADD COLUMN run_id TEXT",
         "ALTER TABLE grants ADD COLUMN ended_at TEXT",
     ),
+    5: (
+        # a step that ran but was not seen to do what it should (its verification failed): counted in the
+        # sessions list, so a run the planner called done with such steps does not read as a plain success
+        "ALTER TABLE steps ADD COLUMN unverified INTEGER NOT NULL DEFAULT 0",
+        "UPDATE steps SET unverified = 1 WHERE status = 'completed' "
+        "AND json_extract(body, '$.verification.success') = 0",
+    ),
 }
 LATEST_VERSION = max(MIGRATIONS)
 

@@ -156,6 +156,7 @@ class SessionSummary(BaseModel):
     status: str
     steps: int
     started: str
+    unverified: int = 0  # steps that ran but were not seen to do what they should (as `vigil run` words it)
 
 
 class SessionInfo(SessionSummary):
@@ -426,9 +427,12 @@ class Store:
             c.executemany("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) "
                           "VALUES (?,?,?,?,?,?)",
                           rows)
-            c.execute("INSERT OR REPLACE INTO steps(session_id, idx, status, actor, action, recorded_at, body) "
-                      "VALUES (?,?,?,?,?,?,?)", (session_id, record.index, record.status, record.actor,
-                                                 _text(action), _now(), _json(record.model_dump(mode="json"))))
+            unverified = record.status == "completed" and record.verification is not None \
+                and not record.verification.success
+            c.execute("INSERT OR REPLACE INTO steps(session_id, idx, status, actor, action, recorded_at, body, "
+                      "unverified) VALUES (?,?,?,?,?,?,?,?)",
+                      (session_id, record.index, record.status, record.actor, _text(action), _now(),
+                       _json(record.model_dump(mode="json")), int(unverified)))
             for role, sha in (blobs or {}).items():
                 c.execute("INSERT OR REPLACE INTO step_blobs(session_id, idx, role, sha256) VALUES (?,?,?,?)",
                           (session_id, record.index, role, sha))
@@ -489,13 +493,14 @@ class Store:
 
     # -- reading --------------------------------------------------------------------------------
     _SUMMARY = ("SELECT s.id, s.title, s.domain, s.url, s.status, "
-                "(SELECT COUNT(*) FROM steps t WHERE t.session_id=s.id), s.created_at, s.task, s.planner, "
+                "(SELECT COUNT(*) FROM steps t WHERE t.session_id=s.id), s.created_at, "
+                "(SELECT COUNT(*) FROM steps t WHERE t.session_id=s.id AND t.unverified), s.task, s.planner, "
                 "s.policy, s.is_renamed, s.metadata, s.answer, s.reason, s.updated_at FROM sessions s")
 
     @staticmethod
     def _info(row: tuple) -> SessionInfo:
-        keys = ("id", "title", "domain", "url", "status", "steps", "started", "task", "planner", "policy",
-                "is_renamed", "metadata", "answer", "reason", "updated")
+        keys = ("id", "title", "domain", "url", "status", "steps", "started", "unverified", "task", "planner",
+                "policy", "is_renamed", "metadata", "answer", "reason", "updated")
         d = dict(zip(keys, row, strict=True))
         d["metadata"] = json.loads(d["metadata"])
         return SessionInfo(**d)

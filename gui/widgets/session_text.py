@@ -8,10 +8,22 @@ from datetime import datetime
 STATUS_STYLE = {
     "success": ("success", "#166534"),
     "error": ("failed", "#b91c1c"),
-    "interrupted": ("interrupted", "#b45309"),
+    "interrupted": ("interrupted", "#b45309"),  # amber
     "running": ("running", "#1d4ed8"),
     "idle": ("idle", "#4b5563"),
 }
+
+
+AMBER = "#b45309"
+
+
+def status_text(status: str, unverified: int = 0) -> tuple[str, str]:
+    """The word and colour a session's status shows with: a run that ended as a success but has steps
+    that were not seen to work reads 'success, N unverified' in amber, not as a plain success."""
+    word, colour = STATUS_STYLE.get(status, (status, "#374151"))
+    if unverified:
+        return f"{word}, {unverified} unverified", AMBER if status == "success" else colour
+    return word, colour
 
 
 def local_time(iso: str) -> str:

@@ -42,7 +42,7 @@ from gui.widgets.chat_view import ChatView, plain_label
 from gui.widgets.inspector import PayloadInspector
 from gui.widgets.node_tree import NodeTreePanel
 from gui.widgets.plan_view import PlanView
-from gui.widgets.session_text import STATUS_STYLE, local_time
+from gui.widgets.session_text import local_time, status_text
 
 log = logging.getLogger("vigil.gui")
 STEP_STATUS_COLOUR = {"completed": "#166534", "failed": "#b91c1c", "skipped": "#b45309", "rejected": "#b45309",
@@ -189,7 +189,7 @@ class SessionView(QWidget):
         top = QHBoxLayout()
         self.title_label = plain_label(s.title, name="sessionTitle")
         self.title_label.setStyleSheet("font-size:15px; font-weight:bold;")
-        word, colour = STATUS_STYLE.get(s.status, (s.status, "#374151"))
+        word, colour = status_text(s.status, s.unverified)
         self.status_label = plain_label(word.upper(), name="sessionStatus", wrap=False, selectable=False)
         self.status_label.setStyleSheet(f"color:white; background:{colour}; border-radius:4px; padding:2px 8px; "
                                         "font-weight:bold;")

@@ -37,7 +37,7 @@ from engine.errors import VigilError
 from gui.aio import spawn
 from gui.sessions import SessionSummary
 from gui.widgets.flow_layout import FlowLayout
-from gui.widgets.session_text import STATUS_STYLE, local_time, short_time
+from gui.widgets.session_text import local_time, short_time, status_text
 from gui.widgets.session_view import SessionView
 
 if TYPE_CHECKING:
@@ -229,13 +229,16 @@ class SessionsPanel(QWidget):
             self._summaries = {}
             for r, s in enumerate(rows):
                 self._summaries[s.id] = s
-                word, colour = STATUS_STYLE.get(s.status, (s.status, "#374151"))
+                word, colour = status_text(s.status, s.unverified)
                 mark = _item(CURRENT_MARK if s.id == self.current else "")
                 mark.setTextAlignment(Qt.AlignCenter)
                 mark.setForeground(QBrush(QColor("#2563eb")))
                 title = _item(s.title, editable=True)
                 title.setData(ID_ROLE, s.id)
                 status = _item(word)
+                if s.unverified:
+                    status.setToolTip(f"{s.unverified} step(s) ran but were not seen to do what they should; "
+                                      "open the session to see which.")
                 status.setForeground(QBrush(QColor(colour)))
                 f = QFont(status.font())
                 f.setBold(True)
@@ -307,7 +310,7 @@ class SessionsPanel(QWidget):
         needle = text.strip().lower()
         for r, sid in enumerate(self.session_ids()):
             s = self._summaries.get(sid)
-            hay = " ".join((s.title, s.status, STATUS_STYLE.get(s.status, ("",))[0], s.domain, s.url, sid)).lower() \
+            hay = " ".join((s.title, s.status, status_text(s.status, s.unverified)[0], s.domain, s.url, sid)).lower() \
                 if s is not None else ""
             self.table.setRowHidden(r, bool(needle) and needle not in hay)
         self._selection_changed()
