@@ -30,6 +30,14 @@ from engine.secret_values import SecretValues
 log = logging.getLogger("vigil.browser")
 
 JS_DIR = Path(__file__).resolve().parent.parent / "snapshot" / "js"
+# The walker is one function (its helpers share the walk's state in a closure), kept as the sections
+# of its body in js/walker/, joined in this order: head.js opens the function and finish.js closes it.
+WALKER_PARTS = ("head", "names", "plan", "walk", "passes", "occlusion", "finish")
+
+
+def walker_source() -> str:
+    """The walker's source: its parts joined in order."""
+    return "\n".join((JS_DIR / "walker" / f"{part}.js").read_text() for part in WALKER_PARTS)
 
 
 @dataclass(frozen=True)
@@ -44,7 +52,7 @@ class PageScripts:
     @classmethod
     def load(cls, key: str) -> PageScripts:
         install = (JS_DIR / "install.js").read_text()
-        return cls(key, f"({install})({json.dumps(key)});", (JS_DIR / "walker.js").read_text())
+        return cls(key, f"({install})({json.dumps(key)});", walker_source())
 
 
 class FrameTarget:

@@ -1,15 +1,15 @@
 """Incremental snapshots, Python side: the rows each frame's walker last sent, and how a walk went.
 
-The walker (js/walker.js) keeps its previous walk in the page and re-walks only what can have
-changed; it then sends only the rows that differ from the ones the caller says it holds (`base`:
-the page-side token and sequence number of those rows) and the parents its runs of unchanged rows do
-not imply (`pd`, the compact form; `par`, every row's parent, is still read when sent). `RowMemo`
-holds those rows per frame, rebuilds the complete list from a diff, and holds the last tree built
-from them; `build_reusing` makes the next tree from it, with new nodes only for changed rows (and
-copies of their ancestors), so Python's share of an incremental snapshot follows the size of the
-change, not of the page. A forced walk always builds afresh: it is the reference the tests compare
-with. `WalkInfo` is what a snapshot says of its walk: `full` or `incremental`, why, how many rows
-were walked again and nodes made.
+The walker (the parts in js/walker/, joined by engine.browser.target.walker_source) keeps its
+previous walk in the page and re-walks only what can have changed; it then sends only the rows that
+differ from the ones the caller says it holds (`base`: the page-side token and sequence number of
+those rows) and the parents its runs of unchanged rows do not imply (`pd`, the compact form; `par`,
+every row's parent, is still read when sent). `RowMemo` holds those rows per frame, rebuilds the
+complete list from a diff, and holds the last tree built from them; `build_reusing` makes the next
+tree from it, with new nodes only for changed rows (and copies of their ancestors), so Python's
+share of an incremental snapshot follows the size of the change, not of the page. A forced walk
+always builds afresh: it is the reference the tests compare with. `WalkInfo` is what a snapshot says
+of its walk: `full` or `incremental`, why, how many rows were walked again and nodes made.
 """
 
 from __future__ import annotations

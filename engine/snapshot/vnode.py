@@ -12,7 +12,7 @@ from typing import Any
 
 TIERS = ("structural", "non-semantic", "semantic")
 
-# flags from the walker (see js/walker.js)
+# flags from the walker (see js/walker/head.js)
 F_RENDERED, F_OCCLUDED, F_SHADOW, F_INTERACTIVE, F_REDACTED, F_LISTENER, F_POINTER, F_FOCUSABLE, F_FRAME = (
     1, 2, 4, 8, 16, 32, 64, 128, 256)
 F_TEXT_BLOCK, F_FOLDED = 512, 1024
@@ -180,7 +180,7 @@ _FACTS = tuple(k for k in VirtualNode.__slots__ if k not in ("children", "parent
 
 
 def node_from_row(row: list, frame_id: str) -> VirtualNode:
-    """A node from one walker row (js/walker.js): [parent, id, tag, role, name, text, value, flags,
+    """A node from one walker row (js/walker/head.js): [parent, id, tag, role, name, text, value, flags,
     tier, x, y, w, h, visible ratio, extra]. The row's parent index is not read (the caller links)."""
     (_, nid, tag, role, name, text, value, flags, tier, x, y, w, h, ratio, extra) = row
     states = attrs = scroll = ob = obd = None

@@ -1,6 +1,6 @@
 """Content that is rendered but that no person can see — aria-hidden, transparent, clipped away,
 zero-size, off-screen beyond the page, font-size 0, or the same colour as its background. The
-walker marks it (flag 2048, the reason in bits 12–14: see js/walker.js); it never reaches the
+walker marks it (flag 2048, the reason in bits 12–14: see js/walker/head.js); it never reaches the
 model's semantic payload, and `tree` and `full` mark it hidden with the reason."""
 
 from __future__ import annotations

@@ -1,0 +1,99 @@
+// Walker part 7 of 7: what the next walk needs, the diff against the rows last sent, the answer.
+// A section of vigilWalk's body (head.js opens the function): the parts share its scope and
+// are joined in order by engine/browser/target.py (WALKER_PARTS).
+
+  // Remember what each non-structural node looked like, for re-creation matching next time.
+  // The key is reused while the name is unchanged (it costs a text walk of the row).
+  const newInfo = new Map();
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (!(row[7] & 8) && !(row[8] === 2 && row[4])) continue;
+    const prev = S.info.get(row[1]);
+    if (prev && prev.n === row[4] && prev.x === row[9] && prev.y === row[10]) { newInfo.set(row[1], prev); continue; }
+    let k;
+    if (prev && prev.n === row[4]) k = prev.k;
+    else { const ref = S.byId.get(row[1]); const el = ref && ref.deref(); k = el ? keyOf(el, row) : ''; }
+    newInfo.set(row[1], { k: k, n: row[4], x: row[9], y: row[10] });
+  }
+  S.info = newInfo;
+  // Forget IDs of elements that are gone and were not re-created.
+  if (S.byId.size > rows.length * 2 + 1000) {
+    for (const [oid, ref] of S.byId) { const e = ref.deref(); if (!e || !e.isConnected) S.byId.delete(oid); }
+  }
+  S.suspects = suspects;
+  const tEnd = performance.now();
+  function keyOf(el, row) {
+    // tag | role | name | context: the text of the nearest row-like ancestor (or the parent).
+    let ctx = '';
+    const item = el.parentElement && el.parentElement.closest('li,tr,[role=row],[role=listitem],[role=option],article,[role=article]');
+    const c = item || el.parentElement;
+    if (c) {
+      ctx = ctxCache.get(c);
+      if (ctx === undefined) { ctx = contentText(c, 80).slice(0, 80); ctxCache.set(c, ctx); }
+    }
+    return row[2] + '|' + row[3] + '|' + row[4] + '|' + ctx;
+  }
+
+  // Whether two row extras would serialize the same (plain objects, strings, numbers, booleans, null).
+  function sameJson(a, b) {
+    if (a === b) return true;
+    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) || Array.isArray(b)) return false;
+    const ka = Object.keys(a), kb = Object.keys(b);
+    if (ka.length !== kb.length) return false;
+    for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || !sameJson(a[ka[i]], b[kb[i]])) return false;
+    return true;
+  }
+
+  // Keep this walk for the next one, and send only the rows that changed since the last one the
+  // caller holds (opts.base: [token, seq] of the rows it kept).
+  const old = I.prev;
+  const truncated = count > maxNodes;
+  I.prev = {
+    raw: RAW, memo: memo, nc: NC, end: END, map: map, final: rows, key: optsKey, vw: VW, vh: VH,
+    dpr: window.devicePixelRatio, sx: window.scrollX, sy: window.scrollY, truncated: truncated,
+    controls: controls, scrollers: scrollers, remote: remote, focused: focused, floats: floats,
+    floatSet: new Set(floats.map((f) => f[0])), hover: HOVER || hoverChain(), anims: ANIM.targets, occ: occNow,
+  };
+  const seq = ++I.seq;
+  let out = rows, diff = null;
+  const base = opts.base;
+  if (old && base && base[0] === I.tok && base[1] === I.sent) {
+    // Parents in the compact form (`pd`): a kept row's parent is the one it had, shifted as its run
+    // is; only the rows whose parent moved otherwise are listed, so the reply follows the change.
+    const same = [], ch = [], body = [], pd = [];
+    const of = old.final;
+    let runI = -1, runJ = -1, runN = 0;
+    for (let i = 0; i < nRows; i++) {
+      const r = rows[i];
+      const j = old.map.get(memo[i].el);
+      let eq = j !== undefined;
+      if (eq) {
+        const o = of[j];
+        if (r !== o) {
+          for (let f = 1; f < 14; f++) if (r[f] !== o[f]) { eq = false; break; }
+          if (eq && r[14] !== o[14]) eq = !!(r[14] && o[14]) && sameJson(r[14], o[14]);
+        }
+        if (eq) {
+          const op = o[0];
+          if (r[0] !== (op >= 0 ? op + i - j : op)) pd.push(i, r[0]);
+        }
+      }
+      if (!eq) { ch.push(i); body.push(r); continue; }
+      if (runN && i === runI + runN && j === runJ + runN) runN++;
+      else { if (runN) same.push(runI, runJ, runN); runI = i; runJ = j; runN = 1; }
+    }
+    if (runN) same.push(runI, runJ, runN);
+    diff = { base: I.sent, n: nRows, pd: pd, same: same, ch: ch };
+    out = body;
+  }
+  I.sent = seq;
+  const se = document.scrollingElement || document.documentElement;
+  return JSON.stringify({
+    url: location.href, title: wf(document.title || ''), vw: VW, vh: VH,
+    sx: window.scrollX, sy: window.scrollY, sw: se.scrollWidth, sh: se.scrollHeight,
+    dpr: window.devicePixelRatio, ver: S.ver, ready: document.readyState,
+    rows: out, diff: diff, tok: I.tok, seq: seq, frames: frames, suspects: suspects.length, truncated: truncated,
+    inc: { mode: PLAN ? 'incremental' : 'full', why: I.why, walked: walked, copied: copied },
+    t: { walk: tWalk - t0, ids: tIds - tWalk, occlusion: tOcc - tIds, info: tEnd - tOcc, hits: hits, recovered: recovered },
+  });
+}

@@ -1,0 +1,206 @@
+// Walker part 2 of 7: names, roles and states of an element (accname, implicit roles, labels).
+// A section of vigilWalk's body (head.js opens the function): the parts share its scope and
+// are joined in order by engine/browser/target.py (WALKER_PARTS).
+
+  // Text of an element's content for name-from-content roles: text, img alt, aria-label of
+  // children; hidden subtrees skipped when cheaply known.
+  function contentText(el, budget) {
+    // The common case first, with the same answer: no children, or one text child, and no shadow
+    // root or slot that would put other nodes there.
+    const f = el.firstChild;
+    if ((!f || (f === el.lastChild && f.nodeType === 3)) && el.localName !== 'slot' && !el.shadowRoot && !S.closed.has(el)) return f ? squash(f.data) : '';
+    let out = '';
+    const stack = [el];
+    let guard = 0;
+    while (stack.length && out.length < budget && guard++ < 400) {
+      const n = stack.pop();
+      if (typeof n === 'string') { out += n; continue; }
+      if (n.nodeType === 3) { out += n.data; continue; }
+      if (n.nodeType !== 1) continue;
+      if (n !== el) {
+        const t = n.localName;
+        if (SKIP.has(t) || n.hidden || n.getAttribute('aria-hidden') === 'true') continue;
+        const al = n.getAttribute('aria-label');
+        if (al) { out += al + ' '; continue; }
+        if (t === 'img') { out += (n.getAttribute('alt') || '') + ' '; continue; }
+        if (t === 'input' || t === 'select' || t === 'textarea') continue;
+      }
+      // The flattened tree, as accname walks it: a shadow root instead of the light children, and
+      // at a <slot> the nodes assigned to it (or its fallback content when nothing is).
+      const sr = n.shadowRoot || S.closed.get(n);
+      const kids = sr ? sr.childNodes : (n.localName === 'slot' && n.assignedNodes ? n.assignedNodes({ flatten: true }) : n.childNodes);
+      const block = n !== el && !INLINE.has(n.localName);
+      if (block) { out += ' '; stack.push(' '); }
+      for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+    }
+    return squash(out);
+  }
+
+  // label[for] lookups: one query per document/shadow root, not `el.labels` (which walks the
+  // whole document on first use for every input — quadratic on big forms).
+  const labelMaps = new Map();
+  function labelsFor(el) {
+    const r = rootOf(el);
+    let m = labelMaps.get(r);
+    if (!m) {
+      m = new Map();
+      if (r.querySelectorAll) for (const l of r.querySelectorAll('label[for]')) {
+        const k = l.getAttribute('for');
+        if (!m.has(k)) m.set(k, []);
+        m.get(k).push(l);
+      }
+      labelMaps.set(r, m);
+    }
+    return el.id ? (m.get(el.id) || []) : [];
+  }
+  function labelsText(el) {
+    let s = '';
+    for (const l of labelsFor(el)) s += contentText(l, 150) + ' ';
+    if (!s.trim()) { const wrap = el.closest('label'); if (wrap) s = contentText(wrap, 150); }
+    return squash(s);
+  }
+
+  // Accessible-name computation, following the precedence of accname for what matters here.
+  // aria: false when the element is known to have no aria-* attribute.
+  function nameOf(el, tag, role, aria) {
+    const lb = aria === false ? null : el.getAttribute('aria-labelledby');
+    if (lb) {
+      let s = '';
+      for (const id of lb.split(/\s+/)) { const r = id && byIdIn(el, id); if (r) s += contentText(r, 150) + ' '; }
+      s = squash(s);
+      if (s) return s;
+    }
+    const al = aria === false ? null : el.getAttribute('aria-label');
+    if (al && al.trim()) return squash(al);
+    if (tag === 'input' || tag === 'textarea' || tag === 'select' || tag === 'meter' || tag === 'progress') {
+      const type = tag === 'input' ? (el.getAttribute('type') || '').toLowerCase() : '';
+      if (type === 'submit' || type === 'reset' || type === 'button') {
+        const v = el.getAttribute('value');
+        return v ? squash(v) : (type === 'submit' ? 'Submit' : type === 'reset' ? 'Reset' : '');
+      }
+      if (type === 'image') return squash(el.getAttribute('alt') || el.getAttribute('value') || 'Submit');
+      const l = labelsText(el);
+      if (l) return l;
+      const t = el.getAttribute('title') || el.getAttribute('placeholder') || el.getAttribute('aria-placeholder');
+      if (t && t.trim()) return squash(t);
+      return '';   // label hunting continues after the walk
+    }
+    if (tag === 'img' || tag === 'area') return squash(el.getAttribute('alt') || el.getAttribute('title') || '');
+    if (tag === 'fieldset') { const lg = el.querySelector(':scope > legend'); if (lg) return contentText(lg, 150); }
+    if (tag === 'table') { const c = el.querySelector(':scope > caption'); if (c) return contentText(c, 150); }
+    if (tag === 'figure') { const c = el.querySelector(':scope > figcaption'); if (c) return contentText(c, 150); }
+    if (NAME_FROM_CONTENT.has(role)) {
+      const s = contentText(el, 260);
+      if (s) return s;
+    }
+    const t = el.getAttribute('title');
+    return t ? squash(t) : '';
+  }
+
+  // Label hunting for unnamed form controls: nearby preceding text, then the name attribute.
+  function huntLabel(el) {
+    // Checkboxes and radios are usually followed by their text: <input type=checkbox> Subscribe
+    const ty = (el.getAttribute('type') || '').toLowerCase();
+    if (ty === 'checkbox' || ty === 'radio') {
+      let q = el.nextSibling, steps = 0;
+      while (q && steps++ < 3) {
+        if (q.nodeType === 3) { const s = squash(q.data); if (s) return s; }
+        else if (q.nodeType === 1) {
+          const t = q.localName;
+          if (t === 'input' || t === 'select' || t === 'textarea' || t === 'button' || t === 'br') break;
+          const s = contentText(q, 120); if (s) return s;
+        }
+        q = q.nextSibling;
+      }
+    }
+    let n = el, hops = 0;
+    while (n && hops < 3) {
+      let p = n.previousSibling, steps = 0;
+      while (p && steps++ < 4) {
+        if (p.nodeType === 3) { const s = squash(p.data); if (s) return s; }
+        else if (p.nodeType === 1) {
+          const t = p.localName;
+          if (t === 'input' || t === 'select' || t === 'textarea' || t === 'button') break;
+          if (!SKIP.has(t) && p.getClientRects().length) { const s = contentText(p, 120); if (s) return s; }  // hidden text is no label
+        }
+        p = p.previousSibling;
+      }
+      n = n.parentElement; hops++;
+      if (n && (n.localName === 'form' || n.localName === 'body')) break;
+    }
+    const nm = el.getAttribute('name');
+    return nm ? nm.replace(/[_-]+/g, ' ').trim() : '';
+  }
+
+  // The role, and in ROLE_ARIA whether it is accessibility data (not one array per element).
+  // hasRole: false when the element is known to have no role attribute.
+  let ROLE_ARIA = false;
+  function roleOf(el, tag, hasRole) {
+    const r = hasRole === false ? null : el.getAttribute('role');
+    if (r) {
+      // The first role token a browser knows; else the element's own role (an <a href> with
+      // role="doc-noteref" is a link); else the unknown token is a hint, not accessibility data.
+      const toks = r.trim().toLowerCase().split(/\s+/);
+      for (const t of toks) if (ARIA_ROLES.has(t)) { ROLE_ARIA = true; return t; }
+      const own = implicitRole(el, tag);
+      if (own[0]) { ROLE_ARIA = own[1]; return own[0]; }
+      ROLE_ARIA = false;
+      return toks[0];
+    }
+    const own = implicitRole(el, tag);
+    ROLE_ARIA = own[1];
+    return own[0];
+  }
+  function implicitRole(el, tag) {
+    if (tag === 'input') {
+      const type = (el.getAttribute('type') || 'text').toLowerCase();
+      const v = INPUT_ROLE[type];
+      if (v === undefined) return ['textbox', true];
+      if ((type === 'text' || type === 'search' || type === '' || type === 'email' || type === 'tel' || type === 'url') && el.getAttribute('list')) return ['combobox', true];
+      return [v, v !== null];
+    }
+    if (tag === 'select') return [(el.multiple || el.size > 1) ? 'listbox' : 'combobox', true];
+    if (tag === 'a' || tag === 'area') return el.hasAttribute('href') ? ['link', true] : [null, false];
+    if (tag === 'img') { const alt = el.getAttribute('alt'); return alt === '' ? ['presentation', true] : ['img', true]; }
+    if (tag === 'section') return (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby')) ? ['region', true] : [null, false];
+    if (tag === 'header' || tag === 'footer') {
+      const inner = el.parentElement && el.parentElement.closest('article,aside,main,nav,section');
+      return inner ? [null, false] : [tag === 'header' ? 'banner' : 'contentinfo', true];
+    }
+    if (tag === 'svg') return el.hasAttribute('aria-label') || el.querySelector(':scope > title') ? ['img', true] : [null, false];
+    if (tag === 'th') return [el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader', true];
+    const v = IMPLICIT[tag];
+    return v ? [v, true] : [null, false];
+  }
+
+  // An element's non-default states. aria: false when it has no aria-* attribute (none is read then).
+  function statesOf(el, tag, role, aria) {
+    let st = null;
+    const setSt = (k, v) => { (st || (st = {}))[k] = v; };
+    const ga = (n) => (aria ? el.getAttribute(n) : null);
+    if (el.matches(':disabled') || ga('aria-disabled') === 'true') setSt('disabled', true);
+    if (tag === 'input' && (el.type === 'checkbox' || el.type === 'radio')) { if (el.checked) setSt('checked', true); if (el.indeterminate) setSt('checked', 'mixed'); }
+    const ac = ga('aria-checked'); if (ac === 'true') setSt('checked', true); else if (ac === 'mixed') setSt('checked', 'mixed');
+    const ae = ga('aria-expanded'); if (ae === 'true') setSt('expanded', true); else if (ae === 'false') setSt('expanded', false);
+    if (tag === 'summary' && el.parentElement && el.parentElement.localName === 'details') setSt('expanded', !!el.parentElement.open);
+    if (tag === 'option' ? el.selected : ga('aria-selected') === 'true') setSt('selected', true);
+    const ap = ga('aria-pressed'); if (ap === 'true') setSt('pressed', true); else if (ap === 'mixed') setSt('pressed', 'mixed');
+    if (el.required || ga('aria-required') === 'true') setSt('required', true);
+    if (el.readOnly === true || ga('aria-readonly') === 'true') setSt('readonly', true);
+    if (ga('aria-invalid') === 'true' || ((tag === 'input' || tag === 'textarea' || tag === 'select') && safeMatches(el, ':user-invalid'))) setSt('invalid', true);
+    if (role === 'heading') { const lv = ga('aria-level') || (tag.length === 2 && tag[0] === 'h' ? tag[1] : null); if (lv) setSt('level', +lv); }
+    if (ga('aria-haspopup') && ga('aria-haspopup') !== 'false') setSt('haspopup', ga('aria-haspopup'));
+    if (tag === 'dialog' && el.open) setSt('open', true);
+    if (ga('aria-modal') === 'true' || (tag === 'dialog' && safeMatches(el, ':modal'))) setSt('modal', true);
+    if (tag === 'input' && (el.type === 'range' || el.type === 'number')) { if (el.min) setSt('min', el.min); if (el.max) setSt('max', el.max); }
+    else if (VALUE_ROLES.has(role)) {
+      const mn = ga('aria-valuemin'), mx = ga('aria-valuemax');
+      if (mn !== null && mn.trim()) setSt('min', mn.trim()); else if (tag === 'meter') setSt('min', String(el.min));
+      if (mx !== null && mx.trim()) setSt('max', mx.trim()); else if (tag === 'meter' || tag === 'progress') setSt('max', String(el.max));
+    }
+    return st;
+  }
+
+  const isSecret = (el) => S.secret(el);
+  // What an element's attribute names say (see the walk): bits.
+  const A_ARIA = 1, A_AHID = 2, A_ALB = 4, A_ROLE = 8, A_TI = 16, A_ON = 32, A_TID = 64;

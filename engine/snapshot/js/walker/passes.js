@@ -1,0 +1,166 @@
+// Walker part 5 of 7: the whole-tree passes: subtree ends, delegating containers, text blocks, labels, IDs.
+// A section of vigilWalk's body (head.js opens the function): the parts share its scope and
+// are joined in order by engine/browser/target.py (WALKER_PARTS).
+
+  const nRows = rows.length;
+  // Where each subtree ends, and which subtrees lean on boxes above them.
+  const END = new Int32Array(nRows);
+  for (let i = nRows - 1; i >= 0; i--) {
+    if (END[i] < i + 1) END[i] = i + 1;
+    const p = rows[i][0];
+    if (p >= 0 && END[p] < END[i]) END[p] = END[i];
+  }
+  {
+    let budget = 400000;
+    for (const [ri, cb] of escRows) {
+      for (let p = rows[ri][0]; p >= 0 && budget-- > 0; p = rows[p][0]) {
+        if (cb !== null && memo[p].el === cb) break;
+        NC[p] = 1;
+      }
+      if (budget <= 0) { for (let i = 0; i < nRows; i++) NC[i] = 1; break; }
+    }
+  }
+  // Text-block inputs of every row, index-free (kids relative to their row) for later copies.
+  for (const ri of compRows) {
+    const m = memo[ri];
+    if (m.cp) continue;
+    const c = comp.get(ri);
+    const k = new Array(c.kids.length);
+    for (let z = 0; z < k.length; z++) k[z] = c.kids[z] - ri;
+    m.cp = { raw: c.raw, cuts: c.cuts, k: k, nfc: c.nfc };
+  }
+  // The whole-tree passes work on copies: the rows above stay as the walk made them, for reuse.
+  // (copied on first write: W(i))
+  const RAW = rows.slice();
+  const W = (i) => { let r = rows[i]; if (r === RAW[i]) r = rows[i] = r.slice(); return r; };
+
+  // A container whose only sign of interactivity is a click listener and which holds other
+  // controls is delegating its children's clicks (a framework root, a list's handler): it is not
+  // a click target itself. A listener on a leaf — nothing interactive inside — still makes one.
+  if (lstOnly.length) {
+    const below = new Uint8Array(rows.length);
+    for (let i = rows.length - 1; i > 0; i--) {
+      const p = rows[i][0];
+      if (p >= 0 && ((rows[i][7] & 8) || below[i])) below[p] = 1;
+    }
+    for (const [ri, role0, tier0] of lstOnly) {
+      if (!below[ri]) continue;
+      const r = W(ri);
+      r[7] &= ~8; r[3] = role0 || ''; r[8] = tier0; r[4] = '';
+    }
+  }
+  composeText();
+  const tWalk = performance.now();
+
+  // Text blocks. A block (a paragraph, a list item, a cell, a code block) whose content is text
+  // mixed with inline elements — links, code, emphasis, highlighted tokens — gets as its text that
+  // whole content in reading order, so "specified by RFC 2616 (which obsoletes RFC 2068)" keeps its
+  // words; the inline elements stay in the tree (links keep their IDs) but are marked folded, so
+  // the serializations do not repeat them one token per node. Hidden inline parts are not read.
+  // Text-level content: no role or a text-level one (code, emphasis, a link, an image) — not a
+  // widget (a field, a button, a meter), which keeps its own node.
+  function foldable(row) { return TEXT_ROLES.has(row[3]); }
+  function composeText() {
+    for (let k = compRows.length - 1; k >= 0; k--) {      // children before their parents
+      const ri = compRows[k], cp = comp.get(ri);
+      const raw = cp.raw, cuts = cp.cuts, kids = cp.kids;
+      // words: its own text has words; plain: some words are not a control's; prose: every inline
+      // child is text-level (formatting, links, images), not a widget such as a meter or a field
+      let out = '', at = 0, words = false, plain = false, prose = true, parts = 0, block = false;
+      for (let j = 0; j < cuts.length; j++) {
+        const seg = raw.slice(at, cuts[j]);
+        at = cuts[j];
+        if (!words && /\S/.test(seg)) words = true;
+        out += seg;
+        const c = kids[j];
+        if (c === undefined) continue;                  // the walk stopped at its node budget
+        const row = rows[c];
+        if (!(row[7] & 1) || (row[7] & 2048)) continue; // not rendered, or hidden from a person: not read
+        if (!inl[c]) { out += '\n'; block = true; continue; }
+        if (!foldable(row)) prose = false;
+        const cc = comp.get(c);
+        let t;
+        if (cc) { t = cc.flat; if (cc.plain && !(row[7] & 8)) plain = true; if (cc.block) block = true; if (!cc.prose) prose = false; }
+        else {
+          t = rawT.get(c) || (row[2] === 'img' ? ' ' + row[4] + ' ' : row[2] === 'br' ? '\n' : '');
+          if (!plain && !(row[7] & 8) && /\S/.test(t)) plain = true;
+        }
+        if (t) { out += t; parts++; }
+      }
+      const tail = raw.slice(at);
+      if (!words && /\S/.test(tail)) words = true;
+      out += tail;
+      if (words) plain = true;
+      cp.flat = out; cp.plain = plain; cp.block = block; cp.prose = prose;
+      if (inl[ri]) continue;
+      let r = rows[ri];
+      // A name from content leaves out what is not rendered (a heading's hidden permalink "¶").
+      if (cp.nfc && !block && parts < cuts.length) {
+        const nm = squash(out);
+        if (nm && nm !== r[4] && r[4].indexOf(nm) >= 0) (r = W(ri))[4] = wf(cut(nm, 250));
+      }
+      if (!parts || !plain || !(words || prose)) continue;
+      if (!BLOCK_ROLES.has(r[3])) continue;             // a dialog, a form, a list: containers, not text
+      const pre = r[2] === 'pre';
+      const full = pre ? preText(out) : squash(out);
+      if (!full) continue;
+      r = W(ri);
+      r[5] = wf(limitText(full, TB_MAX));
+      r[7] |= 512;
+      if (cp.nfc && !block) r[4] = wf(cut(pre ? squash(full) : full, 250));
+      // Mark the inline content as folded into this block (not a widget: a meter or a field in a
+      // sentence keeps its own node).
+      const todo = kids.slice();
+      while (todo.length) {
+        const c = todo.pop();
+        if (c === undefined || !inl[c] || !foldable(rows[c])) continue;
+        W(c)[7] |= 1024;
+        const cc = comp.get(c);
+        if (cc) for (const g of cc.kids) todo.push(g);
+      }
+    }
+  }
+
+  // Label hunting for controls that are still unnamed.
+  for (const [ri, el] of pendingNames) W(ri)[4] = wf(cut(huntLabel(el), 250));
+
+  // Stable IDs for elements seen for the first time: a framework may have destroyed and
+  // re-created an element we knew; give it its old ID back when tag, role, name and the
+  // text of its row match — the nearest such retired ID wins, however far rows shifted.
+  let recovered = 0;
+  if (fresh.length) {
+    const retired = new Map();
+    if (S.info.size) {
+      for (const [oid, inf] of S.info) {
+        const ref = S.byId.get(oid);
+        const old = ref && ref.deref();
+        if (old && old.isConnected) continue;
+        let arr = retired.get(inf.k);
+        if (!arr) retired.set(inf.k, arr = []);
+        arr.push([oid, inf.x, inf.y]);
+      }
+    }
+    for (const [ri, el] of fresh) {
+      const row = rows[ri];
+      let nid = null;
+      if (retired.size && ((row[7] & 8) || (row[8] === 2 && row[4]))) {
+        const arr = retired.get(keyOf(el, row));
+        if (arr && arr.length) {
+          let best = 0, bd = Infinity;
+          for (let i = 0; i < arr.length; i++) {
+            const d = Math.abs(arr[i][1] - row[9]) + Math.abs(arr[i][2] - row[10]);
+            if (d < bd) { bd = d; best = i; }
+          }
+          nid = arr[best][0];
+          arr.splice(best, 1);
+          recovered++;
+        }
+      }
+      if (nid === null) { nid = prefix + S.next; S.next++; }
+      S.ids.set(el, nid);
+      S.byId.set(nid, new WeakRef(el));
+      row[1] = nid;
+      RAW[ri][1] = nid;   // a row walked now: not shared with the previous walk
+    }
+  }
+  const tIds = performance.now();
