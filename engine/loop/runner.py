@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 from engine.errors import BrowserClosedError, ErrorCode, TabCrashedError, UnknownNodeError, VigilError
-from engine.loop.after_picture import AfterPicture
 from engine.loop.browsing import PageWatch, incident_events, with_incidents
 from engine.loop.driver import PageDriver
 from engine.loop.events import EventBus
@@ -29,16 +28,18 @@ from engine.loop.grounding import (
     describe_action,
     node_summary,
     resolve_target,
-    target_label,
     target_record,
 )
 from engine.loop.journal import RunJournal
+from engine.loop.not_run import declined, refused, target_missing
+from engine.loop.pictures import AfterPicture, StepPictures, after_snapshot, verified_snapshot
 from engine.loop.planner import Observation, Planner
 from engine.loop.policy import needs_approval, sensitive_reasons
 from engine.loop.redact import mask_action, mask_proposal, scrub_known, types_secret
 from engine.loop.steps import StepDraft, Turn, chosen, exchange_of
 from engine.loop.target_guard import target_drift
 from engine.loop.untrusted import find_instructions
+from engine.loop.writes import RunWrites
 from engine.models import (
     POLICIES,
     TAB_ACTIONS,
@@ -72,7 +73,6 @@ log = logging.getLogger("vigil.loop")
 
 FATAL_CODES = {ErrorCode.TAB_CRASHED: TabCrashedError, ErrorCode.BROWSER_CLOSED: BrowserClosedError}
 DEFAULT_TARGET_TIMEOUT_MS = 5000
-WRITES_TIMEOUT_S = 60.0  # how long a run's end waits for its background writes
 
 
 class _Stopped(Exception):
@@ -110,7 +110,8 @@ class AgentLoop:
             raise ValueError("max_steps must be at least 1")
         self.page, self.planner, self.gate = page, planner, gate
         self.policy: Policy = cast(Policy, policy)  # checked against POLICIES above
-        self.max_steps, self.screenshots, self.target_timeout_ms = max_steps, screenshots, target_timeout_ms
+        self.max_steps, self.target_timeout_ms = max_steps, target_timeout_ms
+        self.pictures = StepPictures(lambda: self.page, enabled=screenshots)
         # with `artifacts`, each executed step's StepRecorded event carries the before/after JPEGs and
         # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
         self.artifacts = artifacts
@@ -121,16 +122,11 @@ class AgentLoop:
         self.task = ""
         self.start_domain = ""
         self._prev_snap: DomSnapshot | None = None
-        # the last step's after picture with the snapshot taken just before it, on that page: the next
-        # step's before picture when the page is unchanged since (the snapshot cache hands back the same
-        # snapshot only while no mutation, scroll, resize, navigation or action happened)
-        self._last_after: tuple[DomSnapshot, Screenshot | None, object] | None = None
         self._exchange: dict[str, Any] | None = None  # the planner's exchange for the step being worked on
         self._warnings: list[str] = []      # instruction-like page text in the current observation
         self._stop_requested = False
         self._failure: str | None = None  # why a helper (the session store) ended the run: fail_run()
-        # background writes of this run (the session store's): the run waits for them before it ends
-        self._writes: list[concurrent.futures.Future] = []
+        self.writes = RunWrites()  # the session store's writes of this run: waited for before it ends
         self._stop_event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         # a person's standing grants (engine.store.grants): (action, page URL) → what covers it, or None;
@@ -163,26 +159,7 @@ class AgentLoop:
     def track_write(self, fut: concurrent.futures.Future) -> None:
         """A background write of this run (a step stored by the session store): the run does not end
         before it has finished — with Stop, a crash or cancellation too (then waited for a bounded time)."""
-        self._writes = [f for f in self._writes if not f.done()]
-        self._writes.append(fut)
-
-    async def _drain_writes(self, timeout: float = WRITES_TIMEOUT_S) -> str | None:
-        """Wait for the run's background writes; what went wrong, or None."""
-        pending = [f for f in self._writes if not f.done()]
-        if pending:
-            _, late = await asyncio.to_thread(concurrent.futures.wait, pending, timeout)
-            if late:
-                return (f"{len(late)} write(s) of the session store did not finish within {timeout:g} s; "
-                        "the last steps may be missing from the session.")
-        return None
-
-    def _drain_writes_now(self, timeout: float = WRITES_TIMEOUT_S) -> None:
-        """The same from a run being cancelled (no awaiting): block for the pending writes, bounded."""
-        pending = [f for f in self._writes if not f.done()]
-        if pending:
-            _, late = concurrent.futures.wait(pending, timeout)
-            if late:
-                log.error("%d session store write(s) still pending after %g s at cancellation", len(late), timeout)
+        self.writes.track(fut)
 
     async def run(self, task: str) -> RunResult:
         """Run the task to its end and return what happened. Never raises (except cancellation)."""
@@ -191,9 +168,10 @@ class AgentLoop:
         if self._stop_requested:
             self._stop_event.set()
         self.journal = j = RunJournal(self.bus)
-        self._failure, self._writes = None, []
+        self._failure = None
+        self.writes.reset()
         self.task, self.start_domain, self._prev_snap = task, "", None
-        self._last_after = None
+        self.pictures.reset()
         j.set_state("observing", "running", detail=task)
         j.message("user", task)
         self.watch.totals = dict.fromkeys(self.watch.totals, 0)
@@ -207,7 +185,7 @@ class AgentLoop:
         except VigilError as exc:  # TabCrashedError, BrowserClosedError, SnapshotError, a failing planner …
             end = _End("error", reason=exc.message)
         except asyncio.CancelledError:
-            self._drain_writes_now()  # Ctrl+C: the steps already recorded reach the store first
+            self.writes.drain_now()  # Ctrl+C: the steps already recorded reach the store first
             self._finish(_End("interrupted", reason=self._failure or "The run was cancelled."))
             raise
         except Exception as exc:  # a bug must still end the run cleanly
@@ -215,7 +193,7 @@ class AgentLoop:
             end = _End("error", reason=f"Internal error in the loop: {type(exc).__name__}: {exc}")
         finally:
             self.watch.stop()
-        late = await self._drain_writes()
+        late = await self.writes.drain()
         if self._failure is not None or late:  # a step that could not be stored ends the run as an error
             end = _End("error", reason=self._failure or late)
         return self._finish(end)
@@ -269,12 +247,12 @@ class AgentLoop:
         self.journal.set_state("observing")
         self.page.check_alive()
         t = time.monotonic()
-        last = self._last_after
-        if last is not None and last[2] is self.page:
+        left = self.pictures.settled_snapshot()
+        if left is not None:
             # the last step ended on a settled page and took this snapshot after it: when the page still
             # has that very snapshot (nothing changed since), it is still settled and needs no wait
             snap = await self.page.snapshot()
-            if snap is last[0]:
+            if snap is left:
                 self._publish_snapshot(snap, index, _ms(t))
                 return snap
         try:
@@ -334,7 +312,9 @@ class AgentLoop:
                 node, snap = await self._ground(p.action.target, snap, index,
                                                 p.timeout_ms if p.timeout_ms is not None else self.target_timeout_ms)
             except UnknownNodeError as exc:
-                return self._target_missing(index, p, snap, msg, exc, timings)
+                waited = (p.timeout_ms if p.timeout_ms is not None else self.target_timeout_ms) / 1000
+                return target_missing(self.journal, self.bus, index, p, snap, msg, exc, waited, timings,
+                                      self._exchange)
         reasons = sensitive_reasons(p.action, node, snap, self.start_domain, p)
         if self._warnings and p.action.name not in TERMINAL_ACTIONS:
             reasons.append("the page shows text that reads like instructions to the agent (possible prompt "
@@ -362,14 +342,14 @@ class AgentLoop:
                 j.update_message(msg, status="error", error="Stopped before this step ran.")
                 raise _Stopped
             if decision.kind in ("skip", "reject"):
-                return self._declined(decision, p, msg, draft)
+                return declined(self.journal, decision, p, msg, draft)
             in_page = decision.kind == "take_over" and decision.action is None
             # the page as it is right before input is dispatched, and its picture (the last step's after
             # picture when nothing changed since it was taken)
             fresh = await self.page.snapshot()
             self._publish_snapshot(fresh, index, 0)
             t_shot = time.monotonic()
-            shot_before = None if in_page else self._unchanged_shot(fresh) or await self._shot()
+            shot_before = None if in_page else self.pictures.unchanged(fresh) or await self.pictures.take()
             timings["screenshots"] = _ms(t_shot)
             if in_page:
                 return await self._human_in_page(p, msg, draft, fresh, timings["approval"])
@@ -377,7 +357,7 @@ class AgentLoop:
                 action, run_node, expect = chosen(decision, p, node, fresh)
             except (UnknownNodeError, ValueError) as exc:
                 if not ask:  # nobody to ask again: the step fails, nothing ran
-                    return self._refused(p, fresh, msg, str(exc), draft)
+                    return refused(self.journal, self.bus, p, fresh, msg, str(exc), draft)
                 what = "Edit refused" if decision.kind in ("edit", "take_over") else "Refused"
                 request = request.model_copy(update={"error": f"{what}, nothing ran: {exc}"})
                 continue
@@ -453,34 +433,6 @@ class AgentLoop:
             snap = await self.page.snapshot()
             self._publish_snapshot(snap, index, 0)
 
-    def _target_missing(self, index: int, p: ProposedStep, snap: DomSnapshot, msg: ChatMessage, exc: UnknownNodeError,
-                        timings: dict) -> Turn:
-        waited = (p.timeout_ms if p.timeout_ms is not None else self.target_timeout_ms) / 1000
-        text = f"The target {target_label(p.action.target)} did not appear within {waited:g} s. {exc.message}"
-        shown = mask_proposal(p)
-        result = ActionResult(success=False, action=shown.action.to_string(), error_code=exc.code, message=text)
-        self.bus.publish(ActionDone(step_index=index, actor="agent", result=result))
-        self.journal.record(StepRecord(index=index, proposal=shown, action=shown.action, result=result,
-                                       url_before=snap.url,
-                                       url_after=snap.url, snapshot_nodes=len(snap), timings_ms=timings,
-                                       exchange=self._exchange, status="failed",
-                                       note="The target never appeared; nothing ran."))
-        self.journal.update_message(msg, status="error", error=text)
-        self.journal.mark_plan(p.plan_index, "failed")
-        return Turn("failed", text, result)
-
-    def _refused(self, p: ProposedStep, snap: DomSnapshot, msg: ChatMessage, why: str, draft: StepDraft) -> Turn:
-        text = f"Not run: {why}."
-        shown = mask_proposal(p)
-        result = ActionResult(success=False, action=shown.action.to_string(), error_code=ErrorCode.REFUSED,
-                              message=text)
-        self.bus.publish(ActionDone(step_index=draft.index, actor="agent", result=result))
-        self.journal.record(draft.record("failed", note=text, action=shown.action, result=result, url_before=snap.url,
-                                         url_after=snap.url))
-        self.journal.update_message(msg, status="error", error=text)
-        self.journal.mark_plan(p.plan_index, "failed")
-        return Turn("failed", text, result)
-
     async def _decide(self, request: ApprovalRequest) -> Decision:
         # one question at a time: a page dialog that opens while a step waits is asked after it, never
         # answered by the decision meant for the step (and the other way round)
@@ -503,21 +455,6 @@ class AgentLoop:
                              code=ErrorCode.GATE_FAILED)
         return d
 
-    def _declined(self, d: Decision, p: ProposedStep, msg: ChatMessage, draft: StepDraft) -> Turn:
-        j = self.journal
-        if d.kind == "skip":
-            j.record(draft.record("skipped", note="Skipped by the person."))
-            j.update_message(msg, status="error", error="Skipped by the person.")
-            j.message("user", "Skip this step.", metadata={"decision": "skip"})
-            j.mark_plan(p.plan_index, "pending", "skipped by the person")
-            return Turn("skipped", "The person skipped this step; nothing ran. Go on with the task.")
-        reason = (d.reason or "").strip() or "no reason given"
-        j.record(draft.record("rejected", note=f"Rejected: {reason}"))
-        j.update_message(msg, status="error", error=f"Rejected: {reason}")
-        j.message("user", d.reason or "Rejected.", metadata={"decision": "reject"})
-        j.mark_plan(p.plan_index, None, f"rejected: {reason}")
-        return Turn("rejected", f"The person rejected this step (nothing ran). Their reason: {reason}")
-
     def _terminal(self, action: Action, actor: Actor, p: ProposedStep, msg: ChatMessage, draft: StepDraft) -> None:
         j = self.journal
         j.record(draft.record("completed", actor=actor, action=action))
@@ -535,7 +472,7 @@ class AgentLoop:
         events = await self._events(int(waited_ms) + 1000)
         artifacts = None
         if self.artifacts:
-            shot = await self._shot()
+            shot = await self.pictures.take()
             artifacts = StepArtifacts(screenshot_after=shot.jpeg if shot else None, snapshot_after=fresh)
         done = draft.decision.performed if draft.decision is not None else []
         if not done:
@@ -573,7 +510,7 @@ class AgentLoop:
         self.journal.set_state("acting")
         t_act = time.monotonic()
         acted_on = self.page
-        picture = AfterPicture(self._shot)  # started while the page settles, alongside its outcome's check
+        picture = AfterPicture(self.pictures.take)  # started while the page settles, alongside its outcome's check
         try:
             if run.name in TAB_ACTIONS:
                 result = await self.watch.tab_action(run)
@@ -599,14 +536,14 @@ class AgentLoop:
         # the page after the step: its snapshot first, then its picture, so that the next step may reuse
         # the picture when its own snapshot is this same one (nothing changed after this snapshot)
         # (the verification's own snapshot when it took one: after the settle, the page as the step left it)
-        snap_after = self._verified_snapshot(result, acted_on) or await self._after_snapshot()
+        snap_after = verified_snapshot(self.page, result, acted_on) or await after_snapshot(self.page)
         t_shot = time.monotonic()
         shot_after = await picture.result(bool((result.data or {}).get("outcome_seen")) and self.page is acted_on)
         timings["screenshots"] = round(timings.get("screenshots", 0) + _ms(t_shot), 1)
         # the step's page events: those since its action began (not the page's load a moment before it)
         since_act = int(_ms(t_act)) + EVENT_SLACK_MS
         settled = bool((result.data or {}).get("settled")) and result.success
-        self._last_after = (snap_after, shot_after, self.page) if snap_after is not None and settled else None
+        self.pictures.left(snap_after, shot_after, settled)
         artifacts = None
         if self.artifacts:
             artifacts = StepArtifacts(screenshot_before=shot_before.jpeg if shot_before else None,
@@ -671,40 +608,6 @@ class AgentLoop:
         except VigilError as exc:
             log.debug("could not read page events: %s", exc)
             return []
-
-    async def _shot(self) -> Screenshot | None:
-        """The viewport now (a Screenshot: JPEG and pHash), or None (screenshots off or failing)."""
-        if not self.screenshots:
-            return None
-        try:
-            return await self.page.screenshot()
-        except Exception as exc:  # a missing picture never stops a run
-            log.debug("screenshot failed: %s", exc)
-            return None
-
-    def _unchanged_shot(self, snap: DomSnapshot) -> Screenshot | None:
-        """The last step's after picture when `snap` is the very snapshot taken right before it on this
-        page (so the page has not changed since that picture), else None."""
-        last = self._last_after
-        if last is None or last[1] is None or last[0] is not snap or last[2] is not self.page:
-            return None
-        return last[1]
-
-    def _verified_snapshot(self, result: ActionResult, acted_on: object) -> DomSnapshot | None:
-        """The snapshot the action's verification took last (after the action and its settle), when it
-        verified on this page; None otherwise. Taken before the after picture, so the reuse check holds."""
-        if result.verification is None or acted_on is not self.page:
-            return None
-        latest = getattr(self.page, "latest_snapshot", None)
-        return latest if isinstance(latest, DomSnapshot) else None
-
-    async def _after_snapshot(self) -> DomSnapshot | None:
-        """The page right after a step (for the record's after picture), or None if it cannot be taken."""
-        try:
-            return await self.page.snapshot()
-        except VigilError as exc:
-            log.debug("after-step snapshot failed: %s", exc)
-            return None
 
     def _url(self) -> str:
         try:
