@@ -59,6 +59,7 @@ class Supervisor(BrowserTabs, QObject):
     notice = Signal(str)                        # something worth a line in the chat (not an error)
     tabs_changed = Signal(object, object)       # the browser's tabs (list[TabInfo]), the active index (or None)
     tab_switched = Signal(object)               # the Tab the window now shows (a new tab, a closed popup's opener)
+    viewport_changed = Signal(int, int)         # the page was resized to (width, height) CSS px
 
     def __init__(self, *, headless: bool = True, viewport: tuple[int, int] = (1280, 800)) -> None:
         super().__init__()
@@ -259,6 +260,7 @@ class Supervisor(BrowserTabs, QObject):
         finally:
             self._resizing = False
         if changed:
+            self.viewport_changed.emit(*self.viewport)
             await self.refresh()
         return changed
 

@@ -236,6 +236,9 @@ class MainWindow(QMainWindow):
             ("Copied: " if clicked else "") + (code or "no locator for this element"), 0 if not clicked else 8000)
         self.nodes.node_selected.connect(self._select_node)
         s.snapshot_changed.connect(self._on_snapshot)
+        # a frame of the page at its new size: the one painted during the resize may be of the old size (or
+        # withheld by the live view's masking while the page moved), and a still page paints no other
+        s.viewport_changed.connect(lambda _w, _h: spawn(self.page.request_frame()))
         s.message.connect(self.chat.add_or_update_message)
         s.plan_changed.connect(self.plan.set_plan)
         s.record.connect(self._on_record)

@@ -165,7 +165,16 @@ def open_window(qtbot, url: str, *, screen=None, settings=None, timeout: float =
 
 def wait_fitted(qtbot, window, timeout: float = 15.0) -> None:
     """Until the page is painted at the size its panel asks for, with the snapshot of that layout."""
-    qtbot.waitUntil(window.page_fitted, timeout=int(timeout * 1000))
+    try:
+        qtbot.waitUntil(window.page_fitted, timeout=int(timeout * 1000))
+    except qtbot.TimeoutError:
+        snap = window.sup.snapshot
+        raise AssertionError(
+            f"the page was not fitted to its panel within {timeout:g} s: panel wants {window.page.wanted_viewport()}, "
+            f"engine viewport {window.sup.viewport} (wanted {window.sup._wanted_viewport}, resizing "
+            f"{window.sup._resizing}, loop {window.sup.loop_state}), frames painted {window.page.frame_count} at "
+            f"{window.page.page_size}, snapshot viewport "
+            f"{(snap.context.viewport.width, snap.context.viewport.height) if snap else None}") from None
 
 
 # the text of every label-like element of a form, as the page lays it out: rects of its own text
