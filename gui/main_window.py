@@ -33,6 +33,7 @@ from gui.controller import Supervisor
 from gui.widgets.approval_bar import ApprovalBar
 from gui.widgets.chat_view import ChatView
 from gui.widgets.inspector import PayloadInspector
+from gui.widgets.node_models import locator_missing
 from gui.widgets.node_tree import NodeTreePanel
 from gui.widgets.page_view import PageView
 from gui.widgets.plan_view import PlanView
@@ -232,8 +233,7 @@ class MainWindow(QMainWindow):
         self.act_pick.toggled.connect(self.page.set_picking)
         # a hovered locator stays in the status bar only while picking
         self.act_pick.toggled.connect(lambda on: None if on else self.statusBar().clearMessage())
-        self.page.pick_listener = lambda _nid, code, clicked: self.statusBar().showMessage(
-            ("Copied: " if clicked else "") + (code or "no locator for this element"), 0 if not clicked else 8000)
+        self.page.pick_listener = self._picked
         self.nodes.node_selected.connect(self._select_node)
         s.snapshot_changed.connect(self._on_snapshot)
         # a frame of the page at its new size: the one painted during the resize may be of the old size (or
@@ -259,6 +259,14 @@ class MainWindow(QMainWindow):
     def show_error(self, text: str) -> None:
         self.banner.setText(text)
         self.banner.show()
+
+    def _picked(self, node_id: str, code: str, clicked: bool) -> None:
+        """Pick mode: the locator of the node under the pointer in the status bar (copied on a click)."""
+        if code:
+            self.statusBar().showMessage(("Copied: " if clicked else "") + code, 8000 if clicked else 0)
+            return
+        why = locator_missing(self.sup.snapshot, node_id)
+        self.statusBar().showMessage("No locator for this element" + (f": {why}" if why else ""), 0)
 
     def _viewport_wanted(self, width: int, height: int) -> None:
         if not self._closing:  # the page panel resizes as the window closes: the engine is stopping

@@ -154,3 +154,61 @@ def test_export_refuses_bad_arguments(exported, tmp_path, capsys):
     assert vigil(["export", sid, "--playwright", str(tmp_path / "t.txt")]) == 2
     err = capsys.readouterr().err
     assert "BAD_ARGUMENT" in err and "test_checkout.py" in err and not (tmp_path / "t.txt").exists()
+
+
+# a coupon widget in a closed shadow root: Vigil acts in it, Playwright's locators cannot enter it
+COUPON = """<!doctype html><html><head><meta charset="utf-8"><title>Coupon</title></head><body>
+<h1>Basket</h1><coupon-box></coupon-box><p id="out" role="status"></p>
+<script>customElements.define('coupon-box', class extends HTMLElement { connectedCallback() {
+  const r = this.attachShadow({mode: 'closed'});
+  r.innerHTML = '<label for="c">Coupon</label> <input id="c"> <button>Apply</button>';
+  r.querySelector('button').onclick = () => {
+    document.getElementById('out').textContent = 'Applied: ' + r.getElementById('c').value; }; } });</script>
+</body></html>"""
+COUPON_STEPS = [
+    {"action": "type", "target": {"role": "textbox", "name": "Coupon"}, "text": "SAVE10"},
+    {"action": "click", "target": {"role": "button", "name": "Apply"}},
+    {"action": "finish", "answer": "applied"},
+]
+
+
+def test_steps_inside_a_closed_shadow_root_are_exported_as_input_at_their_place(harness, tmp_path):
+    root = tmp_path / "coupon"
+    root.mkdir()
+    (root / "index.html").write_text(COUPON)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("VIGIL_HOME", str(tmp_path / "home"))
+    try:
+        with serve_directory(root) as base:
+            base = base.rstrip("/")
+            with Store.open() as store:
+                async def run(tab):
+                    loop = AgentLoop(tab, ScriptedPlanner(COUPON_STEPS), gate=AutoApprove(), policy="auto")
+                    rec = SessionRecorder(store)
+                    rec.start(loop, "Apply the coupon", tab.page.url, planner="scripted", policy="auto")
+                    result = await loop.run("Apply the coupon")
+                    rec.finish(result)
+                    assert result.status == "success", result.reason
+                    assert await tab.page.text_content("#out") == "Applied: SAVE10"
+                    return rec.session_id
+                sid = harness.page(base + "/index.html", run, timeout=120)
+            out = tmp_path / "export" / "test_coupon.py"
+            out.parent.mkdir()
+            assert vigil(["export", sid[:8], "--playwright", str(out)]) == 0
+            text = out.read_text()
+            # no role-and-name guess that Playwright would never find; the input where the element was
+            assert 'get_by_role("button", name="Apply"' not in text and 'get_by_role("textbox"' not in text, text
+            assert text.count("inside a closed shadow root, which Playwright's locators cannot enter") == 2, text
+            assert re.search(r'^\s+page\.mouse\.click\([\d.]+, [\d.]+\)\n(\s+page\.keyboard\.press\(.*\)\n)*'
+                             r'\s+page\.keyboard\.type\("SAVE10"\)$', text, re.M), text
+            assert 'expect(page.get_by_text("Applied: SAVE10")' in text, text
+            compile(text, "test_coupon.py", "exec")
+            ok = _run(out, base)
+            assert ok.returncode == 0, ok.stdout + ok.stderr
+            # the coupon box gone: the input lands on nothing, and the check after it goes red
+            (root / "index.html").write_text(COUPON.replace("<coupon-box></coupon-box>", ""))
+            gone = _run(out, base)
+            assert gone.returncode == 1, gone.stdout
+            assert "Applied: SAVE10" in gone.stdout
+    finally:
+        mp.undo()

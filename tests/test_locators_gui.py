@@ -62,6 +62,38 @@ def test_locator_in_nodes_tab_tooltip_and_pick_mode(qtbot, server):
 
 
 @pytest.mark.usefixtures("aio", "home")
+def test_a_node_in_a_closed_shadow_root_says_why_it_has_no_locator(qtbot, server):
+    from PySide6.QtCore import QPoint
+
+    with open_window(qtbot, server.url("shadow.html")) as w:
+        wait_fitted(qtbot, w)
+        snap = w.sup.snapshot
+        closed = snap.find("button", "Closed button")[0]
+        assert closed.in_closed_shadow
+        assert w.nodes.select_node(closed.node_id)
+        assert w.nodes.locator() == "" and not w.nodes.copy_locator_btn.isEnabled()
+        w.tabs.setCurrentWidget(w.nodes)
+        qtbot.waitUntil(lambda: w.nodes.locator_label.width() > 200, timeout=5000)
+        shown = w.nodes.locator_label.text()  # the reason, as much as fits; all of it in the tooltip
+        assert shown.startswith("No locator: inside a closed shadow root"), shown
+        assert "Playwright's locators cannot enter" in w.nodes.locator_label.toolTip()
+        assert "closed shadow root" in w.page.tooltip_text(closed.node_id)
+        # pick mode says the same in the status bar
+        w.act_overlay.setChecked(False)
+        w.act_pick.setChecked(True)
+        pos = w.page.to_widget(*closed.center).toPoint()
+        qtbot.mouseMove(w.page, pos)
+        qtbot.waitUntil(lambda: w.page.highlighted("pick") == closed.node_id, timeout=5000)
+        assert "closed shadow root" in w.statusBar().currentMessage()
+        qtbot.mouseMove(w.page, pos + QPoint(1, 1))
+        w.act_pick.setChecked(False)
+        # an open root's button keeps its locator
+        opened = snap.find("button", "Open button")[0]
+        assert w.nodes.select_node(opened.node_id)
+        assert w.nodes.locator() == 'page.get_by_role("button", name="Open button", exact=True)'
+
+
+@pytest.mark.usefixtures("aio", "home")
 def test_export_as_test_from_the_sessions_tab(qtbot, server, tmp_path):
     from PySide6.QtCore import Qt
 

@@ -16,6 +16,7 @@ TIERS = ("structural", "non-semantic", "semantic")
 F_RENDERED, F_OCCLUDED, F_SHADOW, F_INTERACTIVE, F_REDACTED, F_LISTENER, F_POINTER, F_FOCUSABLE, F_FRAME = (
     1, 2, 4, 8, 16, 32, 64, 128, 256)
 F_TEXT_BLOCK, F_FOLDED = 512, 1024
+F_CLOSED_SHADOW = 32768  # inside a closed shadow root (or below one)
 
 VISIBLE_RATIO = 2 / 3  # the 2/3 rule: a node counts as visible when this much of it is in view
 
@@ -70,6 +71,11 @@ class VirtualNode:
     @property
     def in_shadow(self) -> bool:
         return bool(self.flags & F_SHADOW)
+
+    @property
+    def in_closed_shadow(self) -> bool:
+        """Inside a closed shadow root: Vigil walks and acts on it, but no Playwright locator reaches it."""
+        return bool(self.flags & F_CLOSED_SHADOW)
 
     @property
     def interactive(self) -> bool:

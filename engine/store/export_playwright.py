@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.errors import ErrorCode, VigilError
-from engine.models import StepRecord
+from engine.models import Action, StepRecord
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.locators import Locator, Locators, Step
 from engine.snapshot.locators.code import MASK, action_lines, one_line, url_expr
@@ -104,6 +104,8 @@ class _Writer:
         snap = self.snapshots(rec.index, "snapshot_before")
         if snap is not None and nid and nid in snap:
             node = snap.get(nid)
+            if node.in_closed_shadow:  # no locator enters a closed shadow root: nor may a role-and-name guess
+                return None, node, "closed shadow root"
             loc = self._locs(snap).for_node(node)
             if loc is not None:
                 return loc, node, "snapshot"
@@ -138,7 +140,11 @@ class _Writer:
         native = node is None or node.tag == "select"
         lines = action_lines(a, loc, text_expr=text_expr, base_url=self.base, native_select=native)
         head = f"# Step {n} ({who}): {one_line(what)}"
-        if how and how != "snapshot":
+        if how == "closed shadow root" and node is not None:
+            lines = ["# Its element is inside a closed shadow root, which Playwright's locators cannot enter:",
+                     "# the input goes where it was on the page when recorded (same window size and scroll).",
+                     *(at_its_place(a, node, text_expr) or lines)]
+        elif how and how != "snapshot":
             head += f" — located by {how}"
         if rec.status == "failed":
             why = rec.result.error_code if rec.result and rec.result.error_code else "not verified"
@@ -275,3 +281,27 @@ def playwright_test_source(data: SessionData, snapshots: SnapshotOf) -> str:
     lines += [("    " + line) if line else "" for line in w.body]
     return "\n".join(lines).rstrip() + "\n"
 
+
+def at_its_place(a: Action, node: VirtualNode, text_expr: str | None) -> list[str] | None:
+    """The action as real input at the centre of the node's recorded box (page.mouse, page.keyboard), for an
+    element no locator can reach; None for an action that cannot be said so (a select, an upload) or a
+    node that had no box."""
+    x, y, w, h = node.bounds
+    if w <= 0 or h <= 0:
+        return None
+    at = f"{x + w / 2:.1f}, {y + h / 2:.1f}"
+    if a.name in ("click", "check", "uncheck"):
+        return [f"page.mouse.click({at})"]
+    if a.name == "double_click":
+        return [f"page.mouse.dblclick({at})"]
+    if a.name == "hover":
+        return [f"page.mouse.move({at})"]
+    if a.name == "type":
+        lines = [f"page.mouse.click({at})"]
+        if a.clear:
+            lines += ['page.keyboard.press("ControlOrMeta+A")', 'page.keyboard.press("Delete")']
+        lines.append(f"page.keyboard.type({text_expr or _py(a.text or '')})")
+        if a.submit:
+            lines.append('page.keyboard.press("Enter")')
+        return lines
+    return None

@@ -294,11 +294,22 @@ def locator_code(snap: Any, node_id: str | None) -> str:
     indexes are built once and kept for the last few snapshots."""
     if snap is None or not node_id or node_id not in snap:
         return ""
+    loc = _locators(snap).for_node(node_id)
+    return loc.code() if loc is not None else ""
+
+
+def locator_missing(snap: Any, node_id: str | None) -> str:
+    """Why a node has no Playwright locator ("" when it has one, or there is no such node)."""
+    if snap is None or not node_id or node_id not in snap:
+        return ""
+    return _locators(snap).unreachable(node_id) or ""
+
+
+def _locators(snap: Any) -> Any:
     from engine.snapshot.locators import Locators
     hit = next((locs for s, locs in _LOCATORS if s is snap), None)
     if hit is None:
         hit = Locators(snap)
         _LOCATORS.insert(0, (snap, hit))
         del _LOCATORS[4:]
-    loc = hit.for_node(node_id)
-    return loc.code() if loc is not None else ""
+    return hit

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from gui.widgets.elided_label import ElidedLabel
 from gui.widgets.node_columns import NAME_MIN_WIDTH, ColumnFitter
-from gui.widgets.node_models import FlatModel, NodeTreeModel, locator_code
+from gui.widgets.node_models import FlatModel, NodeTreeModel, locator_code, locator_missing
 
 __all__ = ["NAME_MIN_WIDTH", "NodeTreePanel"]
 
@@ -432,7 +432,9 @@ class NodeTreePanel(QWidget):
 
     def _show_locator(self, node_id: str | None) -> None:
         code = locator_code(self._snap, node_id)
+        why = locator_missing(self._snap, node_id) if not code else ""
         self.locator_label.set_placeholder("Select a node to see its Playwright locator" if node_id is None
+                                           else f"No locator: {why}" if why
                                            else "No locator for this node")
         self.locator_label.set_full_text(code)
         self.locator_label.setStyleSheet("#locatorLine { font-family:monospace; }" if code

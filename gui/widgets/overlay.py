@@ -16,7 +16,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from engine.vision.badges import BadgeSpec, place_badges, text_colour
-from gui.widgets.node_models import locator_code
+from gui.widgets.node_models import locator_code, locator_missing
 
 HIGHLIGHT_STYLES = {  # kind → (colour, width, dashed)
     "selected": (QColor(0, 200, 255), 3.0, False),
@@ -94,6 +94,8 @@ def node_tooltip(snap, node_id: str) -> str:
     code = locator_code(snap, node_id)
     if code:
         rows.append(("locator", code if len(code) <= 160 else code[:159] + "…"))
+    elif why := locator_missing(snap, node_id):
+        rows.append(("locator", f"none: {why}"))
     body = "".join(f"<tr><td><b>{e(k)}</b></td><td>{e(str(v))}</td></tr>" for k, v in rows)
     return f"<html><table cellspacing='0' cellpadding='1'>{body}</table></html>"
 

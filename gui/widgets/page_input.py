@@ -60,7 +60,7 @@ class PageInput:
 
     def _pick_at(self, pos, clicked: bool) -> None:
         from engine.loop.person_steps import node_at
-        from gui.widgets.node_models import locator_code
+        from gui.widgets.node_models import locator_code, locator_missing
         pt, snap = self.to_page(pos), self._snapshot
         node = node_at(snap, pt[0], pt[1]) if pt is not None and snap is not None else None
         if node is None:
@@ -68,7 +68,8 @@ class PageInput:
             return
         code = locator_code(snap, node.node_id)
         self.highlight(node.node_id, "pick")
-        self.setToolTip(code or "no locator for this element")
+        why = "" if code else locator_missing(snap, node.node_id)
+        self.setToolTip(code or (f"no locator for this element: {why}" if why else "no locator for this element"))
         if clicked and code:
             from PySide6.QtGui import QGuiApplication
             QGuiApplication.clipboard().setText(code)

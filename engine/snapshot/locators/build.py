@@ -49,12 +49,23 @@ class Locators:
         self._pools: dict[str, list[VirtualNode]] = {}           # per ancestor: its descendants in its frame
 
     def for_node(self, node: VirtualNode | str) -> Locator | None:
-        """The locator of a node, or None when Playwright cannot reach it (a frame with no
-        locatable <iframe>)."""
+        """The locator of a node, or None when Playwright cannot reach it (`unreachable` says why)."""
         n = self.snap.get(node) if isinstance(node, str) else node
+        if n.in_closed_shadow:
+            return None
         if n.node_id not in self._memo:
             self._memo[n.node_id] = self._build(n)
         return self._memo[n.node_id]
+
+    def unreachable(self, node: VirtualNode | str) -> str | None:
+        """Why no Playwright locator can reach the node, or None when one can."""
+        n = self.snap.get(node) if isinstance(node, str) else node
+        if n.in_closed_shadow:
+            return ("inside a closed shadow root, which Playwright's locators cannot enter "
+                    "(Vigil reaches it through the page itself)")
+        if self.for_node(n) is None:
+            return "in a frame whose <iframe> has no locator of its own"
+        return None
 
     def resolve(self, loc: Locator) -> list[VirtualNode]:
         return resolve(loc, self.snap, self.scopes)
@@ -64,6 +75,8 @@ class Locators:
         kept of a node to find it again once its ID goes stale (a renamed button keeps its test id
         or #id; a moved one keeps its name)."""
         n = self.snap.get(node) if isinstance(node, str) else node
+        if n.in_closed_shadow:
+            return []
         best = self.for_node(n)
         out = [best] if best is not None else []
         prefix = self._frame_chain(n.frame_id)

@@ -127,6 +127,8 @@ class SnapshotScopes:
         by_frame: dict[str, list[VirtualNode]] = defaultdict(list)
         labels: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for n in snap.nodes():
+            if n.in_closed_shadow:  # Playwright does not see into closed shadow roots: neither may its twin here
+                continue
             by_frame[n.frame_id].append(n)
             if n.tag == "label" and (n.attrs or {}).get("for"):
                 t = norm_text(n.text or n.name)
@@ -148,7 +150,7 @@ class SnapshotScopes:
 
 def descendants(root: VirtualNode, frame_id: str) -> Iterator[VirtualNode]:
     for n in root.iter():
-        if n is not root and n.frame_id == frame_id:
+        if n is not root and n.frame_id == frame_id and not n.in_closed_shadow:
             yield n
 
 

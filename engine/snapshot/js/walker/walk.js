@@ -30,7 +30,8 @@
       cx = null;
       for (let c = sr.lastElementChild; c; c = c.previousElementSibling) {
         if (SKIP.has(c.localName)) continue;
-        if (!cx) cx = [parentRow, clip, posClip, true, ptr, atomic, dead, transp, null, 0, ahid, bg, posEl, forced, null];
+        // inShadow: 1 in an open root, 2 in a closed one (or anywhere below one)
+        if (!cx) cx = [parentRow, clip, posClip, host.shadowRoot && inShadow !== 2 ? 1 : 2, ptr, atomic, dead, transp, null, 0, ahid, bg, posEl, forced, null];
         stack.push(c); stackCx.push(cx);
       }
     }
@@ -42,7 +43,7 @@
   const PLAN = plan();
   const P = PLAN ? I.prev : null;
   const DSUB = PLAN ? PLAN.sub : null, DTOUCH = PLAN ? PLAN.touched : null;
-  stack.push(rootEl); stackCx.push([-1, C0, C0, false, false, false, false, false, null, 0, false, WHITE, null, !PLAN, null]);
+  stack.push(rootEl); stackCx.push([-1, C0, C0, 0, false, false, false, false, null, 0, false, WHITE, null, !PLAN, null]);
   const SX = window.scrollX, SY = window.scrollY;
   const DOC_SCROLLER = document.scrollingElement, BODY = document.body;   // read once, not per element
   let count = 0;
@@ -197,7 +198,7 @@
       }
     }
     let flags = rendered ? 1 : 0;
-    if (inShadow) flags |= 4;
+    if (inShadow) flags |= inShadow === 2 ? 32772 : 4;  // 4 in shadow, 32768 in a closed root
     // Visible ratio: the part of the box inside the clip (viewport ∩ overflow-clipping ancestors),
     // relative to the smaller of the box and the clip (so a huge wrapper that fills the view is visible).
     // A box under 2 px either way (the visually-hidden pattern) is not seen by anyone.
