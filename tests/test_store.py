@@ -282,11 +282,16 @@ def test_migrates_an_older_database(home):
                  (_step(0).model_dump_json(),))
     conn.execute("INSERT INTO steps VALUES ('old', 1, 'completed', 'agent', 'click(2)', 'now', ?)",
                  (_step(1, verification=_unseen()).model_dump_json(),))
+    human = _step(2, verification=_unseen(), actor="human")
+    conn.execute("INSERT INTO steps VALUES ('old', 2, 'completed', 'human', 'click(3)', 'now', ?)",
+                 (human.model_dump_json(),))
     conn.close()
     with Store.open() as store:
         assert store._conn.execute("SELECT value FROM meta").fetchone() == (str(LATEST_VERSION),)
         [s] = store.list_sessions()
-        assert (s.id, s.steps, s.status, s.unverified) == ("old", 2, "success", 1)  # migration 5 counted it
+        # migration 5 counts as StepRecord.unverified does: the agent's step, not the person's
+        assert (s.id, s.steps, s.status, s.unverified) == ("old", 3, "success", 1)
+        assert [r.unverified for r in store.load("old").steps] == [False, True, False]
         sha = store.put_blob("screenshot", b"png")  # the table migration 2 added
         store.add_step("old", _step(1), {"screenshot_after": sha})
         assert store.load("old").blobs == {1: {"screenshot_after": sha}}
@@ -305,9 +310,10 @@ def test_unverified_steps_are_counted_for_the_list(home):
         store.add_step(sid, _step(0))
         store.add_step(sid, _step(1, verification=_unseen()))                    # ran, not seen to work
         store.add_step(sid, _step(2, verification=_unseen(), status="failed"))   # failed: not "unverified"
+        store.add_step(sid, _step(3, verification=_unseen(), actor="human"))     # the person's own step: not either
         store.finish(sid, "success", answer="done")
         [s] = store.list_sessions()
-        assert (s.status, s.steps, s.unverified) == ("success", 3, 1)
+        assert (s.status, s.steps, s.unverified) == ("success", 4, 1)
         assert store.load(sid).session.unverified == 1
 
 

@@ -147,6 +147,14 @@ class StepRecord(BaseModel):
     tab: TabInfo | None = None            # the tab the step ran in (index, title, URL, target id)
     incidents: PageIncidents | None = None  # dialogs, tabs opened or closed, downloads during the step
 
+    @property
+    def unverified(self) -> bool:
+        """The agent's action ran, but what it should have done was not seen: shown as such in the chat and
+        plan, and counted in the sessions list (a person's own steps and the planner's fail() are not)."""
+        v = self.verification or (self.result.verification if self.result else None)
+        return (self.status == "completed" and self.actor != "human" and v is not None and not v.success
+                and (self.action is None or self.action.name != "fail"))
+
 
 class RunResult(BaseModel):
     task: str

@@ -108,8 +108,11 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         # a step that ran but was not seen to do what it should (its verification failed): counted in the
         # sessions list, so a run the planner called done with such steps does not read as a plain success
         "ALTER TABLE steps ADD COLUMN unverified INTEGER NOT NULL DEFAULT 0",
-        "UPDATE steps SET unverified = 1 WHERE status = 'completed' "
-        "AND json_extract(body, '$.verification.success') = 0",
+        # (the rule of StepRecord.unverified, on the stored record)
+        "UPDATE steps SET unverified = 1 WHERE status = 'completed' AND actor != 'human' "
+        "AND COALESCE(json_extract(body, '$.verification.success'), "
+        "json_extract(body, '$.result.verification.success')) = 0 "
+        "AND COALESCE(json_extract(body, '$.action.name'), '') != 'fail'",
     ),
 }
 LATEST_VERSION = max(MIGRATIONS)

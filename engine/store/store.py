@@ -427,12 +427,10 @@ class Store:
             c.executemany("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) "
                           "VALUES (?,?,?,?,?,?)",
                           rows)
-            unverified = record.status == "completed" and record.verification is not None \
-                and not record.verification.success
             c.execute("INSERT OR REPLACE INTO steps(session_id, idx, status, actor, action, recorded_at, body, "
                       "unverified) VALUES (?,?,?,?,?,?,?,?)",
                       (session_id, record.index, record.status, record.actor, _text(action), _now(),
-                       _json(record.model_dump(mode="json")), int(unverified)))
+                       _json(record.model_dump(mode="json")), int(record.unverified)))
             for role, sha in (blobs or {}).items():
                 c.execute("INSERT OR REPLACE INTO step_blobs(session_id, idx, role, sha256) VALUES (?,?,?,?)",
                           (session_id, record.index, role, sha))

@@ -30,10 +30,8 @@ AMBER_FG, AMBER_BG = "#92400e", "#fef3c7"
 
 
 def is_unverified(rec: StepRecord) -> bool:
-    """The step's action ran, but what it should have done was not seen (as `vigil run` decides)."""
-    v = rec.verification or (rec.result.verification if rec.result else None)
-    return (rec.status == "completed" and rec.actor != "human" and v is not None and not v.success
-            and (rec.action is None or rec.action.name != "fail"))
+    """The step's action ran, but what it should have done was not seen (`StepRecord.unverified`)."""
+    return rec.unverified
 
 
 def timing_tooltip(rec: StepRecord) -> str:

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
+AMBER = "#b45309"
+
 # session status → (word shown, colour)
 STATUS_STYLE = {
     "success": ("success", "#166534"),
     "error": ("failed", "#b91c1c"),
-    "interrupted": ("interrupted", "#b45309"),  # amber
+    "interrupted": ("interrupted", AMBER),
     "running": ("running", "#1d4ed8"),
     "idle": ("idle", "#4b5563"),
 }
-
-
-AMBER = "#b45309"
 
 
 def status_text(status: str, unverified: int = 0) -> tuple[str, str]:
