@@ -159,6 +159,8 @@ def test_a_success_with_unverified_steps_does_not_read_as_a_plain_success(qtbot,
         view = p.open_session(sid)
         assert view is not None and view.status_label.text() == "SUCCESS, 1 UNVERIFIED"
         assert AMBER in view.status_label.styleSheet()
+        row = view.steps.topLevelItem(0)  # the step itself, in the word `vigil run` prints for it
+        assert row.text(1) == "unverified" and row.foreground(1).color().name() == AMBER
 
 
 def test_one_session_per_tab_until_new_session(qtbot, aio, server, home):

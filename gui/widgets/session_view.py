@@ -42,11 +42,11 @@ from gui.widgets.chat_view import ChatView, plain_label
 from gui.widgets.inspector import PayloadInspector
 from gui.widgets.node_tree import NodeTreePanel
 from gui.widgets.plan_view import PlanView
-from gui.widgets.session_text import local_time, status_text
+from gui.widgets.session_text import AMBER, local_time, status_text
 
 log = logging.getLogger("vigil.gui")
-STEP_STATUS_COLOUR = {"completed": "#166534", "failed": "#b91c1c", "skipped": "#b45309", "rejected": "#b45309",
-                      "stopped": "#b45309"}
+STEP_STATUS_COLOUR = {"completed": "#166534", "unverified": AMBER, "failed": "#b91c1c", "skipped": AMBER,
+                      "rejected": AMBER, "stopped": AMBER}
 
 
 class PictureLabel(QLabel):
@@ -263,10 +263,11 @@ class SessionView(QWidget):
                                                                 if rec.actor == "human" else "")
             result = rec.result.message if rec.result else (rec.note or "")
             verdict = "" if v is None else ("✔ " if v.success else "✘ ") + (v.feedback or "")
-            it = QTreeWidgetItem([str(rec.index + 1), rec.status, action, result, verdict])
+            status = "unverified" if rec.unverified else rec.status  # the word `vigil run` prints for it
+            it = QTreeWidgetItem([str(rec.index + 1), status, action, result, verdict])
             it.setData(0, Qt.UserRole, rec.index)
             it.setTextAlignment(0, Qt.AlignRight | Qt.AlignVCenter)
-            it.setForeground(1, QBrush(QColor(STEP_STATUS_COLOUR.get(rec.status, "#374151"))))
+            it.setForeground(1, QBrush(QColor(STEP_STATUS_COLOUR.get(status, "#374151"))))
             if v is not None:
                 it.setForeground(4, QBrush(QColor("#166534" if v.success else "#b91c1c")))
             self.steps.addTopLevelItem(it)
