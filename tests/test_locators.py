@@ -42,11 +42,8 @@ async def _check_all(tab) -> tuple[int, list[str], dict[str, int]]:
             continue
         got = answers[n.node_id]
         want = n.node_id.split("_")[-1]
-        if len(got) == 1 and n.in_shadow and loc.uses_nth:
-            # Known gap: an index inside nested shadow trees follows Playwright's order only when the
-            # snapshot tells which shadow root a node is in (it does not yet: see the report of [14])
-            kinds["shadow+nth"] = kinds.get("shadow+nth", 0) + 1
-            continue
+        if n.in_shadow and loc.uses_nth:
+            kinds["shadow+nth"] = kinds.get("shadow+nth", 0) + 1  # an index in Playwright's shadow-piercing order
         if len(got) != 1 or str(got[0]).split("_")[-1] != want:
             bad.append(f"[{n.node_id}] {n.label()}: Playwright finds {len(got)} element(s) {got} for {loc.code()}")
     return len(nodes), bad, kinds

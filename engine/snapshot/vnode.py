@@ -17,6 +17,7 @@ F_RENDERED, F_OCCLUDED, F_SHADOW, F_INTERACTIVE, F_REDACTED, F_LISTENER, F_POINT
     1, 2, 4, 8, 16, 32, 64, 128, 256)
 F_TEXT_BLOCK, F_FOLDED = 512, 1024
 F_CLOSED_SHADOW = 32768  # inside a closed shadow root (or below one)
+F_SHADOW_TOP = 65536     # a child of a shadow root itself: its parent (the host) is in another tree scope
 
 VISIBLE_RATIO = 2 / 3  # the 2/3 rule: a node counts as visible when this much of it is in view
 
@@ -71,6 +72,11 @@ class VirtualNode:
     @property
     def in_shadow(self) -> bool:
         return bool(self.flags & F_SHADOW)
+
+    @property
+    def shadow_top(self) -> bool:
+        """A child of a shadow root itself: the top of a tree scope whose host is its parent node."""
+        return bool(self.flags & F_SHADOW_TOP)
 
     @property
     def in_closed_shadow(self) -> bool:

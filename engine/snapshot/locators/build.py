@@ -121,7 +121,7 @@ class Locators:
         base = _nth_form(n, fs, pool)
         pred = predicate(base, fs.labels)
         # get_by_role skips hidden elements, so its index counts rendered ones
-        hits = pw_order([m for m in pool if pred(m) and (m.rendered or base.kind != "role")], scope_node)
+        hits = pw_order([m for m in pool if pred(m) and (m.rendered or base.kind != "role")], scope_node, self.scopes)
         if n not in hits:
             return None
         return Locator((*prefix, *(scope_steps or ()), base, Step("nth", str(hits.index(n)))))

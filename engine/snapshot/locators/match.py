@@ -126,7 +126,11 @@ class SnapshotScopes:
     def __init__(self, snap: DomSnapshot):
         by_frame: dict[str, list[VirtualNode]] = defaultdict(list)
         labels: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        for n in snap.nodes():
+        self.pos: dict[int, int] = {}      # id(node) → its place in the snapshot's (flat tree) pre-order
+        tops = False
+        for i, n in enumerate(snap.nodes()):
+            self.pos[id(n)] = i
+            tops = tops or n.shadow_top
             if n.in_closed_shadow:  # Playwright does not see into closed shadow roots: neither may its twin here
                 continue
             by_frame[n.frame_id].append(n)
@@ -134,6 +138,10 @@ class SnapshotScopes:
                 t = norm_text(n.text or n.name)
                 if t:
                     labels[n.frame_id][n.attrs["for"]].append(t)
+        # a snapshot that marks the tops of shadow trees orders matches exactly as Playwright does; an older
+        # stored one only knows light from shadow
+        self.exact_order = tops
+        self._scope_keys: dict[int, tuple[int, ...]] = {}
         self.frames = {fid: FrameScope(nodes, dict(labels.get(fid, {}))) for fid, nodes in by_frame.items()}
         root = snap.root
         self.main_frame = root.frame_id if root is not None else ""
@@ -146,6 +154,37 @@ class SnapshotScopes:
 
     def scope(self, frame_id: str) -> FrameScope:
         return self.frames.get(frame_id) or FrameScope([], {})
+
+    def order_key(self, n: VirtualNode) -> tuple[int, ...]:
+        """Where Playwright lists `n` among the matches of a query that pierces shadow roots: each tree
+        scope's own elements in document order, then, host by host in that order, what is in their shadow
+        roots (the same rule, recursively); from an element, its shadow root comes before those of its
+        descendants. As a sort key: the scope's key, then (0, document order) — a scope's key being its
+        host's scope key, then (1, the host's document order)."""
+        return (*self._scope_key(n), 0, self.pos.get(id(n), 0))
+
+    def _scope_key(self, n: VirtualNode) -> tuple[int, ...]:
+        got = self._scope_keys.get(id(n))
+        if got is not None:
+            return got
+        chain = []  # n and its ancestors in the same tree scope, up to one whose key is known or the top
+        p = n
+        while True:
+            if id(p) in self._scope_keys:
+                key = self._scope_keys[id(p)]
+                break
+            chain.append(p)
+            if p.shadow_top and p.parent is not None:
+                host = p.parent
+                key = (*self._scope_key(host), 1, self.pos.get(id(host), 0))
+                break
+            if p.parent is None or p.parent.frame_id != p.frame_id:
+                key = ()
+                break
+            p = p.parent
+        for m in chain:
+            self._scope_keys[id(m)] = key
+        return key
 
 
 def descendants(root: VirtualNode, frame_id: str) -> Iterator[VirtualNode]:
@@ -192,7 +231,7 @@ def _find(step: Step, sc: SnapshotScopes, frame: str, roots: list[VirtualNode] |
     whole = roots is None or (len(roots) == 1 and roots[0].node_id in sc.child_frame)
     if whole and step.kind in _INDEXED:  # the frame's index answers at once (same rule as the predicate)
         key: object = (step.value, step.name) if step.kind == "role" else step.value
-        return pw_order(list(fs.index(step.kind).get(key, [])), None)
+        return pw_order(list(fs.index(step.kind).get(key, [])), None, sc)
     if whole:
         pool: Iterable[VirtualNode] = fs.nodes
     else:
@@ -200,13 +239,15 @@ def _find(step: Step, sc: SnapshotScopes, frame: str, roots: list[VirtualNode] |
         pool = list({id(n): n for r in roots for n in descendants(r, frame)}.values())
     pred = predicate(step, fs.labels)
     scope = roots[0] if roots and len(roots) == 1 else None
-    return pw_order([n for n in pool if pred(n)], scope)
+    return pw_order([n for n in pool if pred(n)], scope, sc)
 
 
-def pw_order(nodes: list[VirtualNode], scope: VirtualNode | None) -> list[VirtualNode]:
-    """The order Playwright lists matches in when it pierces shadow roots: the light DOM's first
-    (document order), then what is inside shadow roots. (A scope inside a shadow tree keeps
-    document order.)"""
+def pw_order(nodes: list[VirtualNode], scope: VirtualNode | None, sc: SnapshotScopes) -> list[VirtualNode]:
+    """The order Playwright lists matches in when it pierces shadow roots (`SnapshotScopes.order_key`;
+    the same key serves a query from the frame and one from an element). A snapshot stored before the
+    tops of shadow trees were marked only tells light from shadow: the light DOM's matches first."""
+    if sc.exact_order:
+        return sorted(nodes, key=sc.order_key)
     if scope is not None and scope.in_shadow:
         return nodes
     return sorted(nodes, key=lambda n: n.in_shadow)

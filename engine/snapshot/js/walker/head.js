@@ -14,7 +14,8 @@
 //        2048 hidden from a person (rendered, but no one can see it), with why in bits 12-14 (HID_WHY:
 //             1 aria-hidden, 2 transparent, 3 clipped away, 4 zero-size, 5 off-screen beyond the page,
 //             6 font-size 0, 7 the same colour as its background; keep in sync with serialize/hidden.py),
-//        32768 inside a closed shadow root (Vigil walks it; Playwright's locators cannot reach it)
+//        32768 inside a closed shadow root (Vigil walks it; Playwright's locators cannot reach it),
+//        65536 a child of a shadow root itself (the top of a tree scope; its parent row is the host)
 // tier:  0 structural, 1 non-semantic, 2 semantic
 // extra: 0 or {st: states, a: attributes, sc: scroll, ob: occluder id}
 function vigilWalk(KEY, opts) {

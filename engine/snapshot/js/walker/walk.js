@@ -30,8 +30,9 @@
       cx = null;
       for (let c = sr.lastElementChild; c; c = c.previousElementSibling) {
         if (SKIP.has(c.localName)) continue;
-        // inShadow: 1 in an open root, 2 in a closed one (or anywhere below one)
-        if (!cx) cx = [parentRow, clip, posClip, host.shadowRoot && inShadow !== 2 ? 1 : 2, ptr, atomic, dead, transp, null, 0, ahid, bg, posEl, forced, null];
+        // inShadow: 1 in an open root, 2 in a closed one (or anywhere below one); 3 and 4 the same for a
+        // child of the shadow root itself (the top of its tree scope: Playwright's query order needs it)
+        if (!cx) cx = [parentRow, clip, posClip, host.shadowRoot && inShadow !== 2 ? 3 : 4, ptr, atomic, dead, transp, null, 0, ahid, bg, posEl, forced, null];
         stack.push(c); stackCx.push(cx);
       }
     }
@@ -198,7 +199,8 @@
       }
     }
     let flags = rendered ? 1 : 0;
-    if (inShadow) flags |= inShadow === 2 ? 32772 : 4;  // 4 in shadow, 32768 in a closed root
+    // 4 in shadow, 32768 in a closed root, 65536 a child of the shadow root itself
+    if (inShadow) flags |= (inShadow % 2 === 0 ? 32772 : 4) | (inShadow > 2 ? 65536 : 0);
     // Visible ratio: the part of the box inside the clip (viewport ∩ overflow-clipping ancestors),
     // relative to the smaller of the box and the clip (so a huge wrapper that fills the view is visible).
     // A box under 2 px either way (the visually-hidden pattern) is not seen by anyone.
@@ -428,7 +430,7 @@
     if (mm.rem) remote.push(el);
     if (tag === 'svg' || tag === 'iframe' || tag === 'frame' || tag === 'math') continue;  // opaque subtrees
     if (tag === 'slot') slotCtx.set(el, mm.sl = [childClip, pos === 'static' ? posIn : childClip, ptr, atomicHere, dead, transp, ahid, bg, posElHere]);
-    if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, pos === 'static' ? posIn : childClip, inShadow, ptr, atomicHere, dead, transp, cpHere, ahid, bg, posElHere, forced);
+    if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, pos === 'static' ? posIn : childClip, inShadow > 2 ? inShadow - 2 : inShadow, ptr, atomicHere, dead, transp, cpHere, ahid, bg, posElHere, forced);
   }
   // A float that was not there makes the lines of the blocks after it wrap anew: walk it all.
   if (newFloat) return vigilWalk(KEY, Object.assign({}, opts, { full: true, why: 'a floating box appeared' }));
