@@ -11,6 +11,7 @@ and arrow keys then dropped). Text typed into a password, one-time-code or other
 never kept: the action carries `••••••••`, as every agent step does. After Tab the view does not
 know where focus went: what is typed next is held, and goes to the field the page reports focused
 (the snapshot's `focused` state) when it ends — never key by key, and masked if that field is secret.
+`person_acted` records what the person did as the run's steps once they hand the step back.
 """
 
 from __future__ import annotations
@@ -19,9 +20,21 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from engine.loop.events import EventBus
 from engine.loop.grounding import target_record
+from engine.loop.journal import RunJournal
 from engine.loop.redact import MASK
-from engine.models import Action, PerformedAction
+from engine.loop.steps import StepDraft, Turn
+from engine.models import (
+    Action,
+    ActionDone,
+    ActionResult,
+    ChatMessage,
+    PageEvent,
+    PerformedAction,
+    ProposedStep,
+    StepArtifacts,
+)
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.locators import Locators
 from engine.snapshot.vnode import VirtualNode
@@ -220,3 +233,33 @@ def _secret_field(n: VirtualNode) -> bool:
     a = n.attrs or {}
     return (a.get("type") or "").lower() == "password" or (a.get("autocomplete") or "") in (
         "one-time-code", "current-password", "new-password")
+
+
+def person_acted(j: RunJournal, bus: EventBus, p: ProposedStep, msg: ChatMessage, draft: StepDraft,
+                 fresh: DomSnapshot, events: list[PageEvent], artifacts: StepArtifacts | None) -> Turn:
+    """The person took over a step and acted in the page themselves: each of their actions the live view
+    heard (`Decision.performed`) is recorded as a step of its own (not run again), or one step saying
+    they acted when none was heard; the chat and plan say so, and the planner hears what the page is now."""
+    done = draft.decision.performed if draft.decision is not None else []
+    if not done:
+        j.record(draft.record("completed", actor="human", events=events, url_after=fresh.url,
+                              snapshot_nodes=len(fresh), note="The person acted in the page directly."), artifacts)
+    for i, pa in enumerate(done):  # the person's own actions, one step each (recorded, not run again)
+        last = i == len(done) - 1
+        result = ActionResult(success=True, action=pa.action.to_string(), node_id=pa.action.node_id,
+                              message="Done by the person in the page.")
+        bus.publish(ActionDone(step_index=draft.index + i, actor="human", result=result))
+        rec = draft.record("completed", actor="human", action=pa.action, result=result, target=pa.target,
+                           events=events if last else [], url_after=fresh.url, snapshot_nodes=len(fresh),
+                           note="Done by the person in the page.")
+        if i:
+            rec = rec.model_copy(update={"index": draft.index + i, "proposal": None, "decision": None})
+        j.record(rec, artifacts if last else None)
+    j.update_message(msg, status="error", error="The person took over this step.")
+    said = "; ".join(f"{k}. {pa.action.to_string()}" for k, pa in enumerate(done, 1))
+    j.message("user", f"I acted in the page myself: {said}" if said else "I acted in the page myself.",
+              metadata={"decision": "take_over", "performed": len(done)})
+    j.mark_plan(p.plan_index, "completed", "done by the person")
+    seen = "; ".join(e.describe() for e in events[-5:])
+    return Turn("taken_over", f"The person took over and acted in the page directly instead of your step. "
+                               f"The page is now {fresh.url}." + (f" Recent page events: {seen}." if seen else ""))

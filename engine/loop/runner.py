@@ -16,8 +16,8 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
+from collections.abc import Callable
+from typing import Any, cast
 
 from engine.errors import BrowserClosedError, ErrorCode, TabCrashedError, UnknownNodeError, VigilError
 from engine.loop.browsing import PageWatch, incident_events, with_incidents
@@ -32,11 +32,13 @@ from engine.loop.grounding import (
 )
 from engine.loop.journal import RunJournal
 from engine.loop.not_run import declined, refused, target_missing
+from engine.loop.person_steps import person_acted
 from engine.loop.pictures import AfterPicture, StepPictures, after_snapshot, verified_snapshot
 from engine.loop.planner import Observation, Planner
 from engine.loop.policy import needs_approval, sensitive_reasons
 from engine.loop.redact import mask_action, mask_proposal, scrub_known, types_secret
 from engine.loop.steps import StepDraft, Turn, chosen, exchange_of
+from engine.loop.stopping import Stopped, StopSignal
 from engine.loop.target_guard import target_drift
 from engine.loop.untrusted import find_instructions
 from engine.loop.writes import RunWrites
@@ -64,7 +66,6 @@ from engine.models import (
 )
 from engine.models.loop import Actor, Policy, TaskStatus
 from engine.observe.stability import on_quiet
-from engine.races import unless
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
 from engine.vision.screenshot import Screenshot, hash_distance
@@ -75,17 +76,10 @@ FATAL_CODES = {ErrorCode.TAB_CRASHED: TabCrashedError, ErrorCode.BROWSER_CLOSED:
 DEFAULT_TARGET_TIMEOUT_MS = 5000
 
 
-class _Stopped(Exception):
-    """A stop request ended the run."""
-
-
 class _End(Exception):
     def __init__(self, status: TaskStatus, answer: str | None = None, reason: str | None = None):
         super().__init__(reason or answer or status)
         self.status, self.answer, self.reason = status, answer, reason
-
-
-T = TypeVar("T")
 
 
 EVENT_SLACK_MS = 50  # the page's clock and ours read the same system clock; this covers rounding
@@ -124,11 +118,9 @@ class AgentLoop:
         self._prev_snap: DomSnapshot | None = None
         self._exchange: dict[str, Any] | None = None  # the planner's exchange for the step being worked on
         self._warnings: list[str] = []      # instruction-like page text in the current observation
-        self._stop_requested = False
+        self.stopping = StopSignal()  # Stop, from any task or thread
         self._failure: str | None = None  # why a helper (the session store) ended the run: fail_run()
         self.writes = RunWrites()  # the session store's writes of this run: waited for before it ends
-        self._stop_event: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         # a person's standing grants (engine.store.grants): (action, page URL) → what covers it, or None;
         # consulted only for steps the policy would ask about and that have no sensitive reason
         self.grants: Callable[[Action, str], str | None] | None = None
@@ -137,17 +129,7 @@ class AgentLoop:
     def stop(self) -> None:
         """Ask the run to end: after the current action, or at once when it waits at the gate, for
         the planner or for a target. Safe from any task (and from another thread)."""
-        self._stop_requested = True
-        if self._loop is None or self._stop_event is None:
-            return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self._loop:
-            self._stop_event.set()
-        else:
-            self._loop.call_soon_threadsafe(self._stop_event.set)
+        self.stopping.request()
 
     def fail_run(self, reason: str) -> None:
         """End the run with an error (`reason`) as soon as it can stop, as `stop()` does: for a helper that
@@ -163,10 +145,7 @@ class AgentLoop:
 
     async def run(self, task: str) -> RunResult:
         """Run the task to its end and return what happened. Never raises (except cancellation)."""
-        self._loop = asyncio.get_running_loop()
-        self._stop_event = asyncio.Event()
-        if self._stop_requested:
-            self._stop_event.set()
+        self.stopping.start()
         self.journal = j = RunJournal(self.bus)
         self._failure = None
         self.writes.reset()
@@ -180,7 +159,7 @@ class AgentLoop:
             end = await self._cycles()
         except _End as e:
             end = e
-        except _Stopped:
+        except Stopped:
             end = _End("interrupted", reason="Stopped by request.")
         except VigilError as exc:  # TabCrashedError, BrowserClosedError, SnapshotError, a failing planner …
             end = _End("error", reason=exc.message)
@@ -200,7 +179,7 @@ class AgentLoop:
 
     def _finish(self, end: _End) -> RunResult:
         j = self.journal
-        self._stop_requested = False  # the loop may run again
+        self.stopping.clear()  # the loop may run again
         text = {"success": "Finished" + (f": {end.answer}" if end.answer else "."),
                 "interrupted": end.reason or "Stopped."}.get(end.status, f"Failed: {end.reason}")
         incidents = self.watch.run_incidents()
@@ -218,8 +197,8 @@ class AgentLoop:
         """Cycle until the run ends: finish/fail and stop end it by raising; the step limit returns."""
         turn: Turn | None = None
         for _ in range(self.max_steps):
-            if self._stop_requested:
-                raise _Stopped
+            if self.stopping.requested:
+                raise Stopped
             index = len(self.journal.records)
             t0 = self.journal.step_started = time.monotonic()
             if getattr(self.page, "closed", False):  # the tab closed itself between steps (a popup)
@@ -238,8 +217,8 @@ class AgentLoop:
             self._warnings = [h.describe() for h in find_instructions(snap, obs.recent_events)]
             proposal, msg = await self._propose(obs, timings)
             turn = await self._step(index, proposal, snap, msg, timings)
-        if self._stop_requested:
-            raise _Stopped
+        if self.stopping.requested:
+            raise Stopped
         return _End("error", reason=f"Reached the step limit of {self.max_steps} steps before the task was finished "
                                    "(no finish() yet). Raise --max-steps or check the plan.")
 
@@ -279,8 +258,8 @@ class AgentLoop:
         self.journal.set_state("planning")
         t = time.monotonic()
         try:
-            p = await self._until_stopped(self.planner.propose(obs))
-        except (_Stopped, VigilError):
+            p = await self.stopping.until(self.planner.propose(obs))
+        except (Stopped, VigilError):
             raise
         except Exception as exc:
             log.exception("planner failed")
@@ -340,7 +319,7 @@ class AgentLoop:
             if decision.kind == "stop":
                 j.record(draft.record("stopped", note=decision.reason or "stopped"))
                 j.update_message(msg, status="error", error="Stopped before this step ran.")
-                raise _Stopped
+                raise Stopped
             if decision.kind in ("skip", "reject"):
                 return declined(self.journal, decision, p, msg, draft)
             in_page = decision.kind == "take_over" and decision.action is None
@@ -387,9 +366,9 @@ class AgentLoop:
                     return Turn("stale", note, ActionResult(success=False, action=said,
                                                             error_code=ErrorCode.TARGET_CHANGED, message=note))
             break
-        if self._stop_requested:
+        if self.stopping.requested:
             j.record(draft.record("stopped", note="Stop requested before this step ran."))
-            raise _Stopped
+            raise Stopped
         actor: Actor = "human" if decision.kind == "take_over" else "agent"
         # a dialog this step raises is answered OK under auto-safe only when the person approved it as sensitive
         self.watch.sensitive_ok = ask and bool(reasons) and decision.kind in ("approve", "edit", "take_over")
@@ -429,7 +408,7 @@ class AgentLoop:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise
-            await self._until_stopped(asyncio.sleep(min(0.25, left)))
+            await self.stopping.until(asyncio.sleep(min(0.25, left)))
             snap = await self.page.snapshot()
             self._publish_snapshot(snap, index, 0)
 
@@ -443,8 +422,8 @@ class AgentLoop:
         self.journal.set_state("awaiting_approval")
         self.bus.publish(AwaitingApproval(request=request))
         try:
-            d = await self._until_stopped(self.gate.decide(request))
-        except _Stopped:
+            d = await self.stopping.until(self.gate.decide(request))
+        except Stopped:
             return Decision(kind="stop", reason="Stop requested while waiting for approval.")
         except Exception as exc:
             log.exception("approval gate failed")
@@ -468,35 +447,12 @@ class AgentLoop:
 
     async def _human_in_page(self, p: ProposedStep, msg: ChatMessage, draft: StepDraft, fresh: DomSnapshot,
                              waited_ms: float) -> Turn:
-        j = self.journal
         events = await self._events(int(waited_ms) + 1000)
         artifacts = None
         if self.artifacts:
             shot = await self.pictures.take()
             artifacts = StepArtifacts(screenshot_after=shot.jpeg if shot else None, snapshot_after=fresh)
-        done = draft.decision.performed if draft.decision is not None else []
-        if not done:
-            j.record(draft.record("completed", actor="human", events=events, url_after=fresh.url,
-                                  snapshot_nodes=len(fresh), note="The person acted in the page directly."), artifacts)
-        for i, pa in enumerate(done):  # the person's own actions, one step each (recorded, not run again)
-            last = i == len(done) - 1
-            result = ActionResult(success=True, action=pa.action.to_string(), node_id=pa.action.node_id,
-                                  message="Done by the person in the page.")
-            self.bus.publish(ActionDone(step_index=draft.index + i, actor="human", result=result))
-            rec = draft.record("completed", actor="human", action=pa.action, result=result, target=pa.target,
-                               events=events if last else [], url_after=fresh.url, snapshot_nodes=len(fresh),
-                               note="Done by the person in the page.")
-            if i:
-                rec = rec.model_copy(update={"index": draft.index + i, "proposal": None, "decision": None})
-            j.record(rec, artifacts if last else None)
-        j.update_message(msg, status="error", error="The person took over this step.")
-        said = "; ".join(f"{k}. {pa.action.to_string()}" for k, pa in enumerate(done, 1))
-        j.message("user", f"I acted in the page myself: {said}" if said else "I acted in the page myself.",
-                  metadata={"decision": "take_over", "performed": len(done)})
-        j.mark_plan(p.plan_index, "completed", "done by the person")
-        seen = "; ".join(e.describe() for e in events[-5:])
-        return Turn("taken_over", f"The person took over and acted in the page directly instead of your step. "
-                                   f"The page is now {fresh.url}." + (f" Recent page events: {seen}." if seen else ""))
+        return person_acted(self.journal, self.bus, p, msg, draft, fresh, events, artifacts)
 
     async def _execute(self, action: Action, node: VirtualNode | None, expect: ExpectedOutcome | None, actor: Actor,
                        draft: StepDraft, fresh: DomSnapshot, shot_before: Screenshot | None
@@ -582,26 +538,6 @@ class AgentLoop:
             raise FATAL_CODES[result.error_code](result.message)
 
     # -- helpers ---------------------------------------------------------------------------------
-    async def _until_stopped(self, aw: Awaitable[T]) -> T:
-        """Await `aw` unless a stop request comes first (then cancel it and raise _Stopped). A stop
-        wins a tie: nothing may run after it was asked for."""
-        stop = self._stop_event
-        if stop is None:  # not inside run()
-            return await aw
-        if stop.is_set():
-            if asyncio.iscoroutine(aw):
-                aw.close()
-            raise _Stopped
-        try:
-            finished, result = await unless(aw, stop.wait(), interrupt_wins_tie=True)
-        except Exception:
-            if stop.is_set():  # it failed because, or while, the person stopped: the stop is what happened
-                raise _Stopped from None
-            raise
-        if not finished or stop.is_set():
-            raise _Stopped
-        return cast(T, result)
-
     async def _events(self, max_age_ms: int) -> list[PageEvent]:
         try:
             return await self.page.recent_events(max_age_ms=max_age_ms)
