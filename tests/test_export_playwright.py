@@ -57,6 +57,23 @@ def site(tmp_path_factory):
         yield root, base.rstrip("/")
 
 
+def _record(harness, store, url: str, steps: list[dict], task: str, check=None) -> str:
+    """A real auto-approved run of the scripted steps on `url`, recorded into `store`; its session id.
+    `check(tab)`, when given, looks at the page once the run is done."""
+    async def run(tab):
+        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
+        rec = SessionRecorder(store)
+        rec.start(loop, task, tab.page.url, planner="scripted", policy="auto")
+        result = await loop.run(task)
+        rec.finish(result)
+        assert rec.error is None and result.status == "success", (rec.error, result.reason)
+        if check is not None:
+            await check(tab)
+        return rec.session_id
+
+    return harness.page(url, run, timeout=120)
+
+
 @pytest.fixture(scope="module")
 def exported(site, harness, tmp_path_factory):
     """(path of the exported test, its text): a real recorded run, exported through the CLI."""
@@ -65,17 +82,7 @@ def exported(site, harness, tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("VIGIL_HOME", str(home))
     store = Store.open()
-
-    async def run(tab):
-        loop = AgentLoop(tab, ScriptedPlanner(STEPS), gate=AutoApprove(), policy="auto")
-        rec = SessionRecorder(store)
-        rec.start(loop, "Order a large shirt", tab.page.url, planner="scripted", policy="auto")
-        result = await loop.run("Order a large shirt")
-        rec.finish(result)
-        assert rec.error is None and result.status == "success", (rec.error, result.reason)
-        return rec.session_id
-
-    sid = harness.page(base + "/index.html", run, timeout=120)
+    sid = _record(harness, store, base + "/index.html", STEPS, "Order a large shirt")
     store.close()
     out = tmp_path_factory.mktemp("export") / "test_tiny_shop.py"
     assert vigil(["export", sid[:8], "--playwright", str(out)]) == 0
@@ -181,17 +188,11 @@ def test_steps_inside_a_closed_shadow_root_are_exported_as_input_at_their_place(
     try:
         with serve_directory(root) as base:
             base = base.rstrip("/")
+            async def applied(tab):
+                assert await tab.page.text_content("#out") == "Applied: SAVE10"
+
             with Store.open() as store:
-                async def run(tab):
-                    loop = AgentLoop(tab, ScriptedPlanner(COUPON_STEPS), gate=AutoApprove(), policy="auto")
-                    rec = SessionRecorder(store)
-                    rec.start(loop, "Apply the coupon", tab.page.url, planner="scripted", policy="auto")
-                    result = await loop.run("Apply the coupon")
-                    rec.finish(result)
-                    assert result.status == "success", result.reason
-                    assert await tab.page.text_content("#out") == "Applied: SAVE10"
-                    return rec.session_id
-                sid = harness.page(base + "/index.html", run, timeout=120)
+                sid = _record(harness, store, base + "/index.html", COUPON_STEPS, "Apply the coupon", applied)
             out = tmp_path / "export" / "test_coupon.py"
             out.parent.mkdir()
             assert vigil(["export", sid[:8], "--playwright", str(out)]) == 0
