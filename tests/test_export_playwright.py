@@ -13,12 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from recording_helpers import record_scripted
 
 from engine.cli import main as vigil
 from engine.local_server import serve_directory
-from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
 from engine.store import Store
-from engine.store.recorder import SessionRecorder
 
 SECRET = "hunter2-Zq9!"
 SHOP = """<!doctype html><html><head><meta charset="utf-8"><title>Tiny shop</title></head><body>
@@ -57,23 +56,6 @@ def site(tmp_path_factory):
         yield root, base.rstrip("/")
 
 
-def _record(harness, store, url: str, steps: list[dict], task: str, check=None) -> str:
-    """A real auto-approved run of the scripted steps on `url`, recorded into `store`; its session id.
-    `check(tab)`, when given, looks at the page once the run is done."""
-    async def run(tab):
-        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
-        rec = SessionRecorder(store)
-        rec.start(loop, task, tab.page.url, planner="scripted", policy="auto")
-        result = await loop.run(task)
-        rec.finish(result)
-        assert rec.error is None and result.status == "success", (rec.error, result.reason)
-        if check is not None:
-            await check(tab)
-        return rec.session_id
-
-    return harness.page(url, run, timeout=120)
-
-
 @pytest.fixture(scope="module")
 def exported(site, harness, tmp_path_factory):
     """(path of the exported test, its text): a real recorded run, exported through the CLI."""
@@ -82,7 +64,7 @@ def exported(site, harness, tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("VIGIL_HOME", str(home))
     store = Store.open()
-    sid = _record(harness, store, base + "/index.html", STEPS, "Order a large shirt")
+    sid = record_scripted(harness, store, base + "/index.html", STEPS, "Order a large shirt", timeout=120)
     store.close()
     out = tmp_path_factory.mktemp("export") / "test_tiny_shop.py"
     assert vigil(["export", sid[:8], "--playwright", str(out)]) == 0
@@ -192,7 +174,8 @@ def test_steps_inside_a_closed_shadow_root_are_exported_as_input_at_their_place(
                 assert await tab.page.text_content("#out") == "Applied: SAVE10"
 
             with Store.open() as store:
-                sid = _record(harness, store, base + "/index.html", COUPON_STEPS, "Apply the coupon", applied)
+                sid = record_scripted(harness, store, base + "/index.html", COUPON_STEPS, "Apply the coupon", applied,
+                                      timeout=120)
             out = tmp_path / "export" / "test_coupon.py"
             out.parent.mkdir()
             assert vigil(["export", sid[:8], "--playwright", str(out)]) == 0

@@ -15,12 +15,11 @@ import re
 
 import pytest
 from PIL import Image
+from recording_helpers import record_scripted
 
 from engine.errors import VigilError
-from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
 from engine.models import Action, ActionResult, Decision, Plan, ProposedStep, StepRecord
 from engine.store import Store
-from engine.store.recorder import SessionRecorder
 from engine.store.report import CSP, TRACE_FORMAT, export_html, export_json, write_export
 
 TITLE = '<b>Sale</b> & "quotes" <script>alert(1)</script>'    # the page's <title>
@@ -43,17 +42,7 @@ def recorded(server, harness, tmp_path_factory):
              {"action": "click", "target": {"role": "button", "name": BUTTON},
               "expect": {"type": "element_appears", "text": "Bought"}},
              {"action": "finish", "answer": ANSWER}]
-
-    async def run(tab):
-        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
-        rec = SessionRecorder(store)
-        rec.start(loop, TASK, tab.page.url, planner="scripted", policy="auto")
-        result = await loop.run(TASK)
-        rec.finish(result)
-        assert rec.error is None and result.status == "success", (rec.error, result.reason)
-        return rec.session_id
-
-    sid = harness.page(server.url("report_markup.html"), run)
+    sid = record_scripted(harness, store, server.url("report_markup.html"), steps, TASK)
     yield store, sid
     store.close()
     mp.undo()

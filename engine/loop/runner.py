@@ -385,7 +385,7 @@ class AgentLoop:
             self._check_fatal(result)
             return Turn("taken_over", f"The person took over and ran {said} instead of your step: "
                                        f"{result.message}", result)
-        unverified = ok and rec.verification is not None and not rec.verification.success
+        unverified = rec.unverified
         # a step that ran but whose check failed is not shown as a success: "Unverified: …"
         j.update_message(msg, status="success" if ok and not unverified else "error", actionString=said,
                          error=(f"Unverified: {rec.verification.feedback}" if unverified and rec.verification

@@ -29,11 +29,6 @@ UNVERIFIED = "unverified"  # the step word of `vigil run` for an action that ran
 AMBER_FG, AMBER_BG = "#92400e", "#fef3c7"
 
 
-def is_unverified(rec: StepRecord) -> bool:
-    """The step's action ran, but what it should have done was not seen (`StepRecord.unverified`)."""
-    return rec.unverified
-
-
 def timing_tooltip(rec: StepRecord) -> str:
     """Where a step's time went, one phase a row (rich text made only of our own words and numbers)."""
     total = step_duration(rec.timings_ms)
@@ -105,7 +100,7 @@ class _Observation(QFrame):
 
         v = rec.verification or (rec.result.verification if rec.result else None)
         ok = rec.status == "completed" and (v is None or v.success) and (rec.result is None or rec.result.success)
-        self.unverified = is_unverified(rec)
+        self.unverified = rec.unverified
         if rec.status in ("skipped", "rejected", "stopped"):
             add(f"{glyph('⏭', '»')} {rec.status.capitalize()}" + (f": {rec.note}" if rec.note else ""),
                 "obsStatus", "color:#92400e;")

@@ -22,14 +22,13 @@ from gui.widgets.chat_turn import (
     UNVERIFIED,
     MessageTurn,
     glyph,
-    is_unverified,
     ok_mark,
     plain_label,
     warn_mark,
 )
 
 # re-exported: the window, the session view, the approval bar and the tests take them from here
-__all__ = ["AMBER_BG", "AMBER_FG", "UNVERIFIED", "ChatView", "MessageTurn", "glyph", "is_unverified", "ok_mark",
+__all__ = ["AMBER_BG", "AMBER_FG", "UNVERIFIED", "ChatView", "MessageTurn", "glyph", "ok_mark",
            "plain_label", "warn_mark"]
 
 # task status (engine TaskStatus or the header words) → (header word, background, foreground)

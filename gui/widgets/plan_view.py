@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from engine.models.loop import Plan, PlanStep, StepRecord
-from gui.widgets.chat_turn import AMBER_FG, is_unverified, warn_mark
+from gui.widgets.chat_turn import AMBER_FG, warn_mark
 
 PLANNING_TEXT = "Planning…"
 IDLE_TEXT = "No plan yet: type a task below and press Run."
@@ -112,7 +112,7 @@ class PlanView(QWidget):
         if index is None:
             return
         self._record_steps[rec.index] = index
-        if is_unverified(rec):
+        if rec.unverified:
             v = rec.verification or (rec.result.verification if rec.result else None)
             self._unverified[index] = v.feedback if v is not None else ""
         elif rec.status == "completed" and rec.action is not None and rec.action.name not in ("finish", "fail"):
