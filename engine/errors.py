@@ -43,6 +43,9 @@ class ErrorCode(StrEnum):
     NO_EFFECT = "NO_EFFECT"                  # the action ran and changed nothing it should have
     REFUSED = "REFUSED"                      # the loop would not run the step (an invalid edit)
     TARGET_CHANGED = "TARGET_CHANGED"        # the approved target changed before the step ran: nothing ran, ask again
+    MISDIRECTED = "MISDIRECTED"              # the step's input reached another element than the approved one
+    BLOCKED = "BLOCKED"                      # the browser held what the step was not approved for (leaving the
+                                             # site, a download) and it was refused
     TIMEOUT = "TIMEOUT"                      # stored before navigation and snapshot timeouts were told apart
     # what a page does besides its document (issue [9]): dialogs, tabs, uploads
     DIALOG_OPEN = "DIALOG_OPEN"              # a JavaScript dialog stops the page: answer it with dialog(accept)
