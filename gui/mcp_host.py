@@ -105,7 +105,7 @@ class WindowMcpHost:
         sock = bind(port)
         self._give_start_grants()
         self.mcp.seen_client(None, transport="http")
-        self._http = make_http_server(self.server, token)
+        self._http = make_http_server(self.server, token, sock.getsockname()[1])
         self._serving = asyncio.ensure_future(self._http.serve(sock))
         deadline = asyncio.get_running_loop().time() + START_TIMEOUT_S
         while not self._http.server.started and not self._serving.done():

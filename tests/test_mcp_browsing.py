@@ -87,6 +87,20 @@ def test_under_auto_files_leave_only_from_the_named_folders(mcp, server, uploads
     assert "Receipt: innocent" not in mcp.call("browser_find", {"text": "Receipt"}).page()
 
 
+def test_an_upload_sends_and_records_the_file_that_was_checked(mcp, server, uploads):
+    """A link inside --upload-from is checked by the file it points to; that file — not the link's name — is
+    what the step carries, what the person or the record sees, and what the page receives."""
+    items = items_of(mcp.call("browser_navigate", {"url": server.url("uploads_page.html")}))
+    real = uploads / "march-invoice.txt"
+    real.write_text("total 7\n", encoding="utf-8")
+    alias = uploads / "alias.txt"
+    alias.symlink_to(real)
+    r = mcp.call("browser_file_upload", {"ref": ref(items, "Add a receipt"), "paths": [str(alias)]})
+    assert not r.is_error, r.text
+    assert "march-invoice.txt" in r.text and "alias.txt" not in r.text, r.text
+    assert "Receipt: march-invoice.txt" in mcp.call("browser_find", {"text": "Receipt:"}).page()
+
+
 @pytest.mark.parametrize("policy,roots,refused", [("auto", [], True), ("ask", [], False), ("auto-safe", [], False)])
 def test_which_policies_need_upload_folders(policy, roots, refused, tmp_path):
     from engine.loop import AutoApprove

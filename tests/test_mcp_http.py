@@ -150,6 +150,27 @@ def test_requests_without_the_token_get_401(supervised):
     assert r.status_code == 200, r.text
 
 
+def test_host_and_origin_must_name_this_very_server(supervised):
+    """Host and Origin are matched exactly (a prefix match let `127.0.0.1:PORT.evil.example` and pages on any
+    other local port through): the wrong ones are refused even with the right token."""
+    port = int(supervised.url.rsplit(":", 1)[1].split("/")[0])
+    auth = {**HEADERS, "Authorization": f"Bearer {supervised.token}"}
+    other = port + 1 if port < 65535 else port - 1
+    for host in (f"127.0.0.1:{port}.evil.example", f"127.0.0.1:{other}", "evil.example", f"localhost:{port}0"):
+        r = httpx2.post(supervised.url, json=INIT, headers={**auth, "Host": host}, timeout=30)
+        assert r.status_code == 421, (host, r.status_code, r.text)
+        assert "is not this server" in r.json()["error_description"]
+    for origin in (f"http://127.0.0.1:{other}", f"http://127.0.0.1:{port}.evil.example", "http://evil.example",
+                   f"https://127.0.0.1:{port}", "null"):
+        r = httpx2.post(supervised.url, json=INIT, headers={**auth, "Origin": origin}, timeout=30)
+        assert r.status_code == 403, (origin, r.status_code, r.text)
+        assert "may not use this server" in r.json()["error_description"]
+    for host, origin in ((f"127.0.0.1:{port}", f"http://127.0.0.1:{port}"), (f"localhost:{port}", None)):
+        headers = {**auth, "Host": host, **({"Origin": origin} if origin else {})}
+        r = httpx2.post(supervised.url, json=INIT, headers=headers, timeout=30)
+        assert r.status_code == 200, (host, origin, r.status_code, r.text)
+
+
 def test_a_person_at_the_terminal_approves_and_rejects_and_the_reason_reaches_the_client(supervised, server):
     s = supervised
     s.connect(s.token)

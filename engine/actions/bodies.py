@@ -31,10 +31,20 @@ async def type_text(c: ActionContext, text: str, clear: bool, submit: bool) -> N
                             code=ErrorCode.NOT_ACTIONABLE)
     if f.get("readonly"):
         raise ActionFailure(f"{what} is read-only.", code=ErrorCode.NOT_ACTIONABLE)
+    if f.get("tag") == "input" and ("\n" in text or "\r" in text):
+        # a newline typed into a one-line field presses Enter: it would submit the form before any check
+        raise ActionFailure(f"The text for {what} contains a line break, and in a one-line field a line break "
+                            "presses Enter, which submits its form. Nothing was typed. Remove the line break, or "
+                            "type the text and pass submit=True to submit on purpose.", code=ErrorCode.BAD_ARGUMENT)
     r = await focus(c, clear)
     if clear and r.get("selected"):
         await inp.press_chord(page, "Delete")
-    await inp.type_text(page, text)
+    if c.masked:
+        # a secret goes in as one insertion: no key event or partial value ("H", "Hu", "Hun" …) exists for a page
+        # to echo into its text, title or console, where only the whole value would be recognised and scrubbed
+        await inp.send_input(page, "Input.insertText", {"text": text})
+    else:
+        await inp.type_text(page, text)
     chk = await call_on(page, t.session_id, t.object_id, CHECK_VALUE, page.key, text, clear)
     shown = "a hidden value" if c.masked else f'"{text}"'
     if not chk.get("ok"):

@@ -181,7 +181,7 @@ async def _serve(args: argparse.Namespace) -> int:
         token, from_env = choose_token()
         sock = bind(args.http)
         port = sock.getsockname()[1]
-        http = make_http_server(server, token)
+        http = make_http_server(server, token, port)
         stop: Callable[[], object] = http.stop
         _say(f"serving MCP (streamable HTTP) at http://{HOST}:{port}{PATH}")
         _say("bearer token from VIGIL_MCP_TOKEN" if from_env else f"bearer token: {token}")

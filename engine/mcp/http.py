@@ -2,7 +2,10 @@
 
 The token is random per start (printed once on stderr) unless `VIGIL_MCP_TOKEN` gives one; every
 HTTP request without `Authorization: Bearer <token>` gets 401 before it reaches the MCP layer.
-The SDK's own DNS-rebinding protection (Host and Origin limited to loopback) stays on.
+Before the token is even looked at, `Host` must be exactly `127.0.0.1:PORT` or `localhost:PORT` (this
+server's own port) and an `Origin`, when sent, exactly `http://127.0.0.1:PORT` or `http://localhost:PORT`
+(a DNS-rebinding page or a page on another local port is refused: 421 and 403). The SDK's own
+DNS-rebinding protection stays on behind it.
 """
 
 from __future__ import annotations
@@ -67,6 +70,41 @@ class BearerAuth:
         await send({"type": "http.response.body", "body": body})
 
 
+class LoopbackOnly:
+    """ASGI middleware: HTTP requests must name this very server in `Host` (and `Origin`, when sent), as
+    exact values — no prefix match, so `127.0.0.1:PORT.evil.example` or another local port's page fail."""
+
+    def __init__(self, app: ASGIApp, port: int):
+        self.app = app
+        self.hosts = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
+        self.origins = {b"http://" + h for h in self.hosts}
+
+    def _problem(self, scope: Scope) -> tuple[int, str] | None:
+        headers = [(n.lower(), v) for n, v in scope.get("headers") or ()]
+        hosts = [v.strip().lower() for n, v in headers if n == b"host"]
+        origins = [v.strip().lower() for n, v in headers if n == b"origin"]
+        if len(hosts) != 1 or hosts[0] not in self.hosts:
+            shown = hosts[0].decode("latin-1")[:80] if hosts else "none"
+            return 421, (f"Host {shown!r} is not this server: send Host {sorted(h.decode() for h in self.hosts)[0]} "
+                         "(requests for any other name are refused, against DNS rebinding).")
+        if len(origins) > 1 or origins and origins[0] not in self.origins:
+            shown = origins[0].decode("latin-1")[:80] if origins else "several"
+            return 403, (f"Origin {shown!r} may not use this server: only pages of this server's own address may "
+                         "(a browser page elsewhere is refused). Clients that are not browsers send no Origin.")
+        return None
+
+    async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
+        problem = self._problem(scope) if scope.get("type") == "http" else None
+        if problem is None:
+            await self.app(scope, receive, send)
+            return
+        status, text = problem
+        body = json.dumps({"error": "forbidden", "error_description": text}).encode("utf-8")
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
 def bind(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1:`port` (0: any free port); a clear error when it is taken."""
     if not 0 <= port <= 65535:
@@ -107,9 +145,10 @@ class _Uvicorn:
         self.server.should_exit = True
 
 
-def http_app(mcp_server: Any, token: str) -> ASGIApp:
-    return BearerAuth(mcp_server.streamable_http_app(streamable_http_path=PATH, host=HOST), token)
+def http_app(mcp_server: Any, token: str, port: int) -> ASGIApp:
+    """The MCP app behind the exact Host/Origin check and the bearer token, for a server on `port`."""
+    return LoopbackOnly(BearerAuth(mcp_server.streamable_http_app(streamable_http_path=PATH, host=HOST), token), port)
 
 
-def make_http_server(mcp_server: Any, token: str) -> _Uvicorn:
-    return _Uvicorn(http_app(mcp_server, token))
+def make_http_server(mcp_server: Any, token: str, port: int) -> _Uvicorn:
+    return _Uvicorn(http_app(mcp_server, token, port))

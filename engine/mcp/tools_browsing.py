@@ -11,6 +11,7 @@ reading tools after it. A dialog the page raises during a step is decided by the
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -82,7 +83,9 @@ def register_browsing_tools(server: MCPServer, sup: McpSupervisor) -> None:
         problem = sup.upload_problem(paths)
         if problem:
             return error_result("UPLOAD_REFUSED", problem, sup)
-        a = Action(name="upload", target=ref, paths=list(paths))
+        # the files as checked, links resolved: what the person approves and what is sent are the same files
+        real = [str(Path(p).expanduser().resolve()) for p in paths]
+        a = Action(name="upload", target=ref, paths=real)
         outcomes = await sup.run_steps([_step(a, element, tool="browser_file_upload")], refs=[ref])
         return steps_result(sup, outcomes, [a])
 
