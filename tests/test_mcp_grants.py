@@ -29,15 +29,19 @@ def _grants(home, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
 
 
-def test_a_grant_covers_one_kind_on_one_site_for_its_own_run_only(tmp_path):
+def test_a_grant_covers_one_kind_on_one_origin_for_its_own_run_only(tmp_path):
     with Store.open(tmp_path / "s.db") as store:
         run, later = GrantBook(store, new_run_id()), GrantBook(store, new_run_id())
         g = run.add("click", "https://shop.example.co.uk/cart")
-        assert (g.site, g.kind, g.active, g.run_id) == ("example.co.uk", "click", True, run.run_id)
-        assert run.add("click", "example.co.uk").id == g.id, "the same grant twice is one grant"
-        assert run.covering("double_click", "https://www.example.co.uk/other").id == g.id
+        assert (g.site, g.kind, g.active, g.run_id) == ("https://shop.example.co.uk", "click", True, run.run_id)
+        assert run.add("click", "shop.example.co.uk").id == g.id, "the same grant twice is one grant"
+        assert run.add("click", "https://shop.example.co.uk:443/x").id == g.id, "the default port is the origin's"
+        assert run.covering("double_click", "https://shop.example.co.uk/other?q=1").id == g.id
         assert run.covering("type", "https://shop.example.co.uk/") is None, "another kind"
         assert run.covering("click", "https://example.com/") is None, "another site"
+        for other in ("https://www.example.co.uk/", "https://example.co.uk/", "http://shop.example.co.uk/",
+                      "https://shop.example.co.uk:8443/", "https://evil.shop.example.co.uk/", "about:srcdoc", ""):
+            assert run.covering("click", other) is None, f"another origin: {other}"
         assert run.covering("navigate", "https://shop.example.co.uk/") is None and kind_of("navigate") is None
         assert later.covering("click", "https://shop.example.co.uk/") is None, "another run: not applied"
         assert later.active() == [] and [x.id for x in GrantBook(store).active()] == [g.id]
@@ -59,7 +63,10 @@ def test_a_grant_covers_one_kind_on_one_site_for_its_own_run_only(tmp_path):
             run.add("submit", "example.com")
         with pytest.raises(StoreError, match="given while a server runs"):
             GrantBook(store).add("click", "example.com")
-    assert parse_grant("Click@https://example.com/x") == ("click", "https://example.com/x")
+    assert parse_grant("Click@https://example.com/x") == ("click", "https://example.com")
+    assert parse_grant("click@example.com") == ("click", "https://example.com"), "no scheme: https"
+    assert parse_grant("click@127.0.0.1:8123") == ("click", "http://127.0.0.1:8123"), "a local host: http"
+    assert parse_grant("click@http://shop.example.com:8080/a") == ("click", "http://shop.example.com:8080")
     for bad, says in (("click", "is not KIND@SITE"), ("submit@example.com", "not a kind of step"),
                       ("click@ ", "is not KIND@SITE"), ("type@:::", "names no site")):
         with pytest.raises(StoreError, match=says):
@@ -85,7 +92,7 @@ def test_vigil_mcp_grants_lists_and_revokes_and_says_where_grants_are_given(tmp_
         GrantBook(store, new_run_id()).add("click", "127.0.0.1")
     listed = json.loads(grants("--json")[1])
     assert [(g["id"], g["kind"], g["site"], g["state"]) for g in listed] == [
-        (1, "click", "127.0.0.1", "in force for this session")]
+        (1, "click", "http://127.0.0.1", "in force for this session")]
     assert grants("--revoke", "9")[0] == 2
     assert "revoked #1" in grants("--revoke", "1")[2]
     assert "No grants in force" in grants()[1] and "revoked" in grants("--all")[1]
@@ -99,10 +106,11 @@ def test_a_server_run_applies_its_grants_and_no_later_run_does(tmp_path, server)
                           text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert code.returncode == 2 and "'tap' is not a kind of step a grant can cover" in code.stderr
 
-    s = HttpServer("--approve", "ask", "--terminal", "--grant", "click@127.0.0.1", "--grant",
+    s = HttpServer("--approve", "ask", "--terminal", "--grant", f"click@127.0.0.1:{server.port}", "--grant",
                    f"type@{server.url('mcp_shop.html')}", home=tmp_path)
     try:
-        assert "granted #2 for this session: typing into fields on 127.0.0.1" in s.banner, s.banner
+        assert f"granted #2 for this session: typing into fields on http://127.0.0.1:{server.port}" in s.banner, \
+            s.banner
         s.connect(s.token)
         pending = s.start_call("browser_navigate", {"url": server.url("mcp_shop.html")})
         s.wait_for(r"^Step \d+: Go to http://")  # navigating is no click: it asks
@@ -146,8 +154,8 @@ def test_a_server_run_applies_its_grants_and_no_later_run_does(tmp_path, server)
     assert kept["type"].ended_at and not kept["type"].revoked_at, "the run's end ended the grant still in force"
     granted = [st for st in data.steps if st.decision and "grant of the person" in (st.decision.reason or "")]
     assert [st.proposal.action.name for st in granted] == ["click", "type"]
-    assert all(st.auto_approved for st in granted) and "clicks on 127.0.0.1 (#1, for this session)" in \
-        granted[0].decision.reason
+    assert all(st.auto_approved for st in granted) and \
+        f"clicks on http://127.0.0.1:{server.port} (#1, for this session)" in granted[0].decision.reason
     assert "hunter2-secret" not in json.dumps([st.model_dump(mode="json") for st in data.steps])
     listed = _grants(tmp_path, "--session", summary.id[:8])
     assert "revoked" in listed.stdout and "ended with its session" in listed.stdout, listed.stdout
@@ -162,7 +170,7 @@ def test_a_server_run_applies_its_grants_and_no_later_run_does(tmp_path, server)
         pending = s.start_call("browser_type", {"ref": ref(items, "Username"), "text": "ada"})
         s.wait_for(r"^Step \d+: Type")
         offered = s.wait_for(r"\[g\]: approve, and allow")
-        assert "typing into fields on 127.0.0.1 for this session" in offered, offered
+        assert f"typing into fields on http://127.0.0.1:{server.port} for this session" in offered, offered
         time.sleep(0.2)
         assert not pending.done(), "the last run's grant of typing does not carry over"
         s.answer("g\n")  # approved, and granted at the terminal prompt

@@ -11,6 +11,11 @@ the site the run started on, touches a file input, is destructive or irreversibl
 send, publish…: `engine.loop.risk`), runs while the page shows text that reads like instructions
 to the agent (`engine.loop.untrusted`), or the planner flags it. Only the planner and the page's
 structure can mark a step sensitive; page text can add a reason but never remove one.
+
+A key that activates an element is a click on it (`activates`): Enter on a button, link or submit
+input, Space on a button, checkbox, radio or submit input get every check a click gets — destructive,
+submit (Space on a form's submit button submits it), leaving the site and downloading (links), the
+dialog a "Yes" confirms — on the given node or, without one, on the focused element.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.loop.redact import is_secret_field
-from engine.loop.risk import destructive_reason
+from engine.loop.risk import destructive_reason, name_disagrees
 from engine.models import Action, ProposedStep
 
 if TYPE_CHECKING:
@@ -36,6 +41,11 @@ _TWO_LABEL_SUFFIXES = frozenset({
     "github.io", "gitlab.io", "herokuapp.com", "vercel.app", "netlify.app", "pages.dev", "appspot.com",
 })
 _SUBMIT_KEYS = frozenset({"enter", "numpadenter", "return"})
+_SPACE_KEYS = frozenset({"space", " ", "spacebar"})
+# what Enter activates (a native button, link or submit input, and the ARIA widgets that behave as one)
+_ENTER_ROLES = frozenset({"button", "link", "menuitem", "menuitemcheckbox", "menuitemradio"})
+# what Space activates
+_SPACE_ROLES = frozenset({"button", "checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"})
 _NO_IMPLICIT_SUBMIT = frozenset({"button", "reset", "checkbox", "radio", "file", "color", "range"})
 
 
@@ -114,6 +124,34 @@ def _enter_submits(node: VirtualNode) -> bool:
     return is_submit_button(node)
 
 
+def _key(key: str | None) -> str:
+    """The key of a press without its modifiers ("Control+Enter" → "enter", "Shift+ " → " ")."""
+    k = key or ""
+    if k.endswith("+ ") or k == " ":
+        return " "
+    return k.rsplit("+", 1)[-1].lower() if len(k) > 1 else k.lower()
+
+
+def activates(key: str | None, node: VirtualNode | None) -> bool:
+    """Whether pressing `key` on `node` activates it as a click would: Enter on a button, link or submit
+    input; Space on a button, checkbox, radio or submit input."""
+    if node is None:
+        return False
+    k = _key(key)
+    if node.tag == "input":
+        typ = _attr(node, "type")
+        if k in _SUBMIT_KEYS:
+            return typ in ("submit", "image", "button", "reset")
+        if k in _SPACE_KEYS:
+            return typ in ("submit", "image", "button", "reset", "checkbox", "radio")
+        return False
+    if k in _SUBMIT_KEYS:
+        return node.role in _ENTER_ROLES or node.tag == "summary" or node.tag == "a" and "href" in (node.attrs or {})
+    if k in _SPACE_KEYS:
+        return node.role in _SPACE_ROLES or node.tag == "summary"
+    return False
+
+
 def _focused(snapshot: DomSnapshot | None) -> VirtualNode | None:
     if snapshot is None:
         return None
@@ -121,6 +159,12 @@ def _focused(snapshot: DomSnapshot | None) -> VirtualNode | None:
         if n.states and n.states.get("focused"):
             return n
     return None
+
+
+def frame_url(snapshot: DomSnapshot | None, node: VirtualNode | None) -> str:
+    """The address of the document that holds `node` (its frame's, not the top page's when it sits in an
+    iframe); the page's without a node. Grants are checked against its origin."""
+    return _base_url(snapshot, node)
 
 
 def _base_url(snapshot: DomSnapshot | None, node: VirtualNode | None) -> str:
@@ -140,6 +184,9 @@ def sensitive_reasons(action: Action, node: VirtualNode | None, snapshot: DomSna
     n = action.name
     if n == "press" and node is None:
         node = _focused(snapshot)  # a key press goes to the focused element
+    # a key that activates the element is a click on it, with every check a click gets
+    clicks = n in ("click", "double_click") or n == "press" and activates(action.key, node)
+    how = f"presses {action.key} on" if n == "press" else "clicks"
     submits = False
     if n == "type" and node is not None and is_secret_field(node):
         reasons.append("types into a password or one-time-code field")
@@ -148,24 +195,27 @@ def sensitive_reasons(action: Action, node: VirtualNode | None, snapshot: DomSna
     if n == "type" and action.submit:
         reasons.append("submits a form (types and presses Enter)")
         submits = True
-    elif n == "press" and (action.key or "").split("+")[-1].lower() in _SUBMIT_KEYS and node is not None \
-            and _enter_submits(node):
-        reasons.append("submits a form (Enter in a form field)")
+    elif n == "press" and _key(action.key) in _SUBMIT_KEYS and node is not None and _enter_submits(node):
+        reasons.append("submits a form (Enter in a form field)" if not is_submit_button(node)
+                       else f"submits a form ({how} {node.label()})")
         submits = True
-    elif n in ("click", "double_click") and node is not None and is_submit_button(node):
-        reasons.append(f"submits a form (clicks {node.label()})")
+    elif clicks and node is not None and is_submit_button(node):
+        reasons.append(f"submits a form ({how} {node.label()})")
         submits = True
-    risky = destructive_reason(n, node, submits=submits)
+    risky = destructive_reason("click" if clicks and n == "press" else n, node, submits=submits)
     if risky:
         reasons.append(risky)
+    lie = name_disagrees(node) if clicks else None
+    if lie and not (risky and lie in risky):
+        reasons.append(f"{lie}: what the page shows and what it names this element disagree")
     if n == "navigate" and action.url and leaves_site(action.url, start_domain, snapshot.url if snapshot else ""):
         reasons.append(f"leaves {start_domain} for {urllib.parse.urlsplit(action.url).hostname or action.url}")
-    if n in ("click", "double_click") and node is not None and node.role == "link":
+    if clicks and node is not None and node.role == "link":
         href = (node.attrs or {}).get("href") or ""
         if href and leaves_site(href, start_domain, _base_url(snapshot, node)):
             host = urllib.parse.urlsplit(urllib.parse.urljoin(_base_url(snapshot, node), href)).hostname
             reasons.append(f"leaves {start_domain} for {host} (link)")
-    reasons.extend(_browsing_reasons(action, node, snapshot, start_domain))
+    reasons.extend(_browsing_reasons(action, node, snapshot, start_domain, clicks=clicks))
     if proposal is not None and proposal.sensitive:
         reasons.append(proposal.sensitive_reason or "the planner flagged this step as sensitive")
     return reasons
@@ -187,7 +237,7 @@ def _downloads(node: VirtualNode) -> bool:
 
 
 def _browsing_reasons(action: Action, node: VirtualNode | None, snapshot: DomSnapshot | None,
-                      start_domain: str) -> list[str]:
+                      start_domain: str, *, clicks: bool = False) -> list[str]:
     """Uploads, answers to page dialogs, downloads and tabs opened elsewhere (issue [9])."""
     n = action.name
     out: list[str] = []
@@ -198,7 +248,7 @@ def _browsing_reasons(action: Action, node: VirtualNode | None, snapshot: DomSna
         out.append("answers the page's dialog OK" + (f' with "{action.text}"' if action.text else ""))
     if n == "new_tab" and action.url and leaves_site(action.url, start_domain, snapshot.url if snapshot else ""):
         out.append(f"opens {urllib.parse.urlsplit(action.url).hostname or action.url} in a new tab (another site)")
-    if n in ("click", "double_click") and node is not None and node.role == "link" and _downloads(node):
+    if clicks and node is not None and node.role == "link" and _downloads(node):
         out.append(f"downloads a file ({node.label()}) to this machine")
     return out
 

@@ -8,7 +8,10 @@ French, Spanish). Words are matched on word boundaries after `names.norm`, so "U
 
 Page text can only ADD a reason here, never take one away: a hostile page that names a dangerous
 button "Safe button" is still caught by its form or dialog, and a harmless button named "Delete"
-merely asks once.
+merely asks once. Everything a person or a model is told about the target is judged, each on its
+own (`told`): its visible text, accessible name, value, title, and the text its `aria-labelledby`
+and `aria-describedby` point at — so `<button aria-label="Continue">Delete account</button>` is
+destructive, and says that its name and its words disagree (WCAG 2.5.3, "label in name").
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from engine.loop.untrusted import fold
 from engine.names import norm
 
 if TYPE_CHECKING:
@@ -58,8 +62,9 @@ DELETE_ATTRS = ("data-method", "data-turbo-method", "formmethod", "hx-delete", "
 
 
 def destructive_phrase(text: str) -> str | None:
-    """The destructive verb phrase in `text` ("Delete account" → "delete"), or None."""
-    t = norm(text or "")
+    """The destructive verb phrase in `text` ("Delete account" → "delete"), or None. Look-alike letters
+    and fullwidth forms are folded first ("Ｄｅｌｅｔｅ", a Cyrillic "Dеlete")."""
+    t = norm(fold(text or ""))
     if not t or _SAFE_EXIT_RX.match(t):
         return None
     m = _DESTRUCTIVE_RX.search(t)
@@ -96,11 +101,121 @@ def _delete_semantics(node: VirtualNode) -> str | None:
     return None
 
 
+def _root(node: VirtualNode) -> VirtualNode:
+    while node.parent is not None:
+        node = node.parent
+    return node
+
+
+def _text_of(el: VirtualNode, limit: int = 300) -> str:
+    """The words of an element (hidden ones included: a hidden label still names what it labels)."""
+    if el.text:
+        return el.text[:limit]
+    out: list[str] = []
+    size = 0
+    for d in el.iter():
+        t = d.text if d is not el and not d.folded else ""
+        if t:
+            out.append(t)
+            size += len(t)
+            if size > limit:
+                break
+    return " ".join(out)[:limit] or (el.name or "")[:limit]
+
+
+def referenced_text(node: VirtualNode, attr: str) -> str:
+    """The text of the elements an id-list attribute (`aria-labelledby`, `aria-describedby`) points at,
+    looked up by id in the snapshot (the walker keeps hidden elements, with their text); "" when none is
+    there (a labelledby target the snapshot lacks is still judged through the name it gave)."""
+    ids = [i for i in str((node.attrs or {}).get(attr, "")).split() if i][:8]
+    if not ids:
+        return ""
+    found: dict[str, VirtualNode] = {}
+    for d in _root(node).iter():
+        i = (d.attrs or {}).get("id") if d.attrs else None
+        if i in ids and i not in found and (d.frame_id == node.frame_id or not node.frame_id):
+            found[i] = d
+            if len(found) == len(ids):
+                break
+    return " ".join(_text_of(found[i]) for i in ids if i in found)
+
+
+def _visible_text(node: VirtualNode) -> str:
+    """What a person reads on the element: its text, or the value of an input button."""
+    if node.text:
+        return node.text
+    if node.tag == "input" and str((node.attrs or {}).get("type", "")).lower() in ("button", "submit", "reset"):
+        return str((node.attrs or {}).get("value") or node.value or "")
+    return ""
+
+
+_EDITABLE_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "slider", "listbox"})
+
+
+def told(node: VirtualNode) -> list[tuple[str, str]]:
+    """Everything a person or a model is told about this element, each with what it is: the visible
+    text, the accessible name, the value, the title, the aria-labelledby and aria-describedby text."""
+    attrs = node.attrs or {}
+    # a field's value is what was typed or chosen in it, not what the element does
+    value = "" if node.role in _EDITABLE_ROLES or node.tag in ("select", "textarea") or (
+        node.tag == "input" and str(attrs.get("type", "")).lower() not in ("button", "submit", "reset")) else (
+        node.value or str(attrs.get("value") or ""))
+    out = [("visible text", _visible_text(node)), ("accessible name", node.name or ""),
+           ("value", value), ("title", str(attrs.get("title") or "")),
+           ("aria-labelledby text", referenced_text(node, "aria-labelledby")),
+           ("aria-describedby text", referenced_text(node, "aria-describedby"))]
+    return [(what, t) for what, t in out if t and t.strip()]
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}")  # words of two letters or more (no digits, symbols or "×")
+
+
+def _short(t: str, n: int = 60) -> str:
+    t = " ".join(t.split())
+    return t if len(t) <= n else t[:n - 1] + "…"
+
+
+def label_mismatch(node: VirtualNode | None) -> str | None:
+    """`named "Continue" but reads "Delete account"` when the accessible name does not contain the words
+    of the visible text (WCAG 2.5.3 "label in name"), else None. Icon text ("×", "☰") never counts."""
+    if node is None or not node.name:
+        return None
+    seen = _WORD.findall(norm(fold(_visible_text(node))))
+    if not seen:
+        return None
+    named = set(_WORD.findall(norm(fold(node.name))))
+    if all(w in named for w in seen):
+        return None
+    return f'named "{_short(node.name)}" but reads "{_short(_visible_text(node))}"'
+
+
+def name_disagrees(node: VirtualNode | None) -> str | None:
+    """The label-in-name mismatch when it is complete — the name and the visible text share no word, as in
+    "Continue" / "Delete account" — which a page uses to show a person one thing and tell a model another
+    (a name that only adds words, "Save" / "Save changes", is ordinary)."""
+    why = label_mismatch(node)
+    if why is None or node is None:
+        return None
+    named = set(_WORD.findall(norm(fold(node.name))))
+    return None if named & set(_WORD.findall(norm(fold(_visible_text(node))))) else why
+
+
+def destructive_words(node: VirtualNode) -> str | None:
+    """The destructive phrase in anything the element tells, with where it was found, or None:
+    `"delete" in its visible text`."""
+    for what, text in told(node):
+        phrase = destructive_phrase(text)
+        if phrase:
+            return f'"{phrase}" in its {what}' if what != "accessible name" else f'"{phrase}"'
+    return None
+
+
 def destructive_reason(action_name: str, node: VirtualNode | None, *, submits: bool = False) -> str | None:
     """Why this click / Enter / submit is destructive or irreversible, in plain words, or None.
 
-    `submits` says the step submits the node's form (Enter in a field, a submit button): then the
-    form's submit buttons count as what the step does."""
+    A key that activates an element (Enter on a button or link, Space on a button or checkbox) is
+    judged as `click` (the caller passes "click" for it). `submits` says the step submits the node's
+    form (Enter in a field, a submit button): then the form's submit buttons count as what the step does."""
     if node is None or action_name not in ("click", "double_click", "press", "type", "check", "select"):
         return None
     label = node.label() if hasattr(node, "label") else (node.name or "")
@@ -108,13 +223,15 @@ def destructive_reason(action_name: str, node: VirtualNode | None, *, submits: b
     if why:
         return f"{why}: {label}"
     if action_name in ("click", "double_click"):
-        phrase = destructive_phrase(node.name or node.text or "")
-        if phrase:
-            return f'is destructive or irreversible ("{phrase}"): {label}'
+        found = destructive_words(node)
+        if found:
+            lie = label_mismatch(node)
+            return f"is destructive or irreversible ({found}): {label}" + (f"; {lie}" if lie else "")
     box = _context(node)
     if box is None:
         return None
-    if action_name in ("click", "double_click") and _AFFIRM_RX.match(norm(node.name or node.text or "")):
+    if action_name in ("click", "double_click") and any(
+            _AFFIRM_RX.match(norm(fold(t))) for what, t in told(node) if what in ("visible text", "accessible name")):
         phrase = destructive_phrase(_context_text(box))
         if phrase:
             kind = "dialog" if box.role in ("dialog", "alertdialog") or box.tag == "dialog" else "form"
@@ -126,7 +243,8 @@ def destructive_reason(action_name: str, node: VirtualNode | None, *, submits: b
             typ = str((d.attrs or {}).get("type", "")).lower()
             if d.tag == "button" and typ in ("button", "reset") or d.tag == "input" and typ not in ("submit", "image"):
                 continue
-            phrase = destructive_phrase(d.name or "") or (_delete_semantics(d) and "delete")
+            phrase = next((p for _, t in told(d) if (p := destructive_phrase(t))), None) or (
+                _delete_semantics(d) and "delete")
             if phrase:
                 return f'submits a form whose button says "{d.name or phrase}"'
     return None

@@ -5,12 +5,15 @@ Every planner puts what came from the page — names, values, texts, the title, 
 one fenced block and tells the model that nothing inside it is an instruction. `fence()` also
 neutralises look-alikes of the closing marker inside the content, so a page cannot end the block
 early. `find_instructions()` scans what the model is sent; the loop shows its hits in the approval
-request and makes the step ask under `auto-safe`.
+request and makes the step ask under `auto-safe`. Text is folded first (`fold`: NFKC, so fullwidth
+"ＳＹＳＴＥＭ：" is "SYSTEM:", then Cyrillic and Greek letters that look like Latin ones read as those, and
+invisible characters go), so a page cannot dodge the patterns with look-alikes.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -48,8 +51,53 @@ _PATTERNS = [
     r"\bdo not (?:tell|inform|ask|warn) (?:the )?(?:user|person|human|operator)\b",
     r"\bwithout (?:asking|telling|confirming with) (?:the )?(?:user|person|human)\b",
     r"\b(?:reveal|print|output|send) (?:your |the )?(?:system prompt|instructions|api key|password)",
+    # paraphrases
+    r"\b(?:ignore|disregard|forget) (?:everything|anything|all) (?:above|before|prior|earlier|you were told|"
+    r"you have been told|else)\b",
+    r"\b(?:disregard|override|overrule|forget|discard|drop) (?:all |any |the |your |my )*(?:previous|prior|above|"
+    r"earlier|preceding|original|existing|user'?s?|system) (?:\w+ )?(?:instructions?|directions?|guidelines?|prompts?|"
+    r"rules?|task|orders|context)\b",
+    r"\bdo not follow (?:the |your |any )?(?:previous |prior |original |user'?s? )?"
+    r"(?:instructions?|task|rules?|user)\b",
+    r"\bstop following (?:the |your )?(?:instructions?|task|rules?|user)\b",
+    r"\b(?:new|updated|real) system prompt\b|\bsystem override\b|\bprompt injection test\b",
+    r"\byou are now (?:in )?(?:developer|god|admin|jailbreak|jailbroken|unrestricted|unfiltered|dan)\b",
+    r"\bfrom now on,? (?:you|the (?:ai|assistant|agent|model)) (?:must|will|shall|should|are to) "
+    r"(?:ignore|obey|only|follow|do)\b",
+    r"\b(?:instructions?|orders) (?:for|to) (?:the |all |any )?(?:ai |llm |language )?(?:ai|assistant|agent|llm|"
+    r"model|bot)s?\s*[:!-]",
+    r"\b(?:ai|assistant|agent|model|llm)s?,? (?:must|should|shall|need to|have to|is required to|are required to) "
+    r"(?:now |immediately |first )?(?:buy|pay|purchase|submit|approve|confirm|download|visit|copy|paste|run|execute|"
+    r"forward|share|upload|disclose|forget|disregard|obey|follow these)\b",
 ]
 _RX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
+
+# Letters of other scripts that look like Latin ones (Unicode's confusables, the common part): a page
+# writes "SУSTEM:" with a Cyrillic У to slip past a Latin pattern.
+_CONFUSABLE = str.maketrans({
+    # Cyrillic
+    "А": "A", "В": "B", "Е": "E", "Ѕ": "S", "І": "I", "Ј": "J", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P",
+    "С": "C", "Т": "T", "У": "Y", "Х": "X", "Ү": "Y", "Ԛ": "Q", "Ԝ": "W", "Ԁ": "D",
+    "а": "a", "в": "b", "е": "e", "ѕ": "s", "і": "i", "ј": "j", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
+    "с": "c", "т": "t", "у": "y", "х": "x", "ү": "y", "ԛ": "q", "ԝ": "w", "ԁ": "d", "һ": "h", "ӏ": "l", "ɡ": "g",
+    # Greek
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P",
+    "Τ": "T", "Υ": "Y", "Χ": "X", "α": "a", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
+    "χ": "x", "ϲ": "c", "ϳ": "j",
+    # invisible characters that split a word
+    "\u00ad": None, "\u200b": None, "\u200c": None, "\u200d": None, "\u2060": None, "\u2061": None,
+    "\u2062": None, "\u2063": None, "\u2064": None, "\ufeff": None, "\u180e": None,
+})
+
+
+def fold(text: str) -> str:
+    """`text` as its letters read: NFKC (fullwidth and compatibility forms become plain ones), look-alike
+    Cyrillic and Greek letters become the Latin ones, and invisible characters go."""
+    if not text:
+        return ""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text).translate(_CONFUSABLE)
 MAX_SNIPPET = 160
 
 
@@ -70,8 +118,8 @@ def instruction_in(text: str | None) -> str | None:
     """The instruction-like phrase in `text`, or None."""
     if not text:
         return None
-    m = _RX.search(text)
-    return m.group(0).strip(" .;:!([<") if m else None
+    m = _RX.search(fold(text))
+    return m.group(0).strip(" .;:!([<-") if m else None
 
 
 def _snippet(text: str) -> str:

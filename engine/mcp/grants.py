@@ -1,4 +1,4 @@
-"""The person's grants as one MCP server run holds them: "approve steps like this on this site" for the
+"""The person's grants as one MCP server run holds them: "approve steps like this on this origin" for the
 rest of this session (`engine.store.grants` keeps them, tied to the run's id and to its recorded
 sessions). McpSupervisor mixes this in; the window's approval bar and `vigil mcp --grant` give them.
 """
@@ -66,8 +66,9 @@ class RunGrants:
             log.warning("grants could not be recorded with session %s: %s", session_id[:8], exc)
 
     def granted(self, action: Action, url: str) -> str | None:
-        """What grant of the person (given in this run) covers this non-sensitive step on the page at
-        `url`, or None (the loop asks then, as without grants)."""
+        """What grant of the person (given in this run) covers this non-sensitive step in the document at
+        `url` (the frame that holds its target: the grant's origin must be that frame's), or None (the loop
+        asks then, as without grants)."""
         if self._grant_store is None:  # nothing was granted in this run
             return None
         try:
@@ -79,7 +80,8 @@ class RunGrants:
         return f"{g.describe()} (#{g.id}, for this session)" if g is not None else None
 
     def grant(self, kind: str, url: str):
-        """The person grants `kind` steps on the site of `url` for the rest of this run (the window's bar)."""
+        """The person grants `kind` steps on the origin of `url` (scheme, host, port) for the rest of this run
+        (the window's bar)."""
         book = self._grants()
         if book is None:
             raise StoreError("Grants need the session store, which cannot be opened.", code=ErrorCode.STORE_UNAVAILABLE)

@@ -2,8 +2,12 @@
 recorded in the session store.
 
 A grant covers one kind of ordinary step (`GRANT_KINDS`: clicks, typing, scrolling, choosing an
-option, ticking a box, hovering) on one site (the registrable domain, as `engine.loop.policy.site_of`
-reads it). It never covers a sensitive step: the loop consults grants only for steps with no
+option, ticking a box, hovering) on one origin (scheme, host and port: `https://shop.example.com` covers
+neither `http://shop.example.com`, `https://shop.example.com:8443` nor `https://www.example.com`), checked
+against the origin of the frame that holds the step's target — a click inside a cross-site frame is not
+covered by a grant on the page around it. `KIND@SITE` without a scheme means https (http for
+localhost and 127.0.0.1) on the scheme's default port unless one is given. The `site` column holds the
+origin. It never covers a sensitive step: the loop consults grants only for steps with no
 sensitive reason at all (typing into a password or one-time-code field, submitting, leaving the site,
 files, a destructive button, instruction-like page text all still ask).
 
@@ -24,7 +28,6 @@ import uuid
 from pydantic import BaseModel
 
 from engine.errors import ErrorCode
-from engine.loop.policy import site_of
 from engine.store.schema import StoreError
 from engine.store.store import Store, _now
 
@@ -94,12 +97,49 @@ def kind_of(action_name: str) -> str | None:
     return next((k for k, names in GRANT_KINDS.items() if action_name in names), None)
 
 
+_DEFAULT_PORT = {"http": 80, "https": 443}
+_LOOPBACK = re.compile(r"localhost|127(?:\.\d{1,3}){3}|::1")
+
+
+def origin_of(url: str) -> str:
+    """The origin of an http(s) URL, `scheme://host[:port]` (the scheme's default port left out), or ""
+    for a URL without one (about:, data:, file:, a frame's srcdoc) or that cannot be read."""
+    try:
+        parts = urllib.parse.urlsplit((url or "").strip())
+        port = parts.port
+    except ValueError:
+        return ""
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").rstrip(".")
+    if scheme not in _DEFAULT_PORT or not host:
+        return ""
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}" + (f":{port}" if port is not None and port != _DEFAULT_PORT[scheme] else "")
+
+
 def site_of_url(url: str) -> str:
-    return site_of(urllib.parse.urlsplit(url or "").hostname or "")
+    """What a grant given on the page at `url` covers: its origin (the name is kept for its callers; a
+    grant's `site` is an origin)."""
+    return origin_of(url)
+
+
+def origin_of_spec(site: str) -> str:
+    """The origin a person names: a URL, or a host with an optional port (https is meant, http for
+    localhost and 127.0.0.1); "" when it names none."""
+    site = (site or "").strip()
+    if "://" in site:
+        return origin_of(site)
+    try:
+        host = urllib.parse.urlsplit("//" + site).hostname or ""
+    except ValueError:
+        return ""
+    if not (_HOST.fullmatch(host) or _LOOPBACK.fullmatch(host)):
+        return ""
+    return origin_of(("http://" if _LOOPBACK.fullmatch(host) else "https://") + site)
 
 
 def parse_grant(spec: str) -> tuple[str, str]:
-    """`KIND@SITE` (the `--grant` option of `vigil mcp`) → (kind, site); StoreError naming the problem."""
+    """`KIND@SITE` (the `--grant` option of `vigil mcp`) → (kind, origin); StoreError naming the problem."""
     kind, at, site = (spec or "").strip().partition("@")
     kind = kind.strip().lower()
     if not at or not kind or not site.strip():
@@ -108,15 +148,12 @@ def parse_grant(spec: str) -> tuple[str, str]:
     if kind not in GRANT_KINDS:
         raise StoreError(f"{kind!r} is not a kind of step a grant can cover; use one of "
                          f"{', '.join(GRANT_KINDS)}.", code=ErrorCode.BAD_ARGUMENT)
-    site = site.strip()
-    try:
-        host = urllib.parse.urlsplit(site if "://" in site else "//" + site).hostname or ""
-    except ValueError:
-        host = ""
-    if not _HOST.fullmatch(host) or not site_of(host):
-        raise StoreError(f"--grant {spec!r} names no site; e.g. --grant {kind}@example.com.",
+    origin = origin_of_spec(site)
+    if not origin:
+        raise StoreError(f"--grant {spec!r} names no site; e.g. --grant {kind}@example.com (https, port 443) or "
+                         f"--grant {kind}@http://127.0.0.1:8080 (a grant covers one scheme, host and port).",
                          code=ErrorCode.BAD_ARGUMENT)
-    return kind, site
+    return kind, origin
 
 
 class GrantBook:
@@ -129,7 +166,8 @@ class GrantBook:
         self.run_id = run_id
 
     def add(self, kind: str, site: str, session_id: str | None = None) -> Grant:
-        """Grant `kind` on `site` for the rest of this run (an active grant already there is returned)."""
+        """Grant `kind` on the origin of `site` (a URL, or a host as `parse_grant` reads it) for the rest of
+        this run (an active grant already there is returned)."""
         if self.run_id is None:
             raise StoreError("A grant lasts one session, so it is given while a server runs: in the window "
                              "(Allow … for this session) or with `vigil mcp --grant KIND@SITE`.",
@@ -137,9 +175,10 @@ class GrantBook:
         if kind not in GRANT_KINDS:
             raise StoreError(f"{kind!r} is not a kind of step a grant can cover; use one of "
                              f"{', '.join(GRANT_KINDS)}.", code=ErrorCode.BAD_ARGUMENT)
-        site = site_of(site.strip()) if "://" not in site else site_of_url(site)
+        site = origin_of_spec(site)
         if not site:
-            raise StoreError("A grant needs a site, such as example.com.", code=ErrorCode.BAD_ARGUMENT)
+            raise StoreError("A grant needs an origin, such as https://example.com (scheme, host and port).",
+                             code=ErrorCode.BAD_ARGUMENT)
         have = next((g for g in self.active() if g.site == site and g.kind == kind), None)
         if have is not None:
             return have
@@ -207,9 +246,10 @@ class GrantBook:
         return [g for g in map(_grant, rows) if g.active]
 
     def covering(self, action_name: str, url: str) -> Grant | None:
-        """This run's grant in force that covers this action on the page at `url`, or None. The caller makes
-        sure the step is not sensitive: a grant never covers one."""
-        kind, site = kind_of(action_name), site_of_url(url)
+        """This run's grant in force that covers this action in the document at `url` (the frame that holds
+        the target), or None: the same kind on the same origin. The caller makes sure the step is not
+        sensitive: a grant never covers one."""
+        kind, site = kind_of(action_name), origin_of(url)
         if kind is None or not site or self.run_id is None:
             return None
         return next((g for g in self.active() if g.kind == kind and g.site == site), None)

@@ -98,7 +98,9 @@ function vigilWalk(KEY, opts) {
     // DELETE semantics on links and buttons (Rails/Turbo, htmx, formmethod): a destructive step asks
     'data-method', 'data-turbo-method', 'formmethod', 'hx-delete', 'data-hx-delete',
     // a link that downloads asks under auto-safe (engine/loop/policy.py), whatever its address
-    'download']);
+    'download',
+    // what names and describes an element is judged for risk on its own (engine/loop/risk.py)
+    'aria-labelledby', 'aria-describedby']);
   const FORM_TAGS = new Set(['input', 'select', 'textarea', 'button']);
   const TEXT_ATTR = new Set(['aria-label', 'title', 'alt', 'placeholder']);   // read as words: no invisible characters
   // Structural roles an element gets from its tag that a page may still make a click target.
