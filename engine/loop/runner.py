@@ -35,7 +35,7 @@ from engine.loop.not_run import declined, refused, target_missing
 from engine.loop.person_steps import person_acted
 from engine.loop.pictures import AfterPicture, StepPictures, after_snapshot, verified_snapshot
 from engine.loop.planner import Observation, Planner
-from engine.loop.policy import needs_approval, sensitive_reasons
+from engine.loop.policy import frame_url, needs_approval, sensitive_reasons
 from engine.loop.redact import mask_action, mask_proposal, scrub_known, types_secret
 from engine.loop.steps import StepDraft, Turn, chosen, exchange_of
 from engine.loop.stopping import Stopped, StopSignal
@@ -121,7 +121,7 @@ class AgentLoop:
         self.stopping = StopSignal()  # Stop, from any task or thread
         self._failure: str | None = None  # why a helper (the session store) ended the run: fail_run()
         self.writes = RunWrites()  # the session store's writes of this run: waited for before it ends
-        # a person's standing grants (engine.store.grants): (action, page URL) → what covers it, or None;
+        # a person's standing grants (engine.store.grants): (action, URL of the target's frame) → what covers it;
         # consulted only for steps the policy would ask about and that have no sensitive reason
         self.grants: Callable[[Action, str], str | None] | None = None
 
@@ -295,11 +295,15 @@ class AgentLoop:
                 return target_missing(self.journal, self.bus, index, p, snap, msg, exc, waited, timings,
                                       self._exchange)
         reasons = sensitive_reasons(p.action, node, snap, self.start_domain, p)
-        if self._warnings and p.action.name not in TERMINAL_ACTIONS:
+        # leaving the page (going elsewhere, back, to or out of a tab) is not acting on what it says: judged
+        # by its own checks (leaving the site asks), so an injection page cannot pin an auto-safe run
+        if self._warnings and p.action.name not in TERMINAL_ACTIONS and p.action.name not in (
+                "navigate", "back", "switch_tab", "close_tab", "new_tab"):
             reasons.append("the page shows text that reads like instructions to the agent (possible prompt "
                            "injection): check that this step is what the task asks")
         ask = needs_approval(self.policy, reasons)
-        granted = self.grants(p.action, snap.url) if ask and not reasons and self.grants is not None else None
+        granted = self.grants(p.action, frame_url(snap, node)) if ask and not reasons and self.grants is not None \
+            else None  # a grant is checked against the origin of the frame that holds the target
         if granted:
             ask = False
         shown = mask_proposal(p, node)
