@@ -234,6 +234,8 @@ class VerificationResult(BaseModel):
     page_state: PageState
     confidence: float = Field(ge=0.0, le=1.0)
     feedback: str
+    # what the step changed on the page, in words, most relevant first ("text appeared: '…'"); page text
+    page_changes: list[str] = Field(default_factory=list)
 
 
 class ActionResult(BaseModel):

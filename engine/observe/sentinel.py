@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from engine.browser.target import PageTarget
 from engine.models import ExpectedOutcome, PageEvent, PageState, VerificationResult
+from engine.observe.changes import Change, scrub_secrets, what_changed, words
 from engine.observe.stream import read_stream, summarize
 from engine.snapshot.cache import SnapshotCache
 from engine.snapshot.dom_snapshot import DomSnapshot
@@ -44,6 +45,9 @@ class PostState:
     events: list[PageEvent]
     facts: dict = field(default_factory=dict)
     scroll: tuple[float, float] = (0.0, 0.0)
+    secrets: list[str] = field(default_factory=list)  # typed secrets in every form they reappear in
+    changes: list[Change] = field(default_factory=list)  # what the step changed (set by evaluate)
+    said: str = ""                                       # those changes in words, secrets masked
 
 
 def default_expectation(action: str, node_id: str | None, *, submit: bool = False) -> ExpectedOutcome:
@@ -178,12 +182,18 @@ def _check(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str | N
         return _submitted(pre, post, navigated)
     if t == "any_change":
         scrolled = post.scroll != pre.scroll
-        changed = navigated or post.mutations > pre.mutations or bool(post.events) or scrolled
+        changed = (navigated or post.mutations > pre.mutations or bool(post.events) or scrolled
+                   or bool(post.changes))
         if not changed:
             return False, "nothing on the page changed", 0.7
-        bits = [x for x, on in (("navigated", navigated), ("the DOM changed", post.mutations > pre.mutations),
-                               ("scrolled", scrolled)) if on]
-        return True, ", ".join(bits) or "the page reacted", 0.6
+        bits = [f"navigated to {post.url}" if url_changed else "navigated"] if navigated else []
+        if post.said:
+            bits.append(post.said)
+        elif post.mutations > pre.mutations:
+            bits.append("the DOM changed, but no text a person reads changed")
+        if scrolled:
+            bits.append("scrolled")
+        return True, ", ".join(bits) or "the page reacted", 0.6 if not post.said else 0.7
     return True, "no change was required", 0.5  # no_change
 
 
@@ -205,6 +215,8 @@ def _submitted(pre: PreState, post: PostState, navigated: bool) -> tuple[bool, s
             bits.append(f'the field now holds "{(f.get("value") or "")[:80]}"')
     if post.mutations > mark.get("mutations", pre.mutations):
         bits.append("the DOM changed")
+    if post.said:
+        bits.append(post.said)
     if bits:
         return True, ", ".join(bits), 0.8
     return False, ("nothing happened after Enter: no navigation, no change on the page, and the field still holds "
@@ -218,7 +230,13 @@ def _state(s: PreState | PostState, node_id: str | None, key: str):
     return (n.states or {}).get(key, False) if n is not None else None
 
 
+def _quote(texts: list[str], n: int = 2) -> str:
+    return "; ".join("'" + (t if len(t) <= 160 else t[:159] + "…") + "'" for t in texts[:n])
+
+
 def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str | None) -> VerificationResult:
+    post.changes = what_changed(pre.snapshot, post.snapshot, post.events, pre.node_id or target)
+    post.said = scrub_secrets(words(post.changes), post.secrets)
     met, actual, conf = _check(exp, pre, post, target)
     verified = exp.type if met else None
     if not met and exp.or_ is not None:
@@ -235,6 +253,10 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
     for v in new_err.values():
         if not any(v in e or e in v for e in errors):
             errors.append(v)
+    for c in post.changes:  # error messages that appeared in the viewport because of the step
+        if c.error and c.raw and not any(c.raw in e or e.rstrip("…") in c.raw for e in errors):
+            errors.append(c.raw)
+    errors = [scrub_secrets(e, post.secrets) for e in errors]
     successes = [e.text for e in post.events if e.category == "success"]
     success = met
     spoilt = met and bool(errors) and verified in ("any_change", "no_change", "submitted")
@@ -242,24 +264,34 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
         # the page reacted, with an error message: the step did not do what was meant
         success, conf = False, 0.8
         actual = f"{actual}, but an error showed"
+    said = post.said
+    page = f" Page: {said}." if said and said not in actual else ""
     if success:
-        feedback = f"Verified: {actual}."
+        feedback = f"Verified: {actual}.{page}"
         if errors:
-            feedback += " Errors were also seen: " + "; ".join(f"'{e}'" for e in errors[:3]) + "."
+            unsaid = [e for e in errors if e[:60] not in feedback]
+            if unsaid:
+                feedback += " Errors were also seen: " + _quote(unsaid) + "."
             conf = round(conf * 0.8, 2)
     elif spoilt:
-        feedback = f"{actual[:1].upper()}{actual[1:]}: " + "; ".join(f"'{e}'" for e in errors[:3]) + "."
+        rest = scrub_secrets(words([c for c in post.changes if not c.error]), post.secrets)
+        feedback = "An error showed after the step: " + _quote(errors) + "."
+        if rest:
+            feedback += f" Page: {rest}."
     else:
         feedback = f"Expected {exp.describe()}, but {actual}."
         if errors:
-            feedback += " Error: " + "; ".join(f"'{e}'" for e in errors[:3]) + "."
+            feedback += " Error: " + _quote(errors) + "."
+        if said and said not in feedback:
+            feedback += f" Page: {said}."
     if successes and not success:
         feedback += " Success messages: " + "; ".join(f"'{s}'" for s in successes[:3]) + "."
     state = PageState(url=post.url, url_changed=post.url != pre.url, dom_changed=post.mutations > pre.mutations,
                       recent_mutations=summarize(post.events))
     return VerificationResult(success=success, verified_outcome=verified, expected=exp, actual_outcome=actual,
                               errors_detected=errors, success_messages=successes, page_state=state,
-                              confidence=max(0.0, min(1.0, conf)), feedback=feedback)
+                              confidence=max(0.0, min(1.0, conf)), feedback=feedback,
+                              page_changes=[scrub_secrets(c.say(), post.secrets) for c in post.changes[:12]])
 
 
 PostFacts = Callable[[], Awaitable[dict]]
@@ -284,10 +316,17 @@ async def check(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcome
 
 async def observe_post(page: PageTarget, snapshots: SnapshotCache, pre: PreState,
                        post_facts: PostFacts | None = None) -> PostState:
-    snap = await snapshots.snapshot()
+    # the stream first, then the page: what the counters saw is in the snapshot (a change that lands
+    # between the two reads is read again, so the words and the counters tell of the same page)
     reading = await read_stream(page, pre.t_ms)
+    snap = await snapshots.snapshot()
+    again = await read_stream(page, pre.t_ms)
+    if again.mutations != reading.mutations:
+        snap = await snapshots.snapshot()
+    reading = again
     facts = {}
     if post_facts is not None:
         facts = await post_facts() or {}
     return PostState(url=snap.url, nav_count=page.nav_count, mutations=reading.mutations, snapshot=snap,
-                     events=reading.events(), facts=facts, scroll=(snap.context.scroll_x, snap.context.scroll_y))
+                     events=reading.events(), facts=facts, scroll=(snap.context.scroll_x, snap.context.scroll_y),
+                     secrets=page.secrets.forms() if page.secrets else [])

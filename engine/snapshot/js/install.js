@@ -73,7 +73,8 @@
   state.muts = 0; state.lastMut = Date.now();
   const SKIP = new Set(['script', 'style', 'link', 'meta', 'noscript', 'template', 'head', 'title', 'br', 'svg', 'path']);
   const RX = [
-    ['error', /\b(error|errors|invalid|fail(ed|ure)?|incorrect|denied|required|not valid|wrong|unable|cannot|can['\u2019]t|could ?n['\u2019]?o?t|problem|expired|rejected|forbidden|not found)\b/i],
+    // (kept in step with engine/observe/changes.py ERROR_RX)
+    ['error', /\b(error|errors|invalid|fail(ed|ure)?|incorrect|denied|required|not valid|wrong|unable|cannot|can['\u2019]t|could ?n['\u2019]?o?t|problem|expired|rejected|forbidden|not found|(is|are|was) (already )?taken|already (exists|in use|registered|taken|used)|not available|unavailable|too (short|long|many|few)|must (be|contain|include|have|match)|does ?n['\u2019]?o?t match|please (enter|choose|select|provide|fill)|no longer|not allowed|try again)\b/i],
     ['success', /\b(success(ful(ly)?)?|saved|thank(s| you)|welcome|created|completed?|done|added|submitted|confirmed|updated|sent|approved|subscribed)\b/i],
     ['warning', /\b(warning|caution|careful|attention|are you sure)\b/i],
     ['loading', /\b(loading|please wait|processing|saving|submitting|searching|fetching)\b/i],
@@ -83,6 +84,13 @@
   const NOTICE = /(^|[-_ ])(toast|snack|alert|notif|message|msg|flash|banner|notice|callout|feedback|status|error|success|warning)/i;
   const squash = (t) => (t || '').replace(/\s+/g, ' ').trim();
   const shortText = (el) => { const t = squash(el.textContent); return t.length > MAX_TEXT ? t.slice(0, MAX_TEXT) + '\u2026' : t; };
+  // Red text (a form error shown only by its colour): red well above green and blue.
+  const reddish = (el) => {
+    try {
+      const m = /rgba?\((\d+), (\d+), (\d+)/.exec(getComputedStyle(el).color);
+      return !!m && +m[1] >= 150 && +m[1] - Math.max(+m[2], +m[3]) >= 90;
+    } catch (e) { return false; }
+  };
   const classify = (el, text) => {
     const role = el.getAttribute && (el.getAttribute('role') || '');
     const cls = (typeof el.className === 'string' ? el.className : '') + ' ' + (el.id || '');
@@ -90,6 +98,7 @@
     if (el.getAttribute && el.getAttribute('aria-busy') === 'true') return 'loading';
     for (const [c, rx] of RX) if (rx.test(text)) return c;
     if (role === 'alert' || role === 'alertdialog') return 'error';
+    if (reddish(el)) return 'error';   // words in red, with no class or role saying so
     return null;
   };
   const noticeLike = (el) => {
@@ -166,7 +175,7 @@
               const el = m.target;
               if (shown(el)) {
                 const text = shortText(el);
-                if (text && text.length <= MAX_TEXT) { state.visible.set(el, true); push(classify(el, text) || 'text', 'text', text); budget--; }
+                if (text && text.length <= MAX_TEXT) { state.visible.set(el, true); push(classify(el, text) || (noticeLike(el) ? 'text' : 'element'), 'text', text); budget--; }
               }
             }
           }

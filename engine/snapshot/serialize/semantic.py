@@ -2,7 +2,8 @@
 
 Only interactive nodes (and visible scroll containers) are listed; descendants of atomic
 controls (a span inside a button) were never marked interactive by the walker. Without
-`full_page=True` only nodes that pass the 2/3 visibility rule are sent.
+`full_page=True` only nodes that pass the 2/3 visibility rule are sent. With `text=True` the payload
+also carries `txt`, the text a person reads in the viewport (serialize/text.py): the MCP default.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def _states(st: dict) -> str | None:
 
 
 def serialize_semantic(snap: DomSnapshot, *, full_page: bool = False, boxes: bool = False,
-                       max_name: int = 50) -> Serialization:
+                       max_name: int = 50, text: bool = False) -> Serialization:
     ctx = snap.context
     ordinals = {f.frame_id: f.ordinal for f in snap.frames}
     items = []
@@ -108,11 +109,18 @@ def serialize_semantic(snap: DomSnapshot, *, full_page: bool = False, boxes: boo
     }
     if containers:
         payload["scrollable_containers"] = containers
+    if text:  # the text channel: what a person reads in the viewport
+        from engine.snapshot.serialize.text import channel
+        names = {e["n"] for e in items if "n" in e}
+        lines, left = channel(snap, names)
+        payload["txt"] = lines
+        if left:
+            payload["txt_cut"] = left
     cut_note = walk_cut(snap)
     if cut_note:
         payload["truncated"] = cut_note
     if ctx.page_height > ctx.viewport.height + 4 and not full_page:
         payload["more_below"] = ctx.scroll_y + ctx.viewport.height < ctx.page_height - 4
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return Serialization(format="semantic", text=text, tokens=estimate_tokens(text), node_count=len(items),
+    out = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return Serialization(format="semantic", text=out, tokens=estimate_tokens(out), node_count=len(items),
                          legend=LEGEND, data=payload)

@@ -1,0 +1,226 @@
+"""What a person reads on the page: headings, paragraphs, list items, table rows, labels, status
+and error text — as short lines in reading order, the controls' own names left out.
+
+One walk of the snapshot gives every line of the page with where it is and what kind of text it
+is (`TextLine`); the semantic payload's text channel (`txt`, see serialize/semantic.py) lists the
+ones in the viewport, and the sentinel compares the lines before and after an action to say in
+words what changed (engine/observe/changes.py). Nothing hidden from a person is read (the walker's
+hidden flag), and form controls keep their values to the payload's own items.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.snapshot.serialize.hidden import F_HIDDEN
+from engine.snapshot.serialize.tokens import clean_text, cut
+from engine.snapshot.vnode import F_FOLDED, F_INTERACTIVE, F_RENDERED, VirtualNode
+
+if TYPE_CHECKING:
+    from engine.snapshot.dom_snapshot import DomSnapshot
+
+ALERT_ROLES = frozenset({"alert", "alertdialog"})
+STATUS_ROLES = frozenset({"status", "log", "timer", "marquee"})
+ROW_ROLES = frozenset({"row"})
+CELL_ROLES = frozenset({"cell", "gridcell", "columnheader", "rowheader"})
+# controls whose insides are their name: their text is already the payload item's `n`
+ATOMIC = frozenset({"button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option", "treeitem",
+                    "checkbox", "radio", "switch", "slider", "spinbutton", "textbox", "searchbox", "combobox",
+                    "listbox"})
+SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "head", "title", "option", "select", "textarea"})
+MAX_LINE = 300      # characters of one line in the payload
+ROW_TOLERANCE = 6   # px: pieces of text whose centres are this close vertically sit on one line
+
+_SHOWN = F_RENDERED | F_HIDDEN
+
+
+@dataclass(slots=True)
+class TextLine:
+    """One piece of text a person reads."""
+
+    node_id: str        # the element it comes from (a row: the row; merged pieces: the first one)
+    text: str           # the words, whitespace collapsed (not cut)
+    kind: str           # heading, alert, status, item, row, label, text
+    bounds: tuple[float, float, float, float]
+    in_view: bool       # some of it is inside the viewport
+    level: int = 0      # a heading's level
+    near_error: bool = False  # inside an element whose id says error/invalid
+
+    def render(self, max_len: int = MAX_LINE) -> str:
+        t = clean_text(cut(self.text, max_len))
+        if self.kind == "heading":
+            return "#" * max(1, min(self.level or 2, 6)) + " " + t
+        if self.kind == "item":
+            return "- " + t
+        if self.kind == "alert":
+            return "[alert] " + t
+        if self.kind == "status":
+            return "[status] " + t
+        return t
+
+
+_CACHE: OrderedDict[int, tuple[DomSnapshot, list[TextLine]]] = OrderedDict()
+_CACHE_SIZE = 8  # the snapshots a step compares (before, after) and a few more
+
+
+def text_lines(snap: DomSnapshot) -> list[TextLine]:
+    """Every line of text of the page a person could read (scrolled to or not), in reading order.
+    Cached per snapshot (snapshots are immutable)."""
+    hit = _CACHE.get(id(snap))
+    if hit is not None and hit[0] is snap:
+        _CACHE.move_to_end(id(snap))
+        return hit[1]
+    got = _walk(snap)
+    _CACHE[id(snap)] = (snap, got)
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return got
+
+
+def viewport_lines(snap: DomSnapshot) -> list[TextLine]:
+    return [ln for ln in text_lines(snap) if ln.in_view]
+
+
+def _own_text(n: VirtualNode) -> str:
+    if n.role == "heading":
+        return n.name or n.text or ""
+    return n.text or ""
+
+
+def _context(n: VirtualNode, ctx: str) -> str:
+    r = n.role
+    if r in ALERT_ROLES:
+        return "alert"
+    if r in STATUS_ROLES:
+        return "status" if ctx != "alert" else ctx
+    return ctx
+
+
+def _errorish_id(n: VirtualNode) -> bool:
+    ident = (n.attrs or {}).get("id", "") if n.attrs else ""
+    if not ident:
+        return False
+    low = ident.lower()
+    return "error" in low or "invalid" in low
+
+
+def _row_text(row: VirtualNode) -> str:
+    """A table row's cells, ` | ` between them; a cell that is only a link or a button reads as its name."""
+    parts: list[str] = []
+    stack = list(reversed(row.children))
+    while stack:
+        n = stack.pop()
+        fl = n.flags
+        if fl & F_HIDDEN or not fl & F_RENDERED and not n.children:
+            continue
+        if fl & _SHOWN == F_RENDERED and not fl & F_FOLDED:
+            if n.role in CELL_ROLES and n.text:
+                parts.append(n.text)
+                continue  # a text block: its inline content is in its text
+            if fl & F_INTERACTIVE and n.role in ATOMIC:
+                if n.name and n.role in ("link", "button"):
+                    parts.append(n.name)
+                continue
+            t = _own_text(n)
+            if t:
+                parts.append(t)
+                if n.role == "heading":
+                    continue
+        stack.extend(reversed(n.children))
+    return " | ".join(p for p in parts if p)
+
+
+def _walk(snap: DomSnapshot) -> list[TextLine]:
+    root = snap.root
+    if root is None:
+        return []
+    out: list[TextLine] = []
+    stack: list[tuple[VirtualNode, str, bool]] = [(root, "", False)]
+    while stack:
+        n, ctx, err = stack.pop()
+        if n.tag in SKIP_TAGS:
+            continue
+        fl = n.flags
+        shown = fl & _SHOWN == F_RENDERED
+        role = n.role
+        ctx = _context(n, ctx)
+        err = err or _errorish_id(n)
+        if fl & F_INTERACTIVE and role in ATOMIC:
+            continue  # a control: its words are its name in the payload
+        if shown and role in ROW_ROLES:
+            t = _row_text(n)
+            if t:
+                out.append(TextLine(n.node_id, t, "alert" if ctx == "alert" else "row", n.bounds,
+                                    n.visible_ratio > 0, near_error=err))
+            continue
+        if shown and not fl & F_FOLDED:
+            t = _own_text(n)
+            if t:
+                if role == "heading":
+                    kind = "heading"
+                elif ctx:
+                    kind = ctx
+                elif role == "listitem":
+                    kind = "item"
+                elif n.tag == "label":
+                    kind = "label"
+                else:
+                    kind = "text"
+                level = (n.states or {}).get("level", 0) if role == "heading" else 0
+                out.append(TextLine(n.node_id, t, kind, n.bounds, n.visible_ratio > 0,
+                                    level if isinstance(level, int) else 0, err))
+                if role == "heading" or fl & 512:
+                    # a heading's name, a text block's text: its inside is already read (links excepted:
+                    # they are controls, listed by the payload)
+                    continue
+        if n.children:
+            stack.extend((c, ctx, err) for c in reversed(n.children))
+    return _merge_rows(out)
+
+
+def _merge_rows(lines: list[TextLine]) -> list[TextLine]:
+    """Pieces of plain text side by side on one visual line ("Total" "$54.20") become one line."""
+    out: list[TextLine] = []
+    for ln in lines:
+        prev = out[-1] if out else None
+        if (prev is not None and prev.kind == ln.kind and ln.kind in ("text", "label", "status", "alert")
+                and prev.in_view == ln.in_view and _same_row(prev.bounds, ln.bounds) and len(prev.text) < 200):
+            x, y, w, h = prev.bounds
+            x2, y2, w2, h2 = ln.bounds
+            nx, ny = min(x, x2), min(y, y2)
+            out[-1] = TextLine(prev.node_id, f"{prev.text} {ln.text}", prev.kind,
+                               (nx, ny, max(x + w, x2 + w2) - nx, max(y + h, y2 + h2) - ny), prev.in_view, 0,
+                               prev.near_error or ln.near_error)
+            continue
+        out.append(ln)
+    return out
+
+
+def _same_row(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    ay, by_ = a[1] + a[3] / 2, b[1] + b[3] / 2
+    return abs(ay - by_) <= ROW_TOLERANCE and a[3] < 60 and b[3] < 60 and b[0] >= a[0] + a[2] - 2
+
+
+def channel(snap: DomSnapshot, control_names: set[str] | frozenset[str] = frozenset(), *,
+            max_chars: int = 6000) -> tuple[list[str], int]:
+    """The viewport's lines for the payload, without text that only repeats a control's name (a field's
+    label), cut to about `max_chars`; (lines, how many lines were left out)."""
+    out: list[str] = []
+    used = 0
+    last = None
+    left = 0
+    for ln in viewport_lines(snap):
+        if ln.kind in ("label", "text") and ln.text.strip(" :*") in control_names:
+            continue
+        s = ln.render()
+        if s == last:
+            continue
+        if used + len(s) > max_chars:
+            left += 1
+            continue
+        out.append(s)
+        used += len(s) + 3
+        last = s
+    return out, left
