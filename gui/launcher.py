@@ -32,6 +32,7 @@ def _mcp_in_window(argv: list[str]) -> int | None:
     server, bound to the client's tab. None when the engine's command handles it (it refuses `ask`
     where no window can open, with the ways out)."""
     from engine.mcp.cli import PROG, add_options
+    from gui import qt_messages
     from gui.app import McpLaunch, _display_problem, run_gui
 
     p = argparse.ArgumentParser(prog=PROG)
@@ -64,6 +65,7 @@ def _mcp_in_window(argv: list[str]) -> int | None:
             except VigilError as exc:
                 print(f"{PROG}: {exc.code}: {exc.message}", file=sys.stderr)
                 return 2
+    qt_messages.install()
     launch = McpLaunch(port=args.http, allow_files=args.allow_file_urls, record=not args.no_record,
                        grants=tuple(args.grant), upload_from=tuple(args.upload_from))
     return run_gui(url, headless=not args.headed, mcp=launch, prog=PROG)
@@ -93,13 +95,13 @@ def main(argv: list[str] | None = None) -> int:
         return engine_main(argv)
     if argv and argv[0] in ("-h", "--help"):
         from engine.cli import main as engine_main
-        code = engine_main(argv)
-        print("\n  gui       open the supervisor window (the default): vigil gui [URL] [--demo]")
-        return code
+        return engine_main(argv)  # its list names `gui` too
     args = _gui_parser().parse_args(argv[1:] if argv and argv[0] == "gui" else argv)
     from engine.browser.target import normalize_url
     from engine.errors import VigilError
+    from gui import qt_messages
     from gui.app import run_gui
+    qt_messages.install()
     url = None
     if args.url:
         try:

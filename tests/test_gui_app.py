@@ -41,6 +41,7 @@ def test_window_smoke_screenshot_and_clean_exit(server, tmp_path):
                        timeout=120, cwd=ROOT, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "Traceback" not in p.stderr and "Segmentation" not in p.stderr
+    assert "propagateSizeHints" not in p.stderr, "the offscreen platform's size-hint notice is not for a person"
     img = Image.open(shot)
     assert img.size == (1366, 768), "the window's first size is the 1366x768 screen's room"
     # the page view shows the page: not a blank or single-colour window

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -40,6 +42,10 @@ def _parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("run-demo", help="serve the bundled demo shop and snapshot it")
     d.add_argument("--format", choices=FORMATS, default="semantic")
+    # the window is the gui package's (the engine never imports Qt): `vigil gui` reaches it through gui.launcher,
+    # listed here so that `vigil --help` names every command
+    sub.add_parser("gui", help="open the supervisor window (the default command): vigil gui [URL] [--demo] "
+                               "[--mcp [PORT]]; vigil gui --help for its options", add_help=False)
     return p
 
 
@@ -59,6 +65,24 @@ async def _run_demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a pipe its reader closed fails here, where it is handled, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        # the reader went away (`vigil sessions | head -1`): what was printed is what was wanted; no traceback,
+        # and nothing more is written to the closed pipe at exit
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["gui"]:
+        print("vigil: the window opens with `vigil gui` (the vigil command, which has Qt); "
+                  "`python -m engine.cli` is the engine's commands only.", file=sys.stderr)
+        return 2
     args = _parser().parse_args(argv)
     try:
         if args.cmd == "snapshot":

@@ -148,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
             args.url = mcp_url(args.url, allow_files=args.allow_file_urls)
         except ToolFailure as exc:
             return _fail(exc.code, exc.message)
+    # said at once: loading the server's libraries takes seconds on a busy machine, and silence reads as a hang
+    _say("starting… (Chromium opens at a client's first call)")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=f"{PROG}: %(levelname)s: %(message)s")
     for noisy in ("mcp", "uvicorn", "httpx", "httpx2", "sse_starlette"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
