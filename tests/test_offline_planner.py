@@ -113,3 +113,33 @@ def test_honest_failure_and_quick_command(server, harness):
         assert step.action.name == "click" and node.name == "Place order" and node.role == "button"
         assert "Place order" in step.description
     harness.page(url, go)
+
+
+def test_after_a_rejection_the_planner_never_says_a_field_in_view_is_out_of_view(harness):
+    """The person turns down "type into Full name" on a long page: the field is in view, so the planner does not
+    propose to scroll for it ("… is not in view"); it says the step was declined and nothing else matches."""
+    from pathlib import Path
+
+    from engine.local_server import serve_directory
+    from engine.loop import CallbackGate
+    from engine.models import Decision
+
+    asked: list = []
+
+    def gate(req):
+        asked.append(req)
+        return Decision(kind="reject", reason="not that one") if len(asked) == 1 else Decision.approve()
+
+    async def go(tab):
+        tab.stability = FAST
+        loop = AgentLoop(tab, HeuristicPlanner(), gate=CallbackGate(gate), policy="ask", max_steps=4,
+                         screenshots=False)
+        return await loop.run("fill Full name with Ada Lovelace")
+
+    with serve_directory(Path(__file__).resolve().parents[1] / "assets" / "demo") as base:
+        res = harness.page(base + "index.html", go)
+    assert asked[0].proposal.action.name == "type"
+    assert len(asked) >= 2, res
+    second = asked[1].proposal
+    assert second.action.name != "scroll" and "not in view" not in (second.thought or ""), second
+    assert second.action.name == "fail" and "is in view" in (second.action.reason or ""), second

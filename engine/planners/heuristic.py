@@ -267,6 +267,11 @@ class HeuristicPlanner:
             for ex in m.expanders(snap, st.tried):
                 return self._propose("explore", ex, Action(name="click", target=ex.node_id),
                                      f"{spec.describe()} is not shown; try {m.describe(ex)}.")
+        declined = [c.node for c in m.ground(snap, spec, roles=roles) if c.node.node_id in st.tried and c.node.visible]
+        if declined:
+            # it is in view: the person turned that step down (or it failed) — scrolling would not find another
+            raise _NoTarget(f"{spec.describe()} is in view ({m.describe(declined[0])}), but the step on it was "
+                            "declined or failed, and nothing else matches. Edit the step or take over.")
         if st.explored <= 2 and snap.context.page_height - snap.context.scroll_y - snap.context.viewport.height > 20:
             return self._propose("explore", None, Action(name="scroll", direction="down"),
                                  f"{spec.describe()} is not in view; scroll down.")
