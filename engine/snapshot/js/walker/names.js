@@ -4,7 +4,8 @@
 
   // Text of an element's content for name-from-content roles: text, img alt, aria-label of
   // children; hidden subtrees skipped when cheaply known.
-  function contentText(el, budget) {
+  // skip: an element left out (a control inside the label that names it is not part of its name).
+  function contentText(el, budget, skip) {
     // The common case first, with the same answer: no children, or one text child, and no shadow
     // root or slot that would put other nodes there.
     const f = el.firstChild;
@@ -18,6 +19,7 @@
       if (n.nodeType === 3) { out += n.data; continue; }
       if (n.nodeType !== 1) continue;
       if (n !== el) {
+        if (n === skip) continue;
         const t = n.localName;
         if (SKIP.has(t) || n.hidden || n.getAttribute('aria-hidden') === 'true') continue;
         const al = n.getAttribute('aria-label');
@@ -56,9 +58,20 @@
   function labelsText(el) {
     let s = '';
     for (const l of labelsFor(el)) s += contentText(l, 150) + ' ';
-    if (!s.trim()) { const wrap = el.closest('label'); if (wrap) s = contentText(wrap, 150); }
+    if (!s.trim()) {
+      const wrap = el.closest('label');
+      // (a label names only its first labelable descendant or its `for` target; the old rule is
+      // kept for input, select and textarea)
+      if (wrap && (NATIVE_FIELD.has(el.localName) || wrap.control === el)) s = contentText(wrap, 150, el);
+    }
     return squash(s);
   }
+  const NATIVE_FIELD = new Set(['input', 'select', 'textarea']);
+  // HTML's labelable elements besides input, select, textarea, meter and progress: a <label for>
+  // (or a wrapping label) names a button — the checkbox or switch of headless kits is a
+  // <button role=checkbox> beside its <label for> —, an output, and a form-associated custom element.
+  const labelable = (el, tag) => tag === 'button' || tag === 'output' ||
+    (tag.indexOf('-') > 0 && !!(el.constructor && el.constructor.formAssociated));
 
   // Accessible-name computation, following the precedence of accname for what matters here.
   // aria: false when the element is known to have no aria-* attribute.
@@ -85,6 +98,7 @@
       if (t && t.trim()) return squash(t);
       return '';   // label hunting continues after the walk
     }
+    if (labelable(el, tag)) { const l = labelsText(el); if (l) return l; }
     if (tag === 'img' || tag === 'area') return squash(el.getAttribute('alt') || el.getAttribute('title') || '');
     if (tag === 'fieldset') { const lg = el.querySelector(':scope > legend'); if (lg) return contentText(lg, 150); }
     if (tag === 'table') { const c = el.querySelector(':scope > caption'); if (c) return contentText(c, 150); }
@@ -100,8 +114,8 @@
   // Label hunting for unnamed form controls: nearby preceding text, then the name attribute.
   function huntLabel(el) {
     // Checkboxes and radios are usually followed by their text: <input type=checkbox> Subscribe
-    const ty = (el.getAttribute('type') || '').toLowerCase();
-    if (ty === 'checkbox' || ty === 'radio') {
+    const ty = (el.getAttribute('type') || el.getAttribute('role') || '').toLowerCase();
+    if (ty === 'checkbox' || ty === 'radio' || ty === 'switch') {
       let q = el.nextSibling, steps = 0;
       while (q && steps++ < 3) {
         if (q.nodeType === 3) { const s = squash(q.data); if (s) return s; }
@@ -121,6 +135,9 @@
         else if (p.nodeType === 1) {
           const t = p.localName;
           if (t === 'input' || t === 'select' || t === 'textarea' || t === 'button') break;
+          // a previous sibling that holds a field is that field's block (its label, its input):
+          // its text and anything before it name that field, not this one
+          if (holdsField(p)) return byName(el);
           if (!SKIP.has(t) && p.getClientRects().length) { const s = contentText(p, 120); if (s) return s; }  // hidden text is no label
         }
         p = p.previousSibling;
@@ -128,9 +145,21 @@
       n = n.parentElement; hops++;
       if (n && (n.localName === 'form' || n.localName === 'body')) break;
     }
-    const nm = el.getAttribute('name');
+    return byName(el);
+  }
+  // The last resort: the name attribute — the control's own, or that of the one native field a
+  // custom select keeps inside it for the form (Choices.js).
+  function byName(el) {
+    let nm = el.getAttribute('name');
+    if (!nm && el.firstElementChild) {
+      const inner = el.querySelectorAll('select[name],input[name],textarea[name]');
+      if (inner.length === 1) nm = inner[0].getAttribute('name');
+    }
     return nm ? nm.replace(/[_-]+/g, ' ').trim() : '';
   }
+  const FIELD_SEL = 'input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=reset]):not([type=image]),' +
+    'select,textarea,[role=combobox],[role=textbox],[role=listbox],[role=searchbox],[role=spinbutton],[contenteditable=""],[contenteditable=true]';
+  const holdsField = (p) => p.firstElementChild !== null && !!p.querySelector(FIELD_SEL);
 
   // The role, and in ROLE_ARIA whether it is accessibility data (not one array per element).
   // hasRole: false when the element is known to have no role attribute.

@@ -375,7 +375,7 @@
       S.lastFrames.push(el);
     }
     if (tag.indexOf('-') > 0 && !el.shadowRoot && !S.closed.has(el) && !S.noRoot.has(el)) { suspects.push(el); memoSu = true; }
-    if (interactive && !name && (tag === 'input' || tag === 'textarea' || tag === 'select' || role === 'textbox' || role === 'combobox')) { pendingNames.push([rowIndex, el]); memoPn = true; }
+    if (interactive && !name && (tag === 'input' || tag === 'textarea' || tag === 'select' || role === 'textbox' || role === 'combobox' || role === 'checkbox' || role === 'switch' || role === 'radio')) { pendingNames.push([rowIndex, el]); memoPn = true; }
     if (interactive && rendered && ratio > 0) { memoCand = [el, x, y, w, h, clip]; occCandidates.push([rowIndex].concat(memoCand)); }
     // Hidden from a person: rendered (laid out, in the tree), but nobody can see it. Such text and
     // controls never reach the model's payload and are marked in the other formats.
@@ -420,7 +420,7 @@
     };
     if (tag === 'input' || tag === 'select' || tag === 'textarea') mm.ctl = ctlSig(el);
     mm.rem = memoPn || tag === 'input' || tag === 'select' || tag === 'textarea' || tag === 'meter' || tag === 'progress' ||
-      (af & A_ALB) !== 0;
+      ((tag === 'button' || tag === 'output') && el.id !== '') || (af & A_ALB) !== 0;
     memo.push(mm);
     NC.push(0);
     if (pos === 'fixed' || pos === 'sticky') escRows.push([rowIndex, null]);
