@@ -10,14 +10,24 @@ from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from engine.mcp.common import guarded, note_client
 from engine.mcp.results import error_result, steps_result
 from engine.mcp.supervisor import McpSupervisor, mcp_url
 from engine.models import Action, ProposedStep
 
-Ref = Annotated[str, Field(description="The element's ref: its `i` in browser_snapshot or browser_find")]
+
+def ref_text(v: object) -> object:
+    """A ref a client sent as a number (the MCP Inspector turns "316" into 316) is that ref."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    return v
+
+
+Ref = Annotated[str, BeforeValidator(ref_text),
+                Field(description="The element's ref: its `i` in browser_snapshot or browser_find")]
+OptionalRef = Annotated[str | None, BeforeValidator(ref_text)]
 Element = Annotated[str | None, Field(description="Human-readable description of the element, shown to the person "
                                                   "approving the step")]
 Expect = Annotated[str | None, Field(description="Optional: what the step should achieve, verified after it: "
@@ -31,7 +41,7 @@ _ACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_h
 
 class FormField(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    ref: str = Field(description="The field's ref")
+    ref: Annotated[str, BeforeValidator(ref_text)] = Field(description="The field's ref")
     value: str = Field(description="Text for a textbox; true/false for a checkbox or radio; the option's label "
                                    "for a combobox")
     type: Literal["textbox", "checkbox", "radio", "combobox"] = Field(default="textbox",
@@ -120,7 +130,7 @@ def register_action_tools(server: MCPServer, sup: McpSupervisor) -> None:
     @guarded(sup)
     async def browser_press_key(key: Annotated[str, Field(description="Key or chord, such as Enter, ArrowLeft, "
                                                                        "Shift+Tab or Control+A")],
-                                ctx: Context, ref: Annotated[str | None, Field(
+                                ctx: Context, ref: Annotated[OptionalRef, Field(
                                     description="Optional: focus this element first")] = None,
                                 expect: Expect = None) -> CallToolResult:
         """Press a key on the keyboard (in the focused element, or in `ref`)."""
@@ -139,8 +149,8 @@ def register_action_tools(server: MCPServer, sup: McpSupervisor) -> None:
     @guarded(sup)
     async def browser_scroll(ctx: Context,
                              direction: Literal["down", "up", "left", "right", "top", "bottom"] = "down",
-                             ref: Annotated[str | None, Field(description="Optional: scroll this container, or bring "
-                                                                          "this element into view")] = None,
+                             ref: Annotated[OptionalRef, Field(description="Optional: scroll this container, or "
+                                                                          "bring this element into view")] = None,
                              amount: Annotated[int | None, Field(description="Pixels (default: about a screen)",
                                                                  ge=1, le=100_000)] = None) -> CallToolResult:
         """Scroll the page or a scroll container. Elements outside the viewport are not in the semantic payload."""

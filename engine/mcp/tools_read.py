@@ -24,11 +24,13 @@ MAX_WAIT_S = 30.0
 POLL_S = 0.25
 DEFAULT_WAIT_S = 10.0
 
-SnapshotFormat = Literal["semantic", "tree", "skeleton", "full"]
+SnapshotFormat = Literal["reading", "semantic", "tree", "skeleton", "full"]
 FullPage = Annotated[bool, Field(description="List elements outside the viewport too (semantic, skeleton)")]
 MaxTokens = Annotated[int | None, Field(description="Bound the reply to about this many tokens", ge=100, le=200_000)]
 Focus = Annotated[str | None, Field(description="With max_tokens: words of what you look for; matching parts are "
-                                                "kept first")]
+                                                "kept first (every format)")]
+WithText = Annotated[bool, Field(description="semantic: add txt, the text a person reads in the viewport (reading "
+                                             "always has it)")]
 Role = Annotated[str | None, Field(description="ARIA role (button, link, textbox, checkbox …) or its short form from "
                                                "the payload")]
 NamePart = Annotated[str | None, Field(description="Part of the accessible name")]
@@ -42,14 +44,18 @@ Seconds = Annotated[float | None, Field(description=f"Seconds to wait; with text
 Appears = Annotated[str | None, Field(description="Wait for this text to appear")]
 Disappears = Annotated[str | None, Field(description="Wait for this text to disappear")]
 
-SNAPSHOT_DOC = """Capture the page for acting: use it rather than a screenshot.
-semantic (default): the interactive elements in the viewport as JSON, `i` is the ref to act on;
-r role (btn button, inp text input, link, chk checkbox, radio, sel select/combobox, opt option, tab,
-menu menu item, num number input, clk clickable without a role), n name, v value (never for password
-fields), s states, xy centre in viewport px, occ covered by another element, scr scroll container,
-f frame number. tree: the page's hierarchy with text; skeleton: minimal HTML of the controls;
-full: annotated HTML (large). After an action, its result carries only what changed since your
-last view, so snapshot again only when you need the whole page."""
+SNAPSHOT_DOC = """Capture the page to read it and act on it: use it rather than a screenshot.
+reading (default): the viewport as a person reads it, text and controls in reading order, one line
+each. A control: [ref] role "name" = "value" (states); act on it by its ref. Roles: btn button,
+inp text input, link, chk checkbox, radio, sel select/combobox, opt option, tab, menu menu item,
+num number input, clk clickable without a role. Text: "# " heading, "- " list item, " | " between the
+cells of a table row, "[alert] " and "[status] " messages. Scroll, or browser_find, for the rest.
+semantic: the viewport's controls as JSON (i ref, r role, n name, v value, s states, xy centre px,
+occ covered, scr scroll container, f frame; text=true adds txt, the text). tree: the page's hierarchy
+with text; skeleton: minimal HTML of the controls; full: annotated HTML (large). With max_tokens,
+focus keeps what matches its words first, in every format. After an action, its result says in
+words what changed on the page and carries only the controls changed since your last view, so
+snapshot again only when you need the whole page."""
 
 
 def _jpeg(img, quality: int = 75) -> bytes:
@@ -68,13 +74,15 @@ def _has_text(snap, want: str) -> bool:
 def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
     @server.tool(name="browser_snapshot", title="Page snapshot", description=SNAPSHOT_DOC, annotations=_READ)
     @guarded(sup)
-    async def browser_snapshot(ctx: Context, format: SnapshotFormat = "semantic", full_page: FullPage = False,  # noqa: A002
-                               max_tokens: MaxTokens = None, focus: Focus = None) -> CallToolResult:
+    async def browser_snapshot(ctx: Context, format: SnapshotFormat = "reading", full_page: FullPage = False,  # noqa: A002
+                               max_tokens: MaxTokens = None, focus: Focus = None,
+                               text: WithText = False) -> CallToolResult:
         note_client(sup, ctx)
         async with sup.reading() as tab:
             await settle(tab)
             snap = await tab.snapshot()
-            r = sup.view.render(snap, format, full_page=full_page, max_tokens=max_tokens, focus=focus or "")
+            r = sup.view.render(snap, format, full_page=full_page, max_tokens=max_tokens, focus=focus or "",
+                                text=text)
         return text_result(sup, r.header, r.text)
 
     @server.tool(name="browser_find", title="Find elements", annotations=_READ)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
     from engine.snapshot.vnode import VirtualNode
 
-FORMATS = ("semantic", "tree", "skeleton", "full")
+FORMATS = ("reading", "semantic", "tree", "skeleton", "full")
 _POSITION_KEYS = ("xy", "box")  # where an item is; a scroll moves every one of them
 _ROLE_FULL = {short: full for full, short in ROLE_MIN.items() if short not in ("inp", "sel", "menu")}
 _ROLE_FULL.update({"inp": "textbox", "sel": "combobox", "menu": "menuitem"})
@@ -74,44 +74,65 @@ class ClientView:
         self.url = ""
         self.full_page = False
         self.scroll = ""
+        self.text = False        # whole semantic payloads carry the text channel (txt)
+        self.mode = "reading"    # how changes are written: reading lines, or semantic items as JSON
 
     def forget(self) -> None:
         self.items = None
         self.url = ""
 
     # -- whole payloads ---------------------------------------------------------------------------
-    def render(self, snap: DomSnapshot, fmt: str = "semantic", *, full_page: bool = False,
-               max_tokens: int | None = None, focus: str = "") -> Rendered:
-        """The page in `fmt`, within `max_tokens` when given; the view becomes what was shown."""
+    def render(self, snap: DomSnapshot, fmt: str = "reading", *, full_page: bool = False,
+               max_tokens: int | None = None, focus: str = "", text: bool = False) -> Rendered:
+        """The page in `fmt`, within `max_tokens` when given (what matches `focus` kept first, in every
+        format); the view becomes what was shown. `text`: the semantic payload carries `txt`, the text a
+        person reads in the viewport (`reading` always has it)."""
         if fmt not in FORMATS:
-            raise ValueError(f"Unknown format {fmt!r}: use semantic, tree, skeleton or full.")
+            raise ValueError(f"Unknown format {fmt!r}: use reading, semantic, tree, skeleton or full.")
         data = self._semantic(snap, full_page)
         items = list(data["interactive_tree"])
-        if fmt == "semantic":
-            note = ""
-            if max_tokens is not None:
-                from engine.planners.payload import rag_filter
-                kept = rag_filter(data, focus, max_tokens, snap)
-                if kept.dom_filtered:
-                    items = kept.items
-                    note = (f" Cut to {len(items)} of {kept.original_node_count} elements to fit {max_tokens} tokens"
-                            + (f", keeping those matching {focus!r} first" if focus else "")
-                            + "; use browser_find for the rest.")
-            payload = {**data, "interactive_tree": items}
-            text = _line(payload)
-            header = (f"Semantic payload of the {'whole page' if full_page else 'viewport'}: {len(items)} elements, "
-                      f"~{estimate_tokens(text)} tokens.{note}")
+        self.text = text
+        self.mode = "reading" if fmt == "reading" else "semantic"
+        if fmt == "reading":
+            out, header = _render_reading(snap, data, full_page, max_tokens, focus)
+        elif fmt == "semantic":
+            out, header = self._render_semantic(snap, data, full_page, max_tokens, focus, text)
         else:
-            options = {"full_page": full_page} if fmt == "skeleton" else {}
-            out = snap.serialize(fmt, **options)
-            text = out.text
-            header = f"{fmt.capitalize()} of the page: {out.node_count} elements, ~{out.tokens} tokens."
-            if max_tokens is not None and out.tokens > max_tokens:
-                text = _cut_to_tokens(text, max_tokens)
-                header += (f" Cut to ~{max_tokens} tokens (of {out.tokens}); use browser_find, or format "
-                           "semantic, for the rest.")
+            out, header = _render_other(snap, fmt, full_page, max_tokens, focus)
         self._remember(snap, items, full_page, data)
-        return Rendered(text=text, header=header, tokens=estimate_tokens(text), items=items)
+        return Rendered(text=out, header=header, tokens=estimate_tokens(out), items=items)
+
+    def _render_semantic(self, snap: DomSnapshot, data: dict, full_page: bool, max_tokens: int | None, focus: str,
+                         text: bool) -> tuple[str, str]:
+        whole = self._semantic(snap, full_page, text=text) if text else data
+        items = list(data["interactive_tree"])
+        lines = list(whole.get("txt") or [])
+        note = ""
+        if max_tokens is not None:
+            from engine.planners.payload import rag_filter
+            from engine.snapshot.serialize.focus import cut_lines
+
+            share = max_tokens if not lines else max(100, int(max_tokens * 0.6))
+            kept = rag_filter(data, focus, share, snap)
+            if kept.dom_filtered:
+                items = kept.items
+                note = (f" Cut to {len(items)} of {kept.original_node_count} elements to fit {max_tokens} tokens"
+                        + (f", keeping those matching {focus!r} first" if focus else "")
+                        + "; use browser_find for the rest.")
+            if lines:
+                left = max_tokens - estimate_tokens(_line({**whole, "interactive_tree": items, "txt": []}))
+                if estimate_tokens(json.dumps(lines, ensure_ascii=False)) > left:
+                    n = len(lines)
+                    lines, dropped = cut_lines(lines, focus, max(0, left) * 4 - 2 * n)
+                    note += (f" Text cut to {n - dropped} of {n} lines"
+                             + (f", those matching {focus!r} first" if focus else "") + " (… marks a cut).")
+        payload = {**whole, "interactive_tree": items}
+        if text:
+            payload["txt"] = lines
+        out = _line(payload)
+        what = f"{len(items)} elements" + (f" and {len(lines)} lines of text" if text else "")
+        return out, (f"Semantic payload of the {'whole page' if full_page else 'viewport'}: {what}, "
+                     f"~{estimate_tokens(out)} tokens.{note}")
 
     # -- changes ----------------------------------------------------------------------------------
     def change(self, snap: DomSnapshot, *, new_document: bool = False) -> Change:
@@ -119,16 +140,22 @@ class ClientView:
         document (another URL, or a load the caller saw); the view becomes the current payload."""
         data = self._semantic(snap, self.full_page)
         items = data["interactive_tree"]
-        whole_text = _line(data)
+        reading = self.mode == "reading"
+        if reading:
+            whole_text = _render_reading(snap, data, self.full_page, None, "")[0]
+        else:
+            whole_text = _line(self._semantic(snap, self.full_page, text=True) if self.text else data)
+        show = _reading_line if reading else _line
         if self.items is None or new_document or _document(snap.url) != _document(self.url):
             self._remember(snap, items, self.full_page, data)
-            return Change(True, whole_text, f"a new page: its whole semantic payload ({len(items)} elements) follows")
+            return Change(True, whole_text, f"a new page: its whole {'reading' if reading else 'semantic payload'} "
+                                            f"({len(items)} controls) follows")
         old = self.items
         new = {str(i["i"]): i for i in items}
         added = [k for k in new if k not in old]
         gone = [k for k in old if k not in new]
         changed = [k for k in new if k in old and _content(new[k]) != _content(old[k])]
-        lines = [f"+{_line(new[k])}" for k in added] + [f"~{_line(new[k])}" for k in changed]
+        lines = [f"+{show(new[k])}" for k in added] + [f"~{show(new[k])}" for k in changed]
         if gone:
             lines.append("-" + ",".join(gone))
         scroll = data.get("scroll_position", "")
@@ -139,14 +166,18 @@ class ClientView:
         self._remember(snap, items, self.full_page, data)
         if estimate_tokens(text) >= estimate_tokens(whole_text):
             return Change(True, whole_text, f"{len(added)} added, {len(changed)} changed, {len(gone)} gone: "
-                                            "the whole semantic payload follows (it is shorter)")
+                                            f"the whole {'reading' if reading else 'semantic payload'} follows "
+                                            "(it is shorter)")
         summary = f"{len(added)} added, {len(changed)} changed, {len(gone)} gone" + (", scrolled" if moved else "")
         return Change(False, text, summary, added, changed, gone)
 
     # -- helpers ----------------------------------------------------------------------------------
     @staticmethod
-    def _semantic(snap: DomSnapshot, full_page: bool) -> dict:
-        return snap.serialize("semantic", **({"full_page": True} if full_page else {})).data
+    def _semantic(snap: DomSnapshot, full_page: bool, *, text: bool = False) -> dict:
+        options = {"full_page": True} if full_page else {}
+        if text:
+            options["text"] = True
+        return snap.serialize("semantic", **options).data
 
     def _remember(self, snap: DomSnapshot, items: list[dict], full_page: bool, data: dict) -> None:
         self.items = {str(i["i"]): i for i in items}
@@ -155,21 +186,74 @@ class ClientView:
         self.scroll = data.get("scroll_position", "")
 
 
+def _reading_line(item: dict) -> str:
+    from engine.snapshot.serialize.reading import control_line
+    return control_line(item)
+
+
+def _render_reading(snap: DomSnapshot, data: dict, full_page: bool, max_tokens: int | None,
+                    focus: str) -> tuple[str, str]:
+    """The `reading` rendering (serialize/reading.py), cut to `max_tokens` with what matches `focus` first."""
+    from engine.snapshot.serialize.focus import cut_lines
+    from engine.snapshot.serialize.reading import header, reading_lines
+
+    head = header(snap, data)
+    lines = reading_lines(snap, data, full_page=full_page)
+    n_controls = len(data["interactive_tree"])
+    n_text = len(lines) - n_controls
+    note = ""
+    total = estimate_tokens(head + "\n" + "\n".join(lines))
+    if max_tokens is not None and total > max_tokens:
+        n = len(lines)
+        budget = max_tokens * 4 - len(head) - 8
+        lines, dropped = cut_lines(lines, focus, budget)
+        text = head + "\n" + "\n".join(lines)
+        while estimate_tokens(text) > max_tokens and budget > 0:  # (non-ASCII text costs more than 1/4 token)
+            budget = int(budget * 0.85)
+            lines, dropped = cut_lines(lines, focus, budget)
+            text = head + "\n" + "\n".join(lines)
+        note = (f" Cut to {n - dropped} of {n} lines to fit ~{max_tokens} tokens"
+                + (f", those matching {focus!r} first" if focus else "") + " (… marks a cut); scroll or "
+                "browser_find for the rest.")
+    out = head + "\n" + "\n".join(lines)
+    where = "whole page" if full_page else "viewport"
+    return out, (f"The {where} as a person reads it: {n_controls} controls ([ref] role \"name\") and {n_text} lines "
+                 f"of text, ~{estimate_tokens(out)} tokens.{note}")
+
+
+def _render_other(snap: DomSnapshot, fmt: str, full_page: bool, max_tokens: int | None,
+                  focus: str) -> tuple[str, str]:
+    """tree, skeleton or full, cut to `max_tokens` with what matches `focus` first."""
+    from engine.snapshot.serialize.focus import cut_html, cut_lines, cut_tree
+
+    options = {"full_page": full_page} if fmt == "skeleton" else {}
+    out = snap.serialize(fmt, **options)
+    text = out.text
+    header = f"{fmt.capitalize()} of the page: {out.node_count} elements, ~{out.tokens} tokens."
+    if max_tokens is None or out.tokens <= max_tokens:
+        return text, header
+    budget = max_tokens * 4
+    first = f", keeping the parts matching {focus!r} first" if focus else ""
+    if fmt == "tree" and out.data is not None:
+        data, kept, dropped = cut_tree(out.data, focus, budget)
+        text = _line(data)
+        while estimate_tokens(text) > max_tokens and kept > 1:  # (an estimate per node: shave what is over)
+            budget = int(budget * 0.9)
+            data, kept, dropped = cut_tree(out.data, focus, budget)
+            text = _line(data)
+        return text, header + (f" Cut to {kept} nodes (of {kept + dropped}) to fit ~{max_tokens} tokens{first}; "
+                               '{"cut": N} marks N children left out.')
+    if fmt == "skeleton":
+        lines, dropped = cut_lines(text.split("\n"), focus, budget)
+        text = "\n".join(lines)
+    else:
+        text, dropped = cut_html(text, focus, budget)
+    return text, header + (f" Cut to ~{max_tokens} tokens (of {out.tokens}){first}; {dropped} parts left out "
+                           "(… marks a cut); use browser_find for the rest.")
+
+
 def _content(item: dict) -> dict:
     return {k: v for k, v in item.items() if k not in _POSITION_KEYS}
-
-
-def _cut_to_tokens(text: str, max_tokens: int) -> str:
-    budget = max(0, max_tokens * 4)
-    if estimate_tokens(text) <= max_tokens:
-        return text
-    cut = text[:budget]
-    nl = cut.rfind("\n")
-    if nl > budget // 2:
-        cut = cut[:nl]
-    while cut and estimate_tokens(cut) > max_tokens:
-        cut = cut[: int(len(cut) * 0.9)]
-    return cut + "\n… (cut)"
 
 
 # -- find ---------------------------------------------------------------------------------------------

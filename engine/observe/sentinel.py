@@ -215,8 +215,6 @@ def _submitted(pre: PreState, post: PostState, navigated: bool) -> tuple[bool, s
             bits.append(f'the field now holds "{(f.get("value") or "")[:80]}"')
     if post.mutations > mark.get("mutations", pre.mutations):
         bits.append("the DOM changed")
-    if post.said:
-        bits.append(post.said)
     if bits:
         return True, ", ".join(bits), 0.8
     return False, ("nothing happened after Enter: no navigation, no change on the page, and the field still holds "
