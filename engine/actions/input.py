@@ -25,6 +25,11 @@ async def send_input(page: PageTarget, method: str, params: dict) -> dict:
 async def mouse_click(page: PageTarget, x: float, y: float, *, clicks: int = 1, button: str = "left") -> None:
     """Move, then press and release `clicks` times (clickCount 1, 2 … as a double click does)."""
     await send_input(page, "Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "none"})
+    await mouse_press(page, x, y, clicks=clicks, button=button)
+
+
+async def mouse_press(page: PageTarget, x: float, y: float, *, clicks: int = 1, button: str = "left") -> None:
+    """Press and release `clicks` times where the pointer already is (after `mouse_move` to x, y)."""
     bit = {"left": 1, "right": 2, "middle": 4}[button]
     for n in range(1, clicks + 1):
         await send_input(page, "Input.dispatchMouseEvent", {"type": "mousePressed", "x": x, "y": y,

@@ -60,8 +60,31 @@ async def resolve(page: PageTarget, snap: DomSnapshot, node_id: str) -> Target:
     return Target(node, sid, oid)
 
 
-async def probe(page: PageTarget, t: Target, mode: str) -> dict:
-    facts = await call_on(page, t.session_id, t.object_id, PROBE, page.key, mode)
+# The input guard (snapshot/js/input_guard.js) is called only from these strict-mode wrappers, so the
+# guard's secret never sits in a function the page can inspect while it runs (a sloppy function's
+# `arguments` can be read by any page function it calls).
+# The probe, then (a point found, `clicks` > 0) arm the guard for the press sequence at that point.
+_ARMED_PROBE = ("function(KEY, mode, secret, clicks) { 'use strict'; const f = (" + PROBE + ").call(this, KEY, mode);"
+                " const S = window[KEY], p = f && (f.point || f.center);"
+                " if (p && S && S.guard) f.armed = S.guard(secret, 'arm', this, p[0], p[1], clicks);"
+                " return f; }")
+_GUARD = ("function(KEY, secret, op, a, b) { 'use strict'; const S = window[KEY];"
+          " return S && S.guard ? S.guard(secret, op, a, b) : null; }")
+# The state probe, with the guard's verdict on the press sequence it watched (read once; it ends the watch).
+_READ_PROBE = ("function(KEY, mode, secret) { 'use strict'; const f = (" + PROBE + ").call(this, KEY, mode);"
+               " const S = window[KEY]; if (f && S && S.guard) f.guard = S.guard(secret, 'read'); return f; }")
+
+
+async def probe(page: PageTarget, t: Target, mode: str, *, arm: int = 0, read_guard: bool = False) -> dict:
+    """The element's facts (probe.js). `arm` (clicks): also watch the press sequence about to be sent at
+    the point found (`facts["armed"]`); `read_guard`: also the verdict of the watch (`facts["guard"]`)."""
+    secret = page.scripts.guard_secret
+    if arm:
+        facts = await call_on(page, t.session_id, t.object_id, _ARMED_PROBE, page.key, mode, secret, arm)
+    elif read_guard:
+        facts = await call_on(page, t.session_id, t.object_id, _READ_PROBE, page.key, mode, secret)
+    else:
+        facts = await call_on(page, t.session_id, t.object_id, PROBE, page.key, mode)
     if not facts or not facts.get("connected"):
         raise UnknownNodeError(f"Element {t.node.node_id} left the page while Vigil was acting on it.",
                                code=ErrorCode.STALE)
@@ -132,3 +155,33 @@ def cover_message(node: VirtualNode, cover: dict, snap: DomSnapshot) -> str:
 def describe(node: VirtualNode) -> str:
     what = node.role or node.tag
     return f'{what} "{node.name}" [{node.node_id}]' if node.name else f"{what} [{node.node_id}]"
+
+
+async def guard(page: PageTarget, t: Target, op: str, *args: float) -> Any:
+    """One call to the input guard in the element's document ('moved', 'disarm')."""
+    return await call_on(page, t.session_id, t.object_id, _GUARD, page.key, page.scripts.guard_secret, op, *args)
+
+
+def misdirected_message(node: VirtualNode, verdict: dict) -> str:
+    """'The click went to button "Delete everything" (#del), not to button "Continue" [4]: …'."""
+    meant = describe(node)
+    got = verdict.get("got") or {}
+    what = got.get("role") or "an element"
+    if got.get("name"):
+        what += f' "{got["name"]}"'
+    if got.get("ref"):
+        what += f" ({got['ref']})"
+    if got.get("id"):
+        what += f" [{got['id']}]"
+    phase = verdict.get("phase")
+    if phase == "move":
+        return (f"The pointer landed on {what}, not on {meant}: the page changed what was under the pointer when "
+                "it arrived. Nothing was clicked; take a new snapshot.")
+    if phase == "unreached":
+        return (f"The click did not reach {meant}: nothing in its frame received it (the page put something from "
+                "another frame over it). Take a new snapshot and check the page before trying again.")
+    if verdict.get("refused"):
+        return (f"The page tampered with Vigil's check of where the click goes, so {meant} was not clicked. "
+                "Do not trust this page's controls; take a new snapshot.")
+    return (f"The click went to {what}, not to {meant}: the page changed what was under the pointer. Nothing more "
+            "was done; take a new snapshot.")

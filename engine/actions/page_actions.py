@@ -16,8 +16,8 @@ from engine.actions import bodies
 from engine.actions.choose import select
 from engine.actions.context import ActionContext
 from engine.actions.heal import Ghost, ghost_match
-from engine.actions.locate import PROBE, call_on, probe, release, resolve
-from engine.actions.pointer import pointer
+from engine.actions.locate import ActionFailure, misdirected_message, probe, release, resolve
+from engine.actions.pointer import pointer, received
 from engine.browser.keys import parse_chord
 from engine.browser.target import PageTarget
 from engine.errors import BrowserClosedError, ErrorCode, TabCrashedError, UnknownNodeError, VigilError
@@ -237,6 +237,14 @@ class PageActions:
                 verification = await verify(page, self.snapshots, exp, pre, target_id, self._post_facts(c),
                                             started=acted)
                 timings["verify"] = round(_ms(t2) + st.outcome_ms, 1)
+        except ActionFailure as exc:
+            if exc.code is not ErrorCode.MISDIRECTED:
+                c.data["verify_error"] = str(exc)
+            else:  # the click went elsewhere: never verified, whatever the page did
+                timings["total"] = _ms(t0)
+                return ActionResult(success=False, action=label(), node_id=acted_on(), error_code=exc.code,
+                                    message=str(exc), recovered_from=c.recovered_from, point=c.point, data=c.data,
+                                    timings_ms=timings)
         except (TabCrashedError, BrowserClosedError) as exc:
             # the action ran, but the page died before its effect could be seen
             timings["total"] = _ms(t0)
@@ -270,12 +278,22 @@ class PageActions:
         t = c.target
         if t is None:
             return None
+        verdict: dict = {}
 
         async def read() -> dict:
+            # The first read also takes the input guard's verdict on the action's clicks (same page call):
+            # input that reached another element than the approved one fails the step (MISDIRECTED).
             try:
-                return await call_on(self.page, t.session_id, t.object_id, PROBE, self.page.key, "state") or {}
+                facts = await probe(self.page, t, "state", read_guard=not verdict)
             except VigilError:
                 return {}
+            g = facts.pop("guard", None)
+            if not verdict:
+                verdict.update(g if isinstance(g, dict) else {"armed": False})
+            if verdict.get("misdirected"):
+                c.data["misdirected"] = received(verdict)
+                raise ActionFailure(misdirected_message(t.node, verdict), code=ErrorCode.MISDIRECTED)
+            return facts
         return read
 
     # -- finding the element -----------------------------------------------------------------

@@ -4,6 +4,7 @@ how a field gets focus (a real click when the widget takes focus from nothing el
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from pathlib import Path
 
@@ -15,12 +16,14 @@ from engine.actions.locate import (
     call_on,
     cover_message,
     describe,
+    guard,
+    misdirected_message,
     probe,
     scroll_into_view,
     to_top_level,
 )
 from engine.browser.target import PageTarget
-from engine.errors import ErrorCode
+from engine.errors import ErrorCode, VigilError
 
 FOCUS = (Path(__file__).resolve().parent / "js" / "focus.js").read_text()
 VERBS = {0: "Hovered over", 1: "Clicked", 2: "Double-clicked"}
@@ -40,7 +43,8 @@ async def pointer(c: ActionContext, *, force: bool, clicks: int, target: Target 
     # fade-in has not begun to show it (a delayed or just-started animation holds it at opacity 0).
     deadline = time.monotonic() + SCROLL_WAIT_S
     while True:
-        f = await probe(page, t, "pointer")
+        # a click also arms the page's input guard for its press sequence at the point found (no extra call)
+        f = await probe(page, t, "pointer", arm=clicks)
         if f.get("disabled") and clicks:
             raise ActionFailure(f"{what} is disabled; it cannot be clicked until the page enables it "
                                 "(often after required fields are filled).", code=ErrorCode.DISABLED)
@@ -66,15 +70,33 @@ async def pointer(c: ActionContext, *, force: bool, clicks: int, target: Target 
         await asyncio.sleep(0.03)
     cover = None if f.get("point") else f.get("cover")
     cover = cover or frame_cover
-    if cover and not force:
-        raise ActionFailure(cover_message(t.node, cover, snap), code=ErrorCode.OCCLUDED)
-    c.point = (round(x, 1), round(y, 1))
-    if t.session_id != page.session_id:
-        await _route_to_frame(page, t, x, y, what)
-    if clicks:
-        await inp.mouse_click(page, x, y, clicks=clicks)
-    else:
+    armed = f.get("armed")
+    try:
+        if cover and not force:
+            raise ActionFailure(cover_message(t.node, cover, snap), code=ErrorCode.OCCLUDED)
+        if armed == "refused":  # the page claimed the guard before Vigil did: never click on it
+            raise ActionFailure(misdirected_message(t.node, {"refused": True}), code=ErrorCode.MISDIRECTED)
+        c.point = (round(x, 1), round(y, 1))
+        if t.session_id != page.session_id:
+            await _route_to_frame(page, t, x, y, what)
         await inp.mouse_move(page, x, y)
+        if clicks:
+            if armed:
+                # The pointer is there: is the approved element still what it hits (the page may swap it on
+                # the first pointermove)? If not, no press is sent at all. The one page call this check adds.
+                moved = await guard(page, t, "moved", local[0], local[1])
+                if isinstance(moved, dict) and moved.get("misdirected"):
+                    c.data["misdirected"] = received(moved)
+                    raise ActionFailure(misdirected_message(t.node, moved), code=ErrorCode.MISDIRECTED)
+            # A swap at the press (pointerdown/mousedown) is stopped in the page: the guard cancels every
+            # later event of the press that reaches another element, so no listener of it runs and no
+            # default action (activation, submit, focus) happens; the step's verification reads its verdict.
+            await inp.mouse_press(page, x, y, clicks=clicks)
+    except VigilError as exc:
+        if armed is True and exc.code is not ErrorCode.MISDIRECTED:
+            with contextlib.suppress(VigilError):
+                await guard(page, t, "disarm")  # a watch Vigil will not read must not outlive the step
+        raise
     via = " (through its label)" if f.get("via") == "label" else ""
     if target is None:
         c.data["via"] = f.get("via")
@@ -82,6 +104,13 @@ async def pointer(c: ActionContext, *, force: bool, clicks: int, target: Target 
     c.message = f"{VERBS[clicks]} {what}{via}{forced}."
     if f.get("missed") and clicks:
         c.message += " (No point of it takes clicks itself, so the click went to the element around it.)"
+
+
+def received(verdict: dict) -> dict:
+    """What really received the input, for the result's data (role, name, #id or tag, snapshot ID)."""
+    got = verdict.get("got") or {}
+    return {"phase": verdict.get("phase"), "role": got.get("role"), "name": got.get("name"),
+            "ref": got.get("ref"), "id": got.get("id"), "event": got.get("kind")}
 
 
 # Run on the target element: from now on, note whether its document sees the mouse move.

@@ -15,8 +15,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -43,16 +44,21 @@ def walker_source() -> str:
 @dataclass(frozen=True)
 class PageScripts:
     """What Vigil runs in every document: the per-document install script (bound to the browser's
-    random state key) and the walker's source (installed lazily, then called by name)."""
+    random state key; it ends with the input guard, js/input_guard.js), the walker's source (installed
+    lazily, then called by name), and the secret the input guard obeys (passed in calls, never in a
+    script's source: see input_guard.js)."""
 
     key: str
     install_source: str
     walker_source: str
+    guard_secret: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
 
     @classmethod
     def load(cls, key: str) -> PageScripts:
         install = (JS_DIR / "install.js").read_text()
-        return cls(key, f"({install})({json.dumps(key)});", walker_source())
+        guard = (JS_DIR / "input_guard.js").read_text()
+        k = json.dumps(key)
+        return cls(key, f"({install})({k});\n({guard})({k});", walker_source())
 
 
 class FrameTarget:

@@ -1,0 +1,249 @@
+// What the input really hit (issue [1/7], part 5). Installed right after install.js in every document,
+// before page scripts run. While Vigil clicks (armed by the pointer probe, for one press sequence), it
+// records the element that receives each trusted pointermove / pointerdown / mousedown / pointerup /
+// mouseup / click / dblclick (capture phase on window, so before any listener of the page; the deepest
+// target, closed shadow roots included) and compares it with the approved element: the element itself,
+// its descendants (shadow tree included), its labels, its shadow hosts, or what the probe's own hit test
+// found at the click's point. An event that reaches anything else is stopped there — no listener of the
+// page sees it, its default action (focus, activation, submit) is cancelled — and so is every later
+// event of that press. Vigil reads the verdict after the pointer arrived (no press when it moved) and
+// after the click (the step fails with MISDIRECTED).
+//
+// A hostile page must not fake or erase this: everything lives in this closure, built from the
+// originals taken before page scripts run (uncurried, so later changes to prototypes do not reach it);
+// the one entry point, S.guard, cannot be replaced, and obeys only the caller that first gave it a
+// secret (Vigil passes a per-launch secret in every call; a page that claims it first makes every
+// click on it fail, never pass). It never holds field values.
+(function inputGuard(KEY) {
+  'use strict';
+  const S = window[KEY];
+  if (!S || Object.prototype.hasOwnProperty.call(S, 'guard')) return;
+  const call = Function.prototype.call;
+  const bind = Function.prototype.bind;
+  const uncurry = (f) => (typeof f === 'function' ? bind.call(call, f) : null);
+  const describeOf = Object.getOwnPropertyDescriptor;
+  const getter = (proto, name) => { const d = proto && describeOf(proto, name); return d && d.get ? uncurry(d.get) : null; };
+  const safe = (f, ...a) => { try { return f ? f(...a) : null; } catch (e) { return null; } };
+  const defineProp = Object.defineProperty;
+  const blank = Object.create.bind(null, null);   // objects without a prototype: no inherited setters
+  const now = Date.now;
+  const ElementP = Element.prototype, NodeP = Node.prototype;
+  const parentNodeOf = getter(NodeP, 'parentNode');
+  const nodeTypeOf = getter(NodeP, 'nodeType');
+  const connected = getter(NodeP, 'isConnected');
+  const textOf = getter(NodeP, 'textContent');
+  const rootOf = uncurry(NodeP.getRootNode);
+  const hostOf = getter(window.ShadowRoot && ShadowRoot.prototype, 'host');
+  const slotOf = getter(ElementP, 'assignedSlot');
+  const localNameOf = getter(ElementP, 'localName');
+  const idOfEl = getter(ElementP, 'id');
+  const attr = uncurry(ElementP.getAttribute);
+  const openRootOf = getter(ElementP, 'shadowRoot');
+  const controlOf = getter(window.HTMLLabelElement && HTMLLabelElement.prototype, 'control');
+  const valueOf = getter(window.HTMLInputElement && HTMLInputElement.prototype, 'value');
+  const docHit = uncurry(Document.prototype.elementFromPoint);
+  const rootHit = uncurry(window.ShadowRoot && ShadowRoot.prototype.elementFromPoint);
+  const pathOf = uncurry(Event.prototype.composedPath);
+  const stop = uncurry(Event.prototype.stopImmediatePropagation);
+  const cancel = uncurry(Event.prototype.preventDefault);
+  const clientX = getter(MouseEvent.prototype, 'clientX'), clientY = getter(MouseEvent.prototype, 'clientY');
+  const listen = uncurry(EventTarget.prototype.addEventListener);
+  const wmGet = uncurry(WeakMap.prototype.get), wmSet = uncurry(WeakMap.prototype.set);
+  const charAt = uncurry(String.prototype.charAt), sliceStr = uncurry(String.prototype.slice);
+  const doc = document;
+
+  // Closed shadow roots, seen by wrapping attachShadow (after install.js's own wrapper, which it calls).
+  const closedRoots = new WeakMap();
+  const attachShadow = ElementP.attachShadow;
+  if (attachShadow) {
+    const attach = uncurry(attachShadow);
+    const wrapped = function attachShadow(init) {
+      const root = attach(this, init);
+      if (init && init.mode === 'closed') wmSet(closedRoots, this, root);
+      return root;
+    };
+    const asString = uncurry(Function.prototype.toString);
+    try { defineProp(wrapped, 'toString', { value: () => asString(attachShadow), enumerable: false }); } catch (e) {}
+    ElementP.attachShadow = wrapped;
+  }
+
+  // ---- the flat tree, from the originals ---------------------------------------------------------
+  const isEl = (n) => !!n && safe(nodeTypeOf, n) === 1;
+  const flatParent = (n) => {
+    if (isEl(n)) { const s = safe(slotOf, n); if (s) return s; }
+    const p = safe(parentNodeOf, n);
+    if (p) return p;
+    return safe(hostOf, n);   // a shadow root's parent is its host
+  };
+  const within = (outer, inner) => { for (let n = inner, i = 0; n && i < 4096; n = flatParent(n), i++) if (n === outer) return true; return false; };
+  const shadowOf = (h) => safe(openRootOf, h) || wmGet(closedRoots, h) || (S.closed && safe(wmGet, S.closed, h)) || null;
+  const deepen = (h, x, y) => {
+    for (let i = 0; h && i < 32; i++) {
+      const root = shadowOf(h);
+      if (!root) break;
+      const d = safe(rootHit, root, x, y);
+      if (!d || d === h || !within(h, d)) break;
+      h = d;
+    }
+    return h;
+  };
+  const hitAt = (x, y) => deepen(safe(docHit, doc, x, y), x, y);
+  const isLabel = (n) => isEl(n) && safe(localNameOf, n) === 'label';
+
+  // ---- naming what received the input (for the message; never a field's value) ------------------
+  const squash = (t) => {
+    let out = '', space = false;
+    t = t || '';
+    for (let i = 0; i < t.length && out.length < 60; i++) {
+      const ch = charAt(t, i);
+      if (ch === ' ' || ch === '\n' || ch === '\t' || ch === '\r' || ch === '\u00a0' || ch === '\u200b') { space = out.length > 0; continue; }
+      if (space) { out += ' '; space = false; }
+      out += ch;
+    }
+    return out;
+  };
+  const ROLES = blank();
+  ROLES.button = 'button'; ROLES.a = 'link'; ROLES.select = 'combobox'; ROLES.textarea = 'textbox'; ROLES.summary = 'button';
+  ROLES.iframe = 'iframe'; ROLES.label = 'label';
+  const describe = (e) => {
+    const d = blank();
+    if (!isEl(e)) { d.role = 'nothing'; d.name = ''; d.ref = ''; d.id = null; return d; }
+    const tag = safe(localNameOf, e) || '';
+    const type = safe(attr, e, 'type') || '';
+    let role = safe(attr, e, 'role') || '';
+    if (!role) role = tag === 'input' ? ((type === 'button' || type === 'submit' || type === 'reset') ? 'button' : (type === 'checkbox' || type === 'radio') ? type : 'textbox') : (ROLES[tag] || tag);
+    let name = safe(attr, e, 'aria-label') || '';
+    if (!name && tag === 'input' && (type === 'button' || type === 'submit' || type === 'reset')) name = safe(valueOf, e) || '';
+    if (!name && tag !== 'input' && tag !== 'textarea' && tag !== 'select') name = safe(textOf, e) || '';
+    if (!name) name = safe(attr, e, 'title') || '';
+    d.role = squash(role); d.name = squash(name);
+    const id = safe(idOfEl, e);
+    d.ref = id ? '#' + sliceStr(id, 0, 40) : tag;
+    let sid = null;
+    for (let n = e, i = 0; n && i < 64 && sid === null; n = flatParent(n), i++) {
+      if (isEl(n) && S.ids) sid = safe(wmGet, S.ids, n) || null;
+      if (n !== e) break;   // the element's own ID only
+    }
+    d.id = sid === null ? null : '' + sid;
+    return d;
+  };
+
+  // ---- the armed press sequence ------------------------------------------------------------------
+  let owner = null;        // the secret of whoever armed it first (Vigil)
+  let arm = null;          // the press sequence being watched, or null
+  let last = null;         // its verdict once read or over
+  const EXPIRE_MS = 30000;  // a watch Vigil never read (a failed step) ends by itself
+  const twin = (h, el) => isEl(h) && safe(localNameOf, h) === safe(localNameOf, el) && !safe(connected, el) &&
+    squash(safe(textOf, h)) === squash(safe(textOf, el)) && safe(attr, h, 'aria-label') === safe(attr, el, 'aria-label') &&
+    safe(attr, h, 'role') === safe(attr, el, 'role') && safe(attr, h, 'type') === safe(attr, el, 'type');
+  const lands = (a, h, kind) => {
+    const el = a.el;
+    if (!h) return false;
+    if (h === a.hit || within(el, h)) return true;
+    // one of its shadow hosts (a closed root's events reach window retargeted to its host)
+    for (let r = safe(rootOf, el), i = 0; r && i < 32; i++) {
+      const host = safe(hostOf, r);
+      if (!host) break;
+      if (host === h) return true;
+      // content slotted into its nearest host lands on the control (as the probe judges it)
+      if (i === 0) for (let n = safe(parentNodeOf, h), j = 0; n && j < 4096; n = safe(parentNodeOf, n), j++) if (n === host) return true;
+      r = safe(rootOf, host);
+    }
+    // inside one of its labels
+    for (let n = h, i = 0; n && i < 4096; n = flatParent(n), i++) if (isLabel(n) && safe(controlOf, n) === el) return true;
+    // a label (or what it holds) passes its click on to its control
+    if (kind === 'click') for (let n = el, i = 0; n && i < 4096; n = flatParent(n), i++) if (isLabel(n) && safe(controlOf, n) === h) return true;
+    // the page re-rendered the element: an identical one took its place
+    return twin(h, el);
+  };
+  const entry = (kind, h, ok) => { const e = blank(); e.kind = kind; e.el = h; e.ok = ok; return e; };
+  const live = () => {
+    if (arm && now() - arm.at > EXPIRE_MS) { last = arm; arm = null; }
+    return arm;
+  };
+  const onEvent = (kind) => (ev) => {
+    if (!ev.isTrusted) return;
+    const a = live();
+    if (!a || a.done) return;
+    let h = null;
+    const p = safe(pathOf, ev);
+    if (p && p.length) h = p[0];
+    if (kind !== 'click' && kind !== 'dblclick' && isEl(h)) h = deepen(h, safe(clientX, ev), safe(clientY, ev));
+    // a click goes to what its press and release share: fine when both landed on the element
+    const ok = lands(a, h, kind) || (kind === 'click' && !a.bad && a.up !== null && within(h, a.up));
+    if (kind === 'mouseup' && ok) a.up = h;
+    if (kind === 'pointermove') {
+      // only the move to the click's point (a person's own mouse elsewhere on the page is not the step's)
+      const dx = safe(clientX, ev) - a.x, dy = safe(clientY, ev) - a.y;
+      if (!(dx * dx + dy * dy <= 16)) return;
+      a.moves++;
+      if (!ok && !a.moveBad) a.moveBad = entry(kind, h, false);
+      return;
+    }
+    a.seen++;
+    if (!ok && !a.bad) a.bad = entry(kind, h, false);
+    if (a.bad) { a.blocked++; safe(stop, ev); safe(cancel, ev); }
+    if (kind === 'click') a.clicks++;
+    if (kind === 'dblclick' || (kind === 'click' && a.clicks >= a.want && a.want < 2)) a.done = true;
+  };
+  const KINDS = ['pointermove', 'pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick'];
+  for (let i = 0; i < KINDS.length; i++) {
+    const k = KINDS[i];
+    safe(listen, window, k, onEvent(k), { capture: true, passive: k === 'pointermove' });
+  }
+
+  const report = (e) => {
+    const r = blank();
+    r.kind = e.kind;
+    const d = describe(e.el);
+    r.role = d.role; r.name = d.name; r.ref = d.ref; r.id = d.id;
+    return r;
+  };
+  const verdict = (a) => {
+    const v = blank();
+    v.armed = true; v.want = a.want; v.seen = a.seen; v.clicks = a.clicks; v.blocked = a.blocked;
+    v.misdirected = false;
+    const bad = a.bad || a.moveBad;
+    if (bad) { v.misdirected = true; v.got = report(bad); v.phase = a.bad ? 'press' : 'move'; }
+    else if (a.want > 0 && a.seen === 0) { v.misdirected = true; v.phase = 'unreached'; }
+    return v;
+  };
+  const ops = blank();
+  // arm(el, x, y, clicks): watch the next press sequence of `clicks` clicks at (x, y) on el
+  ops.arm = (el, x, y, want) => {
+    if (!isEl(el)) return false;
+    const a = blank();
+    a.el = el; a.hit = hitAt(x, y); a.x = +x; a.y = +y; a.want = want | 0; a.at = now();
+    a.moves = 0; a.seen = 0; a.clicks = 0; a.blocked = 0; a.bad = null; a.moveBad = null; a.up = null; a.done = false;
+    arm = a; last = null;
+    return true;
+  };
+  // moved(x, y): after the pointer arrived, before any press: is the approved element still what it hits?
+  ops.moved = (x, y) => {
+    const a = live();
+    if (!a) return null;
+    if (!a.moveBad) {
+      const h = hitAt(x, y);
+      if (!lands(a, h, 'pointermove')) a.moveBad = entry('pointermove', h, false);
+    }
+    const v = verdict(a);
+    v.misdirected = !!a.moveBad; v.phase = 'move';
+    if (a.moveBad) { last = a; arm = null; }
+    return v;
+  };
+  // read(): the verdict of the press sequence (once; it ends the watch)
+  ops.read = () => {
+    const a = arm || last;
+    arm = null; last = null;
+    return a ? verdict(a) : null;
+  };
+  ops.disarm = () => { arm = null; last = null; return true; };
+  const guard = function guard(secret, op, a1, a2, a3, a4) {
+    if (typeof secret !== 'string' || secret.length < 16) return 'refused';
+    if (owner === null) owner = secret;
+    else if (secret !== owner) return 'refused';
+    const f = ops[op];
+    return f ? f(a1, a2, a3, a4) : null;
+  };
+  defineProp(S, 'guard', { value: guard, enumerable: false, configurable: false, writable: false });
+})
