@@ -215,7 +215,7 @@ def _render_reading(snap: DomSnapshot, data: dict, full_page: bool, max_tokens: 
         note = (f" Cut to {n - dropped} of {n} lines to fit ~{max_tokens} tokens"
                 + (f", those matching {focus!r} first" if focus else "") + " (… marks a cut); scroll or "
                 "browser_find for the rest.")
-    out = head + "\n" + "\n".join(lines)
+    out = "\n".join([head] + lines)
     where = "whole page" if full_page else "viewport"
     return out, (f"The {where} as a person reads it: {n_controls} controls ([ref] role \"name\") and {n_text} lines "
                  f"of text, ~{estimate_tokens(out)} tokens.{note}")
