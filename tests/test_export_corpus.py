@@ -38,7 +38,7 @@ def _script(widget: dict) -> list[dict]:
                            '.first.click()']),
     ("shoelace-dialog", ['page.get_by_role("button", name="Edit profile", exact=True).click()',
                          '.fill("Ada Lovelace")',
-                         'expect(page.get_by_text("Saved Ada Lovelace").filter(visible=True).first).to_be_visible()']),
+                         '.to_have_text("Saved Ada Lovelace")']),
 ])
 def test_a_run_on_a_real_library_exports_a_passing_test(harness, server, tmp_path, monkeypatch, wid, lines):
     w = WIDGETS[wid]

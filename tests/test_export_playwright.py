@@ -96,14 +96,14 @@ def test_the_exported_file_says_what_it_does(exported, site):
     assert 'pytest.fail(f"Set the environment variable {var}: this test types a secret' in text
     assert "# Recorded by Vigil" in text and "Task: Order a large shirt" in text and base in text
     for line in ('page.goto(BASE_URL + "/index.html")',
-                 'expect(page.get_by_text("Dismiss", exact=True)).to_be_hidden()',  # the notice is gone
+                 'expect(page.locator("#notice")).to_be_hidden()',  # the notice is gone
                  'page.get_by_role("textbox", name="Name", exact=True).fill("Ada Lovelace")',
                  'expect(page.get_by_role("textbox", name="Name", exact=True)).to_have_value("Ada Lovelace")',
                  'page.get_by_role("combobox", name="Size", exact=True).select_option("Large")',
                  'page.get_by_role("checkbox", name="Gift wrap", exact=True).check()',
                  'expect(page.get_by_role("checkbox", name="Gift wrap", exact=True)).to_be_checked(checked=True)',
                  'page.get_by_role("button", name="Add to cart", exact=True).click()',
-                 'expect(page.get_by_text("Total: 42.00 EUR").filter(visible=True).first).to_be_visible()',
+                 'expect(page.locator("#total")).to_have_text("Total: 42.00 EUR")',  # the element that changed, exactly
                  'expect(page).to_have_url(BASE_URL + "/done.html")',
                  "# the run finished here: ordered"):
         assert line in text, f"{line!r} not in:\n{text}"
@@ -125,7 +125,7 @@ def test_the_exported_test_passes_on_the_site_and_fails_when_it_breaks(exported,
         broken = _run(test_file, base)
         assert broken.returncode == 1, broken.stdout
         assert _failed_at(broken.stdout,
-                          'expect(page.get_by_text("Total: 42.00 EUR").filter(visible=True).first).to_be_visible()')
+                          'expect(page.locator("#total")).to_have_text("Total: 42.00 EUR")')
 
         # the button gone: red at the click
         (root / "index.html").write_text(SHOP.replace('<button id="add">Add to cart</button>', ""))
@@ -185,7 +185,7 @@ def test_steps_inside_a_closed_shadow_root_are_exported_as_input_at_their_place(
             assert text.count("inside a closed shadow root, which Playwright's locators cannot enter") == 2, text
             assert re.search(r'^\s+page\.mouse\.click\([\d.]+, [\d.]+\)\n(\s+page\.keyboard\.press\(.*\)\n)*'
                              r'\s+page\.keyboard\.type\("SAVE10"\)$', text, re.M), text
-            assert 'expect(page.get_by_text("Applied: SAVE10")' in text, text
+            assert 'expect(page.locator("#out")).to_have_text("Applied: SAVE10")' in text, text
             compile(text, "test_coupon.py", "exec")
             ok = _run(out, base)
             assert ok.returncode == 0, ok.stdout + ok.stderr

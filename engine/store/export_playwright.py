@@ -3,15 +3,18 @@
 The test opens where the session started and runs its executed steps in order — each action
 through the locator of the element it acted on (computed from the snapshot stored with the step,
 see `engine.snapshot.locators`), then an `expect(...)` per step from what verification saw work:
-the URL it navigated to, the value typed, the checked state, the option chosen, the text that
-appeared. Rejected and skipped steps are left out; failed steps are written as comments, marked.
+the URL it navigated to, the value typed, the checked state, the option chosen; for any other step
+the change it made to the page — the element that changed, by a locator that does not depend on the
+change, with its new text, value or state matched exactly (`engine.store.export_expect`).
+Rejected and skipped steps are left out; failed steps are written as comments, marked.
 A typed secret is never written: the file reads it from an environment variable it names. Page
 and model text only ever appears inside string literals or one-line comments.
 
 URLs on the recorded origin are written as `BASE_URL + "/path"`, `BASE_URL` being
 `$VIGIL_BASE_URL` or the recorded origin, so the test runs against another server of the same
-site. The browser is pytest-playwright's; `$VIGIL_CHROMIUM` (else Debian's /usr/bin/chromium when
-present) is used as its executable, as Vigil finds Chromium.
+site. A session that starts on a page of no site (about:blank, as an MCP session does) takes its
+origin from the first page it went to. The browser is pytest-playwright's; `$VIGIL_CHROMIUM` (else
+Debian's /usr/bin/chromium when present) is used as its executable, as Vigil finds Chromium.
 """
 
 from __future__ import annotations
@@ -27,14 +30,11 @@ from engine.models import Action, StepRecord
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.locators import Locator, Locators, Step
 from engine.snapshot.locators.code import MASK, action_lines, one_line, url_expr
-from engine.snapshot.locators.match import node_text, norm_text, whole_text
 from engine.snapshot.locators.model import py_str as _py
 from engine.snapshot.stored import load_snapshot
 from engine.snapshot.vnode import VirtualNode
+from engine.store.export_expect import change_lines
 from engine.store.store import SessionData, Store
-
-MAX_NEW_TEXTS = 2  # texts that appeared after a step, asserted when the step expected "any change"
-MAX_TEXT = 80
 
 SnapshotOf = Callable[[int, str], DomSnapshot | None]
 
@@ -78,8 +78,7 @@ class _Writer:
         start = data.session.metadata.get("initialUrl") or data.session.url or ""
         first = next((s.url_before for s in data.steps if s.url_before), "")
         self.start = start or first
-        parts = urllib.parse.urlsplit(self.start)
-        self.base = f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else None
+        self.base = site_base(self.start) or site_base(first_navigation(data))
         self.secrets: dict[str, str] = {}   # env var → the field it is for
         self.body: list[str] = []
         self.counts = {"written": 0, "failed": 0, "left_out": 0, "assertions": 0}
@@ -168,70 +167,44 @@ class _Writer:
     # -- what verification saw work --------------------------------------------------------------
     def assertions(self, rec: StepRecord, loc: Locator | None, node: VirtualNode | None,
                    text_expr: str | None) -> list[str]:
+        """The step's own outcome: the URL it went to, the value typed, the state checked, the option
+        chosen; else the change it made to the page (`engine.store.export_expect`)."""
         v, a = rec.verification, rec.action
         if v is None or not v.success or a is None:
             return []
-        out: list[str] = []
-        kind = v.verified_outcome
-        exp = v.expected
         el = loc.code() if loc is not None else None
-        if kind == "navigation" and rec.url_after:
-            out.append(f"expect(page).to_have_url({url_expr(rec.url_after, self.base)})")
-        elif a.name == "type" and el and (node is None or node.tag in ("input", "textarea")) and not a.submit:
-            out.append(f"expect({el}).to_have_value({text_expr or _py(a.text or '')})")
-        elif a.name in ("check", "uncheck") and el:
-            out.append(f"expect({el}).to_be_checked(checked={a.name == 'check'})")
-        elif a.name == "select" and el and a.option:
-            if node is not None and node.tag == "select":
-                out.append(f"expect({el}.locator(\"option:checked\")).to_have_text({_py(a.option)})")
-            else:
-                out.append(f"expect(page.get_by_text({_py(a.option)}).filter(visible=True).first).to_be_visible()")
-        elif kind == "element_appears" and exp is not None and exp.text and MASK not in exp.text:
-            out.append(f"expect(page.get_by_text({_py(exp.text)}).filter(visible=True).first).to_be_visible()")
-        elif kind == "element_disappears" and exp is not None and exp.text:
-            out.append(f"expect(page.get_by_text({_py(exp.text)})).to_have_count(0)")
-        elif kind == "state_changes" and exp is not None and exp.state == "checked" and el:
-            out.append(f"expect({el}).to_be_checked()")
-        if not out and kind in ("any_change", "element_appears", "state_changes", "value_changes", "submitted"):
-            for t in self.new_texts(rec):
-                out.append(f"expect(page.get_by_text({_py(t)}).filter(visible=True).first).to_be_visible()")
-        if not out and kind in ("any_change", "element_disappears"):
-            for t in self.gone_texts(rec):
-                out.append(f"expect(page.get_by_text({_py(t)}, exact=True)).to_be_hidden()")
-        return out
-
-    def gone_texts(self, rec: StepRecord) -> list[str]:
-        """A short text that was visible before the step and is nowhere visible after it (a closed
-        banner or dialog)."""
+        if v.verified_outcome == "navigation" and rec.url_after:
+            return [f"expect(page).to_have_url({url_expr(rec.url_after, self.base)})"]
+        if a.name == "type" and el and (node is None or node.tag in ("input", "textarea")) and not a.submit:
+            return [f"expect({el}).to_have_value({text_expr or _py(a.text or '')})"]
+        if a.name in ("check", "uncheck") and el:
+            return [f"expect({el}).to_be_checked(checked={a.name == 'check'})"]
+        if a.name == "select" and el and a.option and node is not None and node.tag == "select":
+            return [f"expect({el}.locator(\"option:checked\")).to_have_text({_py(a.option)})"]
         before, after = self.snapshots(rec.index, "snapshot_before"), self.snapshots(rec.index, "snapshot_after")
         if before is None or after is None:
             return []
-        still = {node_text(n) for n in after.nodes() if n.visible}
-        for n in before.nodes():
-            t = node_text(n)
-            if t and n.visible and len(t) <= MAX_TEXT and whole_text(n, t) and MASK not in t and t not in still:
-                return [t]
-        return []
+        exp = v.expected
+        prefer = exp.text if exp is not None and exp.text and MASK not in exp.text else ""
+        return change_lines(before, after, prefer=prefer, skip=node.node_id if node is not None else "",
+                            locs_before=self._locs(before), locs_after=self._locs(after))
 
-    def new_texts(self, rec: StepRecord) -> list[str]:
-        """Short texts visible after the step that were nowhere on the page before it."""
-        before, after = self.snapshots(rec.index, "snapshot_before"), self.snapshots(rec.index, "snapshot_after")
-        if before is None or after is None:
-            return []
-        seen = {node_text(n) for n in before.nodes()} | {norm_text(n.name) for n in before.nodes()}
-        typed = (rec.action.text or "") if rec.action and rec.action.name == "type" else ""
-        out: list[str] = []
-        for n in after.nodes():
-            t = node_text(n)
-            if not t or t in seen or len(t) > MAX_TEXT or not n.visible or not whole_text(n, t) or MASK in t:
-                continue
-            if typed and t == typed:
-                continue
-            if t not in out:
-                out.append(t)
-            if len(out) >= MAX_NEW_TEXTS:
-                break
-        return out
+
+def site_base(url: str) -> str | None:
+    """scheme://host[:port] of an http(s) URL, else None."""
+    parts = urllib.parse.urlsplit(url or "")
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def first_navigation(data: SessionData) -> str:
+    """The first http(s) page the session went to (a session that starts on about:blank, as an MCP
+    session does, takes its site from there)."""
+    for rec in data.steps:
+        for url in ((rec.action.url if rec.action is not None and rec.action.name == "navigate" else None),
+                    rec.url_before, rec.url_after):
+            if site_base(url or ""):
+                return url or ""
+    return ""
 
 
 def playwright_test_source(data: SessionData, snapshots: SnapshotOf) -> str:
