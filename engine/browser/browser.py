@@ -18,6 +18,8 @@ from typing import Any, Generic, TypeVar
 from engine.browser.cdp import CDPConnection
 from engine.browser.discovery import BASE_FLAGS, find_chromium, running_as_root
 from engine.browser.downloads import DownloadKeeper
+from engine.browser.exits import ExitHold
+from engine.browser.popups import PopupGuard
 from engine.browser.target import PageScripts, PageTarget
 from engine.errors import BrowserLaunchError, ErrorCode, VigilError
 from engine.models.browsing import TabInfo
@@ -48,7 +50,9 @@ class Browser(Generic[TabT]):
     `window.open`, a sign-in popup): `tabs` (in the order they opened), `active_tab` (the one being
     worked on), `switch_to(i)`, `close_tab(i)`, `tab_infos()`, `opened` (every tab ever adopted, in
     order, for "what opened since") and `on_tabs(fn)`. Downloads are saved by `downloads`
-    (`engine.browser.downloads.DownloadKeeper`)."""
+    (`engine.browser.downloads.DownloadKeeper`, with its size limit); while a run needs it, popup floods
+    are ended by `popups` (`engine.browser.popups.PopupGuard`) and top-level navigations are held by
+    `exits` (`engine.browser.exits.ExitHold`)."""
 
     def __init__(self, make_tab: Callable[[PageTarget], TabT]) -> None:
         self._make_tab = make_tab
@@ -73,6 +77,8 @@ class Browser(Generic[TabT]):
         self._own_pages = 0                   # pages being opened by new_tab (their "page" event is not a popup)
         self._listeners: list[TabListener] = []
         self._adopting: set[asyncio.Task[Any]] = set()
+        self.popups = PopupGuard(lambda: self.cdp, self._default_opener, self._sessions_of)
+        self.exits = ExitHold(lambda: self.cdp)
 
     @property
     def cdp(self) -> CDPConnection:
@@ -122,6 +128,9 @@ class Browser(Generic[TabT]):
             ws_url = await _wait_ws(port, launch_timeout)
             self.context = await self.pw_browser.new_context(viewport=size, accept_downloads=True)
         self._cdp = await CDPConnection.connect(ws_url)
+        for event in ("Page.downloadWillBegin", "Page.downloadProgress"):  # from every tab's own session
+            self._cdp.on(event, lambda p, sid: self.downloads.progress(p))
+        await self.popups.listen()
         self.context.on("page", self._on_page)
 
     async def new_tab(self, url: str | None = None, *, timeout: float = 30.0, wait_until: str = "load") -> TabT:
@@ -138,16 +147,19 @@ class Browser(Generic[TabT]):
             await self._target_of(tab).goto(url, timeout=timeout, wait_until=wait_until)
         return tab
 
-    async def _wrap(self, page: Any, opener: PageTarget | None) -> TabT:
+    async def _wrap(self, page: Any, opener: PageTarget | None, target_id: str | None = None) -> TabT:
         self._watch_page(page)
-        target = PageTarget(self.cdp, page, await _target_id(self.context, page), self.scripts, self.secrets,
-                            on_close=self._closed)
+        target = PageTarget(self.cdp, page, target_id or await _target_id(self.context, page), self.scripts,
+                            self.secrets, on_close=self._closed)
         target.opener_id = opener.target_id if opener is not None else None
         target.owner = self
         target.dialogs.tab_index = lambda: self._index_of_target(target)
         page.on("crash", lambda *_: target.mark_crashed())
         page.on("close", lambda *_: target.gone())
         await target.attach()
+        await self.popups.install(target.target_id, target.session_id)
+        if self.exits.on:  # a run holds navigations to other sites: this tab's too
+            await self.exits.enable(target)
         tab = self._make_tab(target)
         self._targets[target] = tab
         self._openers[target] = opener
@@ -175,15 +187,32 @@ class Browser(Generic[TabT]):
 
     async def _adopt(self, page: Any) -> None:
         opener: PageTarget | None = None
+        try:
+            target_id = await _target_id(self.context, page)
+        except Exception as exc:  # Playwright's errors: the page closed already (a flood's popup)
+            log.debug("a new page went away before it was adopted: %s", exc)
+            return
+        if target_id in self.popups.refused:
+            return  # a popup of a flooding page: closed at once, never a tab
         with contextlib.suppress(Exception):
             op = await page.opener()
             opener = next((t for t in self._targets if t.page is op), None) if op is not None else None
         if opener is None and self.active_tab is not None:
             opener = self._target_of(self.active_tab)  # noopener links (target=_blank): opened from the active tab
         try:
-            await self._wrap(page, opener)
+            await self._wrap(page, opener, target_id)
         except VigilError as exc:
             log.debug("could not adopt a new page: %s", exc)
+
+    def _sessions_of(self, target_id: str) -> list[str]:
+        return next((list(t.sessions) for t in self._targets if t.target_id == target_id), [])
+
+    def _default_opener(self) -> str | None:
+        """Who opened a page that names no opener (a noopener link): the active tab, unless Vigil is
+        opening a tab itself."""
+        if self._own_pages or self.active_tab is None:
+            return None
+        return self._target_of(self.active_tab).target_id
 
     async def settle_new_tabs(self, timeout: float = 2.0) -> None:
         """Wait (briefly) until every page the context opened is wrapped as a tab."""

@@ -4,16 +4,29 @@ The folder is `folder` when set (the loop sets a per-session folder under the se
 directory); until then a temporary folder is made and said (`DownloadInfo.path`), never the
 user's home. Each download is reported with the file name the site suggested, its size, its MIME
 type (by name, as the browser does not say) and where it was saved; two files of the same name are
-kept side by side (`report (1).pdf`)."""
+kept side by side (`report (1).pdf`).
+
+- **A size limit** holds for every download: `limit` bytes, 100 MB (100,000,000 bytes) unless
+  `DownloadKeeper(limit_mb=…)` or the environment variable `VIGIL_DOWNLOAD_LIMIT_MB` says otherwise
+  (0 = no limit). It is enforced while the file downloads, from the browser's progress events
+  (`Page.downloadProgress`, fed to `progress()`): the moment the bytes received — or the size the
+  server announced — pass the limit, the download is cancelled and nothing of it is kept.
+- **A question first**: with `decide` set (the loop sets it for a run that holds downloads), each
+  download is put to it before it is saved; a reason back means refused (cancelled, nothing kept).
+- **One copy**: the browser's temporary copy (Playwright's) is deleted once the file is saved.
+
+Only a saved download has a path; the others say why they were not saved (`DownloadInfo.status`)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import mimetypes
+import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +34,21 @@ from engine.models.browsing import DownloadInfo
 
 log = logging.getLogger("vigil.downloads")
 _UNSAFE = re.compile(r"[\x00-\x1f/\\:*?\"<>|]+")
+DEFAULT_LIMIT_MB = 100
+LIMIT_ENV = "VIGIL_DOWNLOAD_LIMIT_MB"
+# a download about to be saved → None to keep it, or why it is refused
+DownloadDecider = Callable[[DownloadInfo], Awaitable[str | None]]
+
+
+def limit_from_env(default_mb: float = DEFAULT_LIMIT_MB) -> int | None:
+    """The size limit in bytes: VIGIL_DOWNLOAD_LIMIT_MB (decimal MB; 0 = none) or the default."""
+    raw = os.environ.get(LIMIT_ENV, "").strip()
+    try:
+        mb = float(raw) if raw else default_mb
+    except ValueError:
+        log.warning("%s=%r is not a number of MB; using %s MB", LIMIT_ENV, raw, default_mb)
+        mb = default_mb
+    return int(mb * 1_000_000) if mb > 0 else None
 
 
 def safe_name(name: str) -> str:
@@ -42,12 +70,21 @@ def unique_path(folder: Path, name: str) -> Path:
 class DownloadKeeper:
     """Saves downloads into `folder` and keeps what became of each (`items`, in the order they began)."""
 
-    def __init__(self, index_of_page: Callable[[Any], int | None] | None = None) -> None:
+    def __init__(self, index_of_page: Callable[[Any], int | None] | None = None, *,
+                 limit_mb: float | None = None) -> None:
         self.folder: Path | None = None
         self.items: list[DownloadInfo] = []
         self._index_of_page = index_of_page or (lambda page: None)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._temp: Path | None = None
+        # bytes; None = no limit. `limit_mb` wins over the environment
+        self.limit: int | None = limit_from_env() if limit_mb is None else (
+            int(limit_mb * 1_000_000) if limit_mb > 0 else None)
+        self.decide: DownloadDecider | None = None
+        self.asking = 0                                    # downloads waiting for `decide` now
+        self._live: dict[str, Any] = {}                    # url → Playwright Download under way
+        self._over: dict[str, int] = {}                    # url → bytes when it was stopped at the limit
+        self._seen: dict[str, str] = {}                    # browser guid → url
 
     def target_folder(self) -> Path:
         """Where the next download goes (a temporary folder is made when none was set)."""
@@ -63,24 +100,76 @@ class DownloadKeeper:
         info = DownloadInfo(name=safe_name(str(getattr(download, "suggested_filename", "") or "download")),
                             url=str(getattr(download, "url", "") or ""), tab=self._index_of_page(page))
         self.items.append(info)
+        self._live[info.url] = download
+        if info.url in self._over:  # the browser's progress passed the limit before this event came
+            self._cancel(download)
         task = asyncio.ensure_future(self._save(download, info))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _save(self, download: Any, info: DownloadInfo) -> None:
+        info.limit = self.limit
         try:
+            if self.decide is not None:
+                self.asking += 1
+                try:
+                    refused = await self.decide(info)
+                finally:
+                    self.asking -= 1
+                if refused:
+                    info.status, info.error = "refused", refused
+                    with contextlib.suppress(Exception):
+                        await download.cancel()
+                    return
             failure = await download.failure()
+            if info.url in self._over:
+                info.status, info.size = "over_limit", self._over.pop(info.url)
+                info.error = f"larger than the limit of {self.limit:,} bytes" if self.limit else "over the limit"
+                return
             if failure:
-                info.error = str(failure)
+                info.status, info.error = "failed", str(failure)
                 return
             dest = unique_path(self.target_folder(), info.name)
             await download.save_as(str(dest))
             info.path = str(dest)
             info.size = dest.stat().st_size
             info.mime = mimetypes.guess_type(info.name)[0] or "application/octet-stream"
+            info.status = "saved"
         except Exception as exc:  # Playwright's own errors: the browser went away, a canceled download
+            info.status = "failed"
             info.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             log.debug("download failed: %s", exc)
+        finally:
+            if self._live.get(info.url) is download:
+                self._live.pop(info.url, None)
+            with contextlib.suppress(Exception):
+                await download.delete()  # the browser's own copy: only the saved one is kept
+
+    def progress(self, p: dict) -> None:
+        """The browser's download events (`Page.downloadWillBegin`, `Page.downloadProgress`): stop a
+        download at once when it passes the limit (bytes received, or the size the server announced)."""
+        guid = str(p.get("guid") or "")
+        if "url" in p:
+            self._seen[guid] = str(p["url"])
+            return
+        url = self._seen.get(guid)
+        if url is None:
+            return
+        if p.get("state") != "inProgress":
+            self._seen.pop(guid, None)
+            return
+        got, total = int(p.get("receivedBytes") or 0), int(p.get("totalBytes") or 0)
+        if self.limit is None or max(got, total) <= self.limit or url in self._over:
+            return
+        self._over[url] = self.limit
+        download = self._live.get(url)
+        if download is not None:
+            self._cancel(download)
+
+    def _cancel(self, download: Any) -> None:
+        task = asyncio.ensure_future(download.cancel())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def settle(self, timeout: float = 10.0) -> None:
         """Wait (at most `timeout` s) until the downloads under way are saved."""

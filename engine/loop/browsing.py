@@ -9,9 +9,13 @@
 - **Tabs.** After each step the tabs opened during it are reported ("opened a new tab: Title — URL")
   and, with `follow_new_tabs`, the newest becomes the page the loop works on; when the page the loop
   works on closes itself (a sign-in popup) the loop goes back to its opener. More than `popup_limit`
-  new tabs in one step are a flood: the extra ones are closed at once and it is said.
+  new tabs from one page in one step are a flood: the extra ones are closed at once, as is every
+  further popup of that page for the rest of the run (`engine.browser.popups.PopupGuard`, at the
+  browser, before they become tabs), it is said, and the loop never moves into a popup of that step.
 - **Downloads** made during a step are waited for (briefly) and reported with name, size, type and
-  where they were saved.
+  where they were saved — or why they were not (refused, stopped at the size limit).
+- **Leaving the site and downloads the step was not approved for** are held at the browser and asked
+  or refused (`engine.loop.holds.BrowserHolds`); a refusal during a step fails it with BLOCKED.
 
 Everything seen during a step comes back as `PageIncidents` for its record and its result's message.
 """
@@ -24,6 +28,7 @@ import logging
 from typing import Any
 
 from engine.errors import ErrorCode, VigilError
+from engine.loop.holds import BrowserHolds
 from engine.models import (
     Action,
     ActionResult,
@@ -38,7 +43,7 @@ from engine.models.actions import EventCategory
 from engine.models.browsing import DialogAnswer, DialogInfo, PageIncidents, TabInfo
 
 log = logging.getLogger("vigil.loop")
-POPUP_LIMIT = 10   # new tabs in one step before the rest are closed at once
+POPUP_LIMIT = 10   # new tabs from one page in one step before the rest are closed at once
 
 
 class PageWatch:
@@ -51,7 +56,8 @@ class PageWatch:
         self.popup_limit = popup_limit
         self.step_index = 0
         self.sensitive_ok = False       # the running step was approved by the person as sensitive
-        self.totals = {"dialogs": 0, "dialog_floods": 0, "popups_blocked": 0, "downloads": 0}
+        self.totals = {"dialogs": 0, "dialog_floods": 0, "popups_blocked": 0, "downloads": 0, "exits_refused": 0,
+                       "downloads_stopped": 0}
         self.gate_lock = asyncio.Lock()   # the loop's gate asks one thing at a time (steps and dialogs)
         self._opened_mark = 0
         self._downloads_mark = 0
@@ -59,6 +65,7 @@ class PageWatch:
         self._hooked: set[int] = set()
         self._before: list[tuple[Any, Any]] = []  # (dialog watcher, the handler it had before the run)
         self._watchers: list[Any] = []
+        self.holds = BrowserHolds(self)  # exits to other sites and downloads held at the browser
 
     # -- the browser and its tabs ----------------------------------------------------------------
     @property
@@ -74,8 +81,14 @@ class PageWatch:
             if b.active_tab is not self.loop.page and self.loop.page in b.tabs:
                 b._set_active(self.loop.page)
             self._stops.append(b.on_tabs(self._tab_event))
+            b.popups.arm(self.popup_limit)
+        self.holds.start(b)
 
     def stop(self) -> None:
+        self.holds.stop()
+        b = self.browser
+        if b is not None:
+            b.popups.disarm()
         for s in self._stops:
             with contextlib.suppress(Exception):
                 s()
@@ -110,6 +123,7 @@ class PageWatch:
 
     async def tabs(self) -> list[TabInfo]:
         """The open tabs with their titles read now (for the planner's observation)."""
+        await self.holds.ready()  # the hold is in place before a step acts
         b = self.browser
         return await b.refresh_titles() if b is not None else []
 
@@ -137,6 +151,11 @@ class PageWatch:
         if b is not None:
             self._opened_mark = len(b.opened)
             self._downloads_mark = len(b.downloads.items)
+            b.popups.begin_step()
+
+    def approved(self, action: Action, node: Any, base_url: str, reasons: list[str], asked: bool) -> None:
+        """The step about to run, and what the gate approved it for (`BrowserHolds.approved`)."""
+        self.holds.approved(action, node, base_url, reasons, asked)
 
     async def end_step(self) -> PageIncidents:
         """What happened besides the page during the step; follows a new tab (or a closed one's opener)."""
@@ -155,24 +174,30 @@ class PageWatch:
             inc.dialog_flood = inc.dialog_flood or flood
         if b is None:
             return inc
+        while self.holds.busy:  # a held navigation or download is being decided: its answer is part of the step
+            await asyncio.sleep(0.05)
         await b.settle_new_tabs()
         new = [t for t in b.opened[self._opened_mark:] if t in b.tabs]
         self._opened_mark = len(b.opened)
+        inc.popups_blocked = b.popups.take_closed()
         if len(new) > self.popup_limit:
             extra = new[self.popup_limit:]
             new = new[:self.popup_limit]
             for t in extra:
                 with contextlib.suppress(VigilError):
                     await t.close()
-            inc.popups_blocked = len(extra)
+            inc.popups_blocked += len(extra)
         if new:
             await b.refresh_titles()
             for t in new:
                 i = b.index_of(t)
                 if i is not None:
                     inc.tabs_opened.append(next(x for x in b.tab_infos() if x.index == i))
-        if new and self.follow_new_tabs:
-            newest = new[-1]
+        # never into a popup of a flood: the page that flooded does not get to choose where the run goes
+        follow = [] if inc.popups_blocked else [t for t in new if not b.popups.is_flooding(
+            getattr(b._target_of(t), "opener_id", None))]
+        if follow and self.follow_new_tabs:
+            newest = follow[-1]
             if newest in b.tabs and newest is not self.loop.page:
                 await self.switch(newest)
                 inc.switched_to = self.tab_info()
@@ -182,10 +207,13 @@ class PageWatch:
             await b.downloads.settle(10.0)
         inc.downloads = [x.model_copy() for x in b.downloads.items[self._downloads_mark:]]
         self._downloads_mark = len(b.downloads.items)
+        self.holds.end_step(inc)
         self.totals["dialogs"] += inc.dialog_count
         self.totals["dialog_floods"] += int(inc.dialog_flood)
         self.totals["popups_blocked"] += inc.popups_blocked
-        self.totals["downloads"] += len(inc.downloads)
+        self.totals["downloads"] += sum(1 for d in inc.downloads if d.saved)
+        self.totals["downloads_stopped"] += sum(1 for d in inc.downloads if d.status in ("refused", "over_limit"))
+        self.totals["exits_refused"] += sum(1 for x in inc.exits if not x.allowed)
         return inc
 
     async def back_to_opener(self, inc: PageIncidents | None = None) -> bool:
@@ -225,9 +253,13 @@ class PageWatch:
         elif t["dialogs"]:
             out.append(f"the page raised {t['dialogs']} dialog(s)")
         if t["popups_blocked"]:
-            out.append(f"popup flood: {t['popups_blocked']} new tab(s) were closed at once")
+            out.append(f"popup flood: {t['popups_blocked']} popup(s) were blocked or closed at once")
         if t["downloads"]:
             out.append(f"{t['downloads']} file(s) downloaded")
+        if t["downloads_stopped"]:
+            out.append(f"{t['downloads_stopped']} download(s) refused or stopped at the size limit, nothing kept")
+        if t["exits_refused"]:
+            out.append(f"the page tried {t['exits_refused']} time(s) to leave the site on its own; held and refused")
         return out
 
     # -- the tab actions -------------------------------------------------------------------------------
@@ -307,7 +339,7 @@ def with_incidents(result: ActionResult, inc: PageIncidents, acted_on: object, n
         message = "The action ran and its tab closed itself (a popup finishing its work)."
     v = result.verification
     done = ([f"opened a new tab ({t.title or t.url})" for t in inc.tabs_opened]
-            + [f"downloaded {d.name}" for d in inc.downloads if not d.error]
+            + [f"downloaded {d.name}" for d in inc.downloads if d.saved]
             + [f"raised {d.call()}" for d in inc.dialogs[:1]])
     if v is not None and not v.success and done and (v.expected is None or v.expected.type == "any_change"):
         # what it did happened besides the page (a new tab, a download, a dialog): that is the change
@@ -320,6 +352,11 @@ def with_incidents(result: ActionResult, inc: PageIncidents, acted_on: object, n
         # the input waited on the dialog while it was decided (past the DevTools timeout): it did run
         update.update(success=True, error_code=None)
         message = "The action ran; the page waited while its dialog was answered."
+    blocked = inc.blocked()
+    if blocked:  # the browser held what the step was not approved for, and it was refused
+        update.update(success=False, error_code=ErrorCode.BLOCKED)
+        lines = [x for x in lines if x not in blocked]
+        message = f"{blocked_line(blocked, now)} The action: {message}"
     if lines:
         message = (message + " " if message else "") + "Besides the page: " + "; ".join(lines) + "."
     if message != result.message:
@@ -327,10 +364,25 @@ def with_incidents(result: ActionResult, inc: PageIncidents, acted_on: object, n
     return result.model_copy(update=update) if update else result
 
 
+def blocked_line(blocked: list[str], page: object) -> str:
+    """What the browser held and refused during a step, in one line a person and a model can act on."""
+    more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+    first = blocked[0]
+    if first.startswith("the page tried to leave"):
+        where = getattr(page, "url", "") or "where it was"
+        todo = (f"The page stays on {where}. If the task needs the other site, navigate there as a step of its own "
+                "(a person is asked).")
+    else:
+        todo = ("Nothing was kept. If the task needs the file, ask the person to approve the step that downloads it "
+                "(or raise VIGIL_DOWNLOAD_LIMIT_MB).")
+    return f"{ErrorCode.BLOCKED}: {first}{more}. {todo}"
+
+
 def incident_events(inc: PageIncidents) -> list[PageEvent]:
     """The step's dialogs, tabs and downloads as page events (what the chat and the report list)."""
     out: list[PageEvent] = []
     for line in inc.lines():
-        category: EventCategory = "warning" if "flood" in line else "text"
+        held = "refused" in line or "stopped at" in line
+        category: EventCategory = "warning" if "flood" in line or held else "text"
         out.append(PageEvent(category=category, kind="browser", text=line, age_ms=0))
     return out

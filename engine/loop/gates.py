@@ -3,6 +3,11 @@
 The loop calls `await gate.decide(request)` and acts on the returned `Decision`. Gates here:
 `AutoApprove` (tests, unattended runs), `CallbackGate` (any function), `QueueGate` (a UI pushes
 decisions with `submit()`), `TerminalGate` (`vigil run --approve ask`).
+
+A gate says whether a person answers it with `person_present` (True unless the gate sets it False, as
+`AutoApprove` and the MCP server's `NoPersonGate` do): what the browser holds that no step was approved
+for (a script leaving the site, a download) is asked only where a person is present, and refused
+elsewhere — an automatic approval is never taken for a person's.
 """
 
 from __future__ import annotations
@@ -28,8 +33,16 @@ class ApprovalGate(Protocol):
         ...
 
 
+def person_present(gate: object) -> bool:
+    """Does a person answer this gate? (False for `AutoApprove` and `NoPersonGate`.)"""
+    return bool(getattr(gate, "person_present", True))
+
+
 class AutoApprove:
-    """Approves everything (and records how many requests it saw)."""
+    """Approves every step it is asked about (and records how many requests it saw). No person is
+    present: what the browser holds outside the approved steps is refused (`person_present`)."""
+
+    person_present = False
 
     def __init__(self) -> None:
         self.requests: list[ApprovalRequest] = []

@@ -376,6 +376,8 @@ class AgentLoop:
         actor: Actor = "human" if decision.kind == "take_over" else "agent"
         # a dialog this step raises is answered OK under auto-safe only when the person approved it as sensitive
         self.watch.sensitive_ok = ask and bool(reasons) and decision.kind in ("approve", "edit", "take_over")
+        # what the browser lets the step do without asking again: leave for the site it targets, download
+        self.watch.approved(action, run_node, fresh.url, reasons, asked=ask)
         said = mask_action(action, run_node).to_string()
         if action.name in TERMINAL_ACTIONS:
             self._terminal(action, actor, p, msg, draft)

@@ -138,8 +138,11 @@ def _ended_text(result: RunResult) -> str:
 
 class NoPersonGate:
     """The gate of a server nobody watches (`--approve auto-safe` without a window or terminal): a
-    step that needs a person is refused, with the reasons, and nothing runs."""
+    step that needs a person is refused, with the reasons, and nothing runs. What the browser holds
+    during a step (a script leaving the site, a download the step was not approved for) is refused too
+    (`person_present`)."""
 
+    person_present = False
     PREFIX = "Needs a person's approval ("
     SUFFIX = "), and no person is watching this server"
 

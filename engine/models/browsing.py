@@ -67,22 +67,77 @@ class TabInfo(BaseModel):
         return f"[{self.index}] {self.title or '(untitled)'} — {self.url}{mark}"
 
 
+DownloadStatus = Literal["saving", "saved", "refused", "over_limit", "failed"]
+
+
 class DownloadInfo(BaseModel):
-    """A file the page made the browser download, where Vigil saved it."""
+    """A file the page made the browser download, and what became of it: saved (where), refused (the
+    step was not approved for it and the person said no, or no person was there), stopped at the size
+    limit, or failed. Only a saved download has a `path`."""
 
     name: str                         # the file name the site suggested
-    path: str = ""                    # where it was saved ('' while it downloads or when it failed)
-    size: int | None = None           # bytes
+    path: str = ""                    # where it was saved ('' unless it was saved)
+    size: int | None = None           # bytes (saved), or how far it got (stopped at the limit)
     mime: str = ""
     url: str = ""
     tab: int | None = None
-    error: str | None = None          # why it failed, if it did
+    error: str | None = None          # why it was not saved (refused, over the limit, failed)
+    status: DownloadStatus = "saving"
+    limit: int | None = None          # the size limit it was held to, in bytes
+
+    @property
+    def saved(self) -> bool:
+        return bool(self.path) and self.status in ("saved", "saving")  # ("saving": records made before `status`)
 
     def describe(self) -> str:
-        if self.error:
-            return f"download of {self.name} failed: {self.error}"
+        if self.status == "over_limit":
+            return (f"download of {self.name} stopped at {_size(self.limit or self.size or 0)} (the limit): "
+                    "cancelled, nothing kept")
+        if self.status == "refused":
+            return f"download of {self.name} refused: {self.error or 'not approved'}; nothing kept"
+        if self.error or self.status == "failed":
+            return f"download of {self.name} failed: {self.error or 'unknown error'}"
+        if not self.saved:
+            return f"download of {self.name} not finished when the step ended (not saved yet)"
         size = f"{self.size:,} bytes" if self.size is not None else "size unknown"
         return f"downloaded {self.name} ({size}, {self.mime or 'type unknown'}) to {self.path}"
+
+
+def _size(n: int) -> str:
+    """100 MB, 1.5 MB, 12 kB, 300 bytes (decimal units, as the limit is stated)."""
+    if n >= 1_000_000:
+        mb = n / 1_000_000
+        return f"{mb:.0f} MB" if mb == int(mb) or mb >= 10 else f"{mb:.1f} MB"
+    if n >= 1000:
+        return f"{n // 1000} kB"
+    return f"{n} bytes"
+
+
+class HeldExit(BaseModel):
+    """A top-level navigation to another site that the step was not approved for, held at the browser
+    (a script, a redirect, a form posting elsewhere, a meta refresh): let through or refused, by whom."""
+
+    url: str                          # where the page tried to go
+    from_url: str = ""                # the page it tried to leave
+    from_site: str = ""
+    to_site: str = ""
+    method: str = "GET"
+    allowed: bool = False
+    by: Literal["person", "policy"] = "policy"
+    reason: str = ""                  # why it was refused (the person's words, or "no person is watching")
+    during_step: bool = True          # held while a step's action ran (else between steps: after it settled)
+
+    def describe(self) -> str:
+        what = f"the page tried to leave {self.from_site or 'the site'} for {self.to_site} ({_short(self.url)})"
+        if self.method.upper() != "GET":
+            what += f" with a {self.method.upper()}"
+        if self.allowed:
+            return f"{what}: let through by the person"
+        return f"{what}: held at the browser and refused ({self.reason or 'not approved'}); nothing was sent there"
+
+
+def _short(url: str) -> str:
+    return url if len(url) <= 100 else url[:97] + "…"
 
 
 class PageIncidents(BaseModel):
@@ -96,10 +151,17 @@ class PageIncidents(BaseModel):
     tabs_closed: list[str] = Field(default_factory=list)
     switched_to: TabInfo | None = None
     downloads: list[DownloadInfo] = Field(default_factory=list)
+    exits: list[HeldExit] = Field(default_factory=list)   # navigations to another site held at the browser
 
     def empty(self) -> bool:
         return not (self.dialog_count or self.tabs_opened or self.popups_blocked or self.tabs_closed
-                    or self.switched_to or self.downloads)
+                    or self.switched_to or self.downloads or self.exits)
+
+    def blocked(self) -> list[str]:
+        """What the browser held and refused during the step (exits, downloads), in words: the step
+        fails with BLOCKED when there is any."""
+        return ([x.describe() for x in self.exits if not x.allowed and x.during_step]
+                + [d.describe() for d in self.downloads if d.status in ("refused", "over_limit")])
 
     def lines(self) -> list[str]:
         """Each incident in words, for the step's observation and the step line."""
@@ -117,7 +179,8 @@ class PageIncidents(BaseModel):
         if len(self.tabs_opened) > 3:
             out.append(f"and {len(self.tabs_opened) - 3} more new tab(s) ({len(self.tabs_opened)} in all)")
         if self.popups_blocked:
-            out.append(f"popup flood: {self.popups_blocked} more new tab(s) were closed at once")
+            out.append(f"popup flood: {self.popups_blocked} more popup(s) were blocked or closed at once (the page's "
+                       "further popups are closed for the rest of the run)")
         for c in self.tabs_closed:
             out.append(f"tab closed: {c}")
         if self.switched_to is not None:
@@ -125,4 +188,6 @@ class PageIncidents(BaseModel):
                        f"{self.switched_to.url}")
         for dl in self.downloads:
             out.append(dl.describe())
+        for x in self.exits:
+            out.append(x.describe())
         return out

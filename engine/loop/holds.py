@@ -1,0 +1,190 @@
+"""What the browser holds during a run until someone decides: `BrowserHolds` (one per `PageWatch`).
+
+Where the DOM can lie, the network cannot. Under `auto-safe` and `ask` (never under `auto`):
+
+- **Leaving the site.** A top-level navigation of any tab to another registrable domain than the
+  run's start site and the site the tab is on — from a script, a redirect, a form posting elsewhere,
+  a meta refresh — is held at the browser (`engine.browser.exits.ExitHold`) unless the running step
+  itself targets that site (a `navigate`/`new_tab` to it, a link whose href points there, or a step
+  approved with a "leaves … for HOST" reason). Under `ask` too: the person approved the step they
+  saw, not a script sending the page elsewhere (a link to B that redirects to C is held at C).
+- **Downloads** a step was not approved for: under `auto-safe` every download unless the step was
+  approved with a "downloads a file" reason; under `ask`, those that start outside an approved step
+  (between steps, or during a step run on a standing grant, which no person looked at).
+
+A held thing is put to the person through the loop's gate (an `ApprovalRequest` whose sensitive
+reason says what the page is doing, asked one question at a time with the steps and dialogs), or
+refused at once where no person is present (`engine.loop.gates.person_present`: `AutoApprove`, the
+MCP server's `NoPersonGate`). Once the person refused a site, the page's further tries to go there
+in the same run are refused without asking again. A refused exit never reaches the other site; a
+refused download is cancelled and nothing of it is kept. Each is reported in the step's incidents
+(`HeldExit`, `DownloadInfo.status`) and a refusal during a step's action fails it with BLOCKED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import urllib.parse
+from typing import Any
+
+from engine.loop.gates import person_present
+from engine.loop.policy import site_of
+from engine.models import Action, ApprovalRequest, ProposedStep
+from engine.models.browsing import DownloadInfo, HeldExit, PageIncidents
+
+_LEAVES = re.compile(r"^leaves \S+ for (\S+)")
+_MAX_PER_STEP = 5   # held exits kept in one step's incidents (the rest are counted in the run's totals)
+
+
+def _site(url: str) -> str:
+    return site_of(urllib.parse.urlsplit(url).hostname or "")
+
+
+def approved_sites(action: Action, node: Any, base_url: str, reasons: list[str]) -> set[str]:
+    """The sites a step may take the page to: where its own action points (a navigate or new_tab URL,
+    a link's href) and the hosts of the "leaves … for HOST" reasons it was approved with."""
+    out: set[str] = set()
+    if action.name in ("navigate", "new_tab") and action.url:
+        out.add(_site(urllib.parse.urljoin(base_url, action.url)))
+    href = str(((getattr(node, "attrs", None) or {}).get("href")) or "") if node is not None else ""
+    if href and action.name in ("click", "double_click", "press"):
+        out.add(_site(urllib.parse.urljoin(base_url, href)))
+    for r in reasons:
+        m = _LEAVES.match(r)
+        if m:
+            out.add(site_of(m.group(1)))
+    out.discard("")
+    return out
+
+
+class BrowserHolds:
+    """The exits and downloads a run holds (module docstring); `watch` is the loop's `PageWatch`."""
+
+    def __init__(self, watch: Any) -> None:
+        self.watch = watch
+        self.exits: list[HeldExit] = []       # every held exit of the run, in order
+        self.sites: set[str] = set()          # where the running step may take the page
+        self.downloads_ok = False             # the running step may download
+        self.acting = False                   # a step's action is under way (between `approved` and its end)
+        self._refused_sites: set[str] = set()
+        self._mark = 0
+        self._browser: Any = None
+        self._arming: asyncio.Task[Any] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def loop(self) -> Any:
+        return self.watch.loop
+
+    # -- a run -----------------------------------------------------------------------------------
+    def start(self, browser: Any) -> None:
+        """The run starts: hold its browser's navigations and downloads (not under `auto`)."""
+        self.exits, self._mark, self._refused_sites = [], 0, set()
+        self.begin_step()
+        if browser is None or self.loop.policy == "auto":
+            return
+        self._browser = browser
+        browser.downloads.decide = self._download
+        targets = [browser._target_of(t) for t in browser.tabs]
+        self._arming = asyncio.ensure_future(browser.exits.start(targets, self._exit))
+
+    async def ready(self) -> None:
+        """Until the hold is in place in every tab (before the first step acts)."""
+        if self._arming is not None:
+            with contextlib.suppress(Exception):
+                await self._arming
+            self._arming = None
+
+    def stop(self) -> None:
+        b, self._browser = self._browser, None
+        if b is None:
+            return
+        if b.downloads.decide == self._download:
+            b.downloads.decide = None
+        if self._arming is not None:
+            self._arming.cancel()
+            self._arming = None
+        b.exits.decide = None  # at once: a request paused now goes on when Fetch is disabled
+        task = asyncio.ensure_future(b.exits.stop())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- steps -----------------------------------------------------------------------------------
+    def begin_step(self) -> None:
+        self.sites, self.downloads_ok, self.acting = set(), False, False
+
+    def approved(self, action: Action, node: Any, base_url: str, reasons: list[str], asked: bool) -> None:
+        """The step about to run and what it was approved for: `asked` when the gate approved it (not a
+        standing grant, not the auto-safe policy's own go-ahead); `reasons` its sensitive reasons."""
+        policy = self.loop.policy
+        self.sites = approved_sites(action, node, base_url, reasons if asked else [])
+        self.downloads_ok = policy == "auto" or (asked and (policy == "ask" or any("download" in r for r in reasons)))
+        self.acting = True
+
+    def end_step(self, inc: PageIncidents) -> None:
+        """Put the exits held since the last step ended into its incidents; nothing is allowed after."""
+        new = self.exits[self._mark:]
+        self._mark = len(self.exits)
+        inc.exits = [x.model_copy() for x in new[:_MAX_PER_STEP]]
+        self.begin_step()
+
+    @property
+    def busy(self) -> bool:
+        """A held navigation or download is being decided now."""
+        b = self._browser
+        return b is not None and (b.exits.pending > 0 or b.downloads.asking > 0)
+
+    # -- deciding ---------------------------------------------------------------------------------
+    async def _exit(self, target: Any, request: dict) -> bool:
+        url = str(request.get("url") or "")
+        to = _site(url)
+        here = _site(str(getattr(target, "url", "") or ""))
+        start = site_of(self.loop.start_domain or "")
+        if not to or to in (here, start) or to in self.sites or not (here or start):
+            return True
+        from_site = here or start
+        held = HeldExit(url=url, from_url=str(getattr(target, "url", "") or ""), from_site=from_site, to_site=to,
+                        method=str(request.get("method") or "GET"), during_step=self.acting)
+        self.exits.append(held)
+        if to in self._refused_sites:
+            held.reason = "refused earlier in this run"
+            return False
+        why = f"the page is leaving {from_site} for {to} (a script or redirect, not the approved step)"
+        refused = await self._ask(
+            why, f"The page is going to {url} on its own. Let it go there (approve), or keep it here (reject)?",
+            Action(name="navigate", url=url), f"Let the page go to {url}")
+        if refused is None:
+            held.allowed, held.by = True, "person"
+            self.sites.add(to)
+            return True
+        held.reason, held.by = refused, ("policy" if refused.startswith("no person") else "person")
+        self._refused_sites.add(to)
+        return False
+
+    async def _download(self, info: DownloadInfo) -> str | None:
+        if self.downloads_ok or self.loop.policy == "auto":
+            return None
+        where = urllib.parse.urlsplit(info.url).hostname or "the page"
+        why = f"the page downloads {info.name} from {where} to this machine (not what the step was approved for)"
+        return await self._ask(why, f"The page is downloading {info.name} ({info.url}). Keep it (approve) or "
+                                    "cancel it (reject)?",
+                               Action(name="wait", ms=1), f"Keep the download {info.name}")
+
+    async def _ask(self, why: str, summary: str, action: Action, description: str) -> str | None:
+        """None when the person lets it through; else why it is refused."""
+        loop = self.loop
+        if not person_present(loop.gate):
+            return "no person is watching to approve it"
+        proposal = ProposedStep(thought="", action=action, description=description)
+        request = ApprovalRequest(step_index=self.watch.step_index, proposal=proposal, summary=summary,
+                                  policy=loop.policy, sensitive_reasons=[why])
+        decision = await loop._decide(request)
+        loop.journal.set_state("acting")
+        if decision.kind in ("approve", "edit", "take_over"):
+            return None
+        if decision.kind == "stop":
+            loop.stop()
+            return "the person stopped the run"
+        return "the person said no" + (f": {decision.reason}" if decision.reason else "")
