@@ -73,7 +73,7 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
     with open_window(qtbot, server.url("mcp_shop.html"), settings=layout) as window:
         host = WindowMcpHost(window, grants=["scroll@127.0.0.1"])  # as `vigil mcp --grant scroll@127.0.0.1` gives
         endpoint, token, _ = run(qtbot, host.start_http(0))
-        assert [g.describe() for g in host.grants()] == ["scrolling on 127.0.0.1"]
+        assert [g.describe() for g in host.grants()] == ["scrolling on http://127.0.0.1"]  # a grant is per origin
         assert endpoint.startswith("http://127.0.0.1:") and endpoint.endswith("/mcp")
         assert endpoint in window.findChild(type(host.label), "mcpStatus").text()
         client = ClientThread(qtbot, endpoint, token)
@@ -116,7 +116,8 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             pending = client.submit("browser_click", {"ref": ref(items, "Load more")})
             qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
             assert window.approval.grant_btn.isVisible()
-            assert window.approval.grant_btn.text() == "Allow clicks on 127.0.0.1 for this session"
+            assert window.approval.grant_btn.text() == \
+                f"Allow clicks on http://127.0.0.1:{server.port} for this session"  # the tab's origin
             qtbot.mouseClick(window.approval.grant_btn, Qt.LeftButton)
             qtbot.waitUntil(pending.done, timeout=WAIT_MS)
             assert "done" in pending.result().text

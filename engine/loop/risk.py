@@ -153,14 +153,14 @@ _EDITABLE_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "
 
 
 def told(node: VirtualNode) -> list[tuple[str, str]]:
-    """Everything a person or a model is told about this element, each with what it is: the visible
-    text, the accessible name, the value, the title, the aria-labelledby and aria-describedby text."""
+    """Everything a person or a model is told about this element, each with what it is: the accessible
+    name, the visible text, the value, the title, the aria-labelledby and aria-describedby text."""
     attrs = node.attrs or {}
     # a field's value is what was typed or chosen in it, not what the element does
     value = "" if node.role in _EDITABLE_ROLES or node.tag in ("select", "textarea") or (
         node.tag == "input" and str(attrs.get("type", "")).lower() not in ("button", "submit", "reset")) else (
         node.value or str(attrs.get("value") or ""))
-    out = [("visible text", _visible_text(node)), ("accessible name", node.name or ""),
+    out = [("accessible name", node.name or ""), ("visible text", _visible_text(node)),
            ("value", value), ("title", str(attrs.get("title") or "")),
            ("aria-labelledby text", referenced_text(node, "aria-labelledby")),
            ("aria-describedby text", referenced_text(node, "aria-describedby"))]
