@@ -255,7 +255,7 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
         if c.error and c.raw and not any(c.raw in e or e.rstrip("…") in c.raw for e in errors):
             errors.append(c.raw)
     errors = [scrub_secrets(e, post.secrets) for e in errors]
-    successes = [e.text for e in post.events if e.category == "success"]
+    successes = [scrub_secrets(e.text, post.secrets) for e in post.events if e.category == "success"]
     success = met
     spoilt = met and bool(errors) and verified in ("any_change", "no_change", "submitted")
     if spoilt:
@@ -285,10 +285,11 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
     if successes and not success:
         feedback += " Success messages: " + "; ".join(f"'{s}'" for s in successes[:3]) + "."
     state = PageState(url=post.url, url_changed=post.url != pre.url, dom_changed=post.mutations > pre.mutations,
-                      recent_mutations=summarize(post.events))
+                      recent_mutations=[scrub_secrets(m, post.secrets) for m in summarize(post.events)])
+    actual = scrub_secrets(actual, post.secrets)
     return VerificationResult(success=success, verified_outcome=verified, expected=exp, actual_outcome=actual,
                               errors_detected=errors, success_messages=successes, page_state=state,
-                              confidence=max(0.0, min(1.0, conf)), feedback=feedback,
+                              confidence=max(0.0, min(1.0, conf)), feedback=scrub_secrets(feedback, post.secrets),
                               page_changes=[scrub_secrets(c.say(), post.secrets) for c in post.changes[:12]])
 
 
