@@ -104,11 +104,26 @@
     if (tag === 'table') { const c = el.querySelector(':scope > caption'); if (c) return contentText(c, 150); }
     if (tag === 'figure') { const c = el.querySelector(':scope > figcaption'); if (c) return contentText(c, 150); }
     if (NAME_FROM_CONTENT.has(role)) {
-      const s = contentText(el, 260);
+      const s = contentText(el, 260) || generatedText(el);
       if (s) return s;
     }
     const t = el.getAttribute('title');
     return t ? squash(t) : '';
+  }
+
+  // CSS generated content (::before/::after) is part of a name from content, as browsers compute
+  // it: a picker whose label is `content: attr(data-label)` or `content: 'Normal'`. Read only for
+  // an element with no other content (a cost of two style reads).
+  function generatedText(el) {
+    let out = '';
+    for (const ps of ['::before', '::after']) {
+      let c = '';
+      try { c = getComputedStyle(el, ps).content || ''; } catch (e) { continue; }
+      const m = /^(["'])(.*)\1$/.exec(c);
+      if (m) out += m[2].replace(/\\(.)/g, '$1') + ' ';
+      else { const a = /^attr\(\s*([\w-]+)\s*\)$/.exec(c); if (a) out += (el.getAttribute(a[1]) || '') + ' '; }
+    }
+    return squash(out.replace(/[\uE000-\uF8FF]/g, ''));   // (icon-font glyphs are no words)
   }
 
   // Label hunting for unnamed form controls: nearby preceding text, then the name attribute.
