@@ -112,7 +112,7 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             assert f"EDITED by the person to click({add})" in edited.text, edited.text
             assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "2"
 
-            # "Allow clicks on 127.0.0.1 for this session": this click runs, and the next one is not asked
+            # "Allow clicks on http://127.0.0.1:PORT for this session": this click runs, and the next one is not asked
             pending = client.submit("browser_click", {"ref": ref(items, "Load more")})
             qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
             assert window.approval.grant_btn.isVisible()
@@ -124,9 +124,10 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             granted = client.call("browser_click", {"ref": add})
             assert "done, verified" in granted.text and not window.approval.is_pending()
             assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "3"
-            assert "#2 clicks on 127.0.0.1" in host.label.toolTip()
+            assert f"#2 clicks on http://127.0.0.1:{server.port}" in host.label.toolTip()
             host.fill_menu()  # the status button's menu: the grant is listed there, and revocable
-            revoke = next(a for a in host.menu.actions() if a.text() == "Revoke: clicks on 127.0.0.1 (#2)")
+            revoke = next(a for a in host.menu.actions()
+                          if a.text() == f"Revoke: clicks on http://127.0.0.1:{server.port} (#2)")
             assert any(a.text() == "Copy the bearer token" for a in host.menu.actions())
             revoke.trigger()
             assert [g.kind for g in host.grants()] == ["scroll"] and "#2" not in host.label.toolTip()
@@ -154,13 +155,13 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             assert data.session.planner == "mcp"
             assert data.session.metadata["mcp"]["client"] == "window-test-client"
             assert [s.status for s in data.steps] == ["completed"] * 5 + ["rejected"]
-            assert data.steps[3].auto_approved and "clicks on 127.0.0.1 (#2, for this session)" in \
-                data.steps[3].decision.reason
+            assert data.steps[3].auto_approved and \
+                f"clicks on http://127.0.0.1:{server.port} (#2, for this session)" in data.steps[3].decision.reason
             from engine.store import Store
             from engine.store.grants import GrantBook
             with Store.open(tmp_path / "sessions.db") as store:  # the grant is on record with the session
                 [scroll, given] = GrantBook(store).of_session(session)
-            assert (given.kind, given.site) == ("click", "127.0.0.1") and given.revoked_at
+            assert (given.kind, given.site) == ("click", f"http://127.0.0.1:{server.port}") and given.revoked_at
             assert scroll.kind == "scroll" and not scroll.revoked_at, "given at start: recorded with the session"
             assert given.run_id == data.session.metadata["mcp"]["run"] == host.mcp.run_id
 
