@@ -21,6 +21,7 @@ from engine.errors import ErrorCode, UnknownNodeError, VigilError
 from engine.names import norm
 from engine.observe.stability import StabilityConfig, wait_stable
 from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.serialize.hidden import hidden_reason
 from engine.snapshot.vnode import VirtualNode
 
 _JS = Path(__file__).resolve().parent / "js"
@@ -300,15 +301,38 @@ def _gap(a: VirtualNode, b: VirtualNode) -> float:
 
 def _find_list(snap: DomSnapshot, before: DomSnapshot | None, cb: VirtualNode,
                info: dict) -> tuple[VirtualNode | None, list[VirtualNode]]:
-    """The list this widget opened: the one it names (aria-controls/aria-owns), else the list that
-    appeared since `before` nearest to it, else the options that appeared."""
+    """The list this widget opened: the one it names (aria-controls/aria-owns) that shows options,
+    else the list that appeared since `before` nearest to it, else the options that appeared.
+
+    A named element that shows no option a person can see does not end the search: libraries
+    point aria-controls at the box showing the value (the list being in aria-owns, Select2) or at
+    an invisible 0×0 copy of the list kept for screen readers while the visible options have no
+    role (Ant Design)."""
+    named: tuple[VirtualNode | None, list[VirtualNode]] | None = None
     for ctl in info.get("controls", []):
         nid = ctl.get("id")
         if nid and nid in snap:
             n = snap.get(nid)
             if n.rendered:
                 slotted = [snap.get(i) for i in ctl.get("options", []) if i in snap]
-                return n, _options(n) or [o for o in slotted if o.rendered]
+                opts = _options(n) or [o for o in slotted if o.rendered]
+                if any(_seen(o) for o in opts):
+                    return n, [o for o in opts if _seen(o)]
+                if named is None or (opts and not named[1]):
+                    named = (n, opts)
+    found = _list_near(snap, before, cb, info)
+    if found[0] is not None or found[1] or named is None:
+        return found
+    return named
+
+
+def _seen(n: VirtualNode) -> bool:
+    """Rendered, with a box, and not hidden from a person (0×0, clipped away, transparent…)."""
+    return n.rendered and n.bounds[2] >= 2 and n.bounds[3] >= 2 and hidden_reason(n) is None
+
+
+def _list_near(snap: DomSnapshot, before: DomSnapshot | None, cb: VirtualNode,
+               info: dict) -> tuple[VirtualNode | None, list[VirtualNode]]:
     old = before.node_map if before is not None else {}
 
     def new(n: VirtualNode) -> bool:
@@ -319,7 +343,7 @@ def _find_list(snap: DomSnapshot, before: DomSnapshot | None, cb: VirtualNode,
     for n in snap.nodes():
         if n.role not in POPUP_ROLES or not n.rendered or n.node_id == cb.node_id or _inside(cb, n):
             continue
-        opts = _options(n)
+        opts = [o for o in _options(n) if _seen(o)]
         if not opts:
             continue
         lists.append((not new(n), _gap(n, cb), -len(opts), n, opts))
@@ -327,7 +351,7 @@ def _find_list(snap: DomSnapshot, before: DomSnapshot | None, cb: VirtualNode,
     if lists:
         lists.sort(key=lambda x: (x[0], x[1], x[2]))
         return lists[0][3], lists[0][4]
-    appeared = [n for n in snap.nodes() if n.role in OPTION_ROLES and n.rendered and new(n)]
+    appeared = [n for n in snap.nodes() if n.role in OPTION_ROLES and _seen(n) and new(n)]
     return None, appeared
 
 
