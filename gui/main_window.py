@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import shiboken6
 from PySide6.QtCore import QRect, QSettings, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
@@ -36,6 +37,7 @@ from gui.widgets.inspector import PayloadInspector
 from gui.widgets.node_models import locator_missing
 from gui.widgets.node_tree import NodeTreePanel
 from gui.widgets.page_view import PageView
+from gui.widgets.picture_window import PictureWindow
 from gui.widgets.plan_view import PlanView
 from gui.widgets.sessions_panel import SessionsPanel
 from gui.widgets.settings_dialog import SettingsDialog
@@ -345,16 +347,16 @@ class MainWindow(QMainWindow):
         btn.clicked.connect(lambda: self._show_picture(index, png))
         turn.box.addWidget(btn)
 
-    def _show_picture(self, index: int, png: bytes) -> None:
+    def _show_picture(self, index: int, png: bytes) -> PictureWindow:
+        """The picture taken after step `index`, whole (fitted to a window that fits the screen), zoomable."""
         from PySide6.QtGui import QPixmap
-        view = QLabel()
-        view.setWindowTitle(f"Vigil — step {index + 1}")
         pm = QPixmap()
         pm.loadFromData(png, "PNG")
-        view.setPixmap(pm.scaledToWidth(min(pm.width(), 1280)))
-        view.setAttribute(Qt.WA_DeleteOnClose)
-        self._pictures = [w for w in getattr(self, "_pictures", []) if w.isVisible()] + [view]
+        view = PictureWindow(pm, f"Vigil — step {index + 1}: the page after it", anchor=self,
+                             caption=f"After step {index + 1} · {pm.width()}×{pm.height()} px, with its Set-of-Mark")
+        self._pictures = [w for w in getattr(self, "_pictures", []) if shiboken6.isValid(w) and w.isVisible()] + [view]
         view.show()  # non-modal
+        return view
 
     def _on_request(self, req) -> None:
         self.step_note.hide()

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QScrollArea,
     QSizePolicy,
     QSplitter,
     QTabWidget,
@@ -41,8 +40,10 @@ from gui.sessions import SessionData, StoredSession
 from gui.widgets.chat_view import ChatView, plain_label
 from gui.widgets.inspector import PayloadInspector
 from gui.widgets.node_tree import NodeTreePanel
+from gui.widgets.picture_window import PictureWindow
 from gui.widgets.plan_view import PlanView
 from gui.widgets.session_text import AMBER, local_time, status_text
+from gui.widgets.window_fit import close_keys, fit_window
 
 log = logging.getLogger("vigil.gui")
 STEP_STATUS_COLOUR = {"completed": "#166534", "unverified": AMBER, "failed": "#b91c1c", "skipped": AMBER,
@@ -87,21 +88,15 @@ class PictureLabel(QLabel):
     def mouseDoubleClickEvent(self, ev) -> None:  # noqa: N802 - Qt name
         if self._full.isNull():
             return
-        area = QScrollArea()
-        area.setWindowTitle(self.window().windowTitle() + " — " + self.property("caption"))
-        lab = QLabel()
-        lab.setPixmap(self._full)
-        area.setWidget(lab)
-        area.resize(min(self._full.width() + 24, 1400), min(self._full.height() + 24, 950))
-        area.setAttribute(Qt.WA_DeleteOnClose)
-        self._zoom = area  # kept alive while shown
-        area.show()
+        self._zoom = PictureWindow(self._full, self.window().windowTitle() + " — " + str(self.property("caption")),
+                                   anchor=self)  # kept alive while shown
+        self._zoom.show()
 
 
 class SessionView(QWidget):
     """A top-level, non-modal window showing one stored session (`SessionView(library.open(id))`)."""
 
-    def __init__(self, session: StoredSession, parent: QWidget | None = None):
+    def __init__(self, session: StoredSession, parent: QWidget | None = None, *, anchor: QWidget | None = None):
         super().__init__(parent, Qt.Window)
         self.session = session
         self.data: SessionData = session.data
@@ -110,7 +105,7 @@ class SessionView(QWidget):
         self.setObjectName("sessionView")
         self.setWindowTitle(f"Vigil — session {s.id[:8]} (read-only): {s.title}")
         self.setAttribute(Qt.WA_DeleteOnClose)
-        self.resize(1440, 920)
+        self.close_shortcuts = close_keys(self)  # closes without a window manager's close button
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(8, 8, 8, 8)
@@ -176,6 +171,8 @@ class SessionView(QWidget):
         split.setSizes([430, 1010])
         outer.addWidget(split, 1)
         self._fill()
+        # as large as the screen it opens on allows, up to 1440x920 (the screen of the window that opened it)
+        fit_window(self, QSize(1440, 920), anchor or parent)
 
     # -- layout --------------------------------------------------------------------------------
     def _header(self) -> QFrame:

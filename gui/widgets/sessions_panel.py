@@ -375,7 +375,7 @@ class SessionsPanel(QWidget):
         if self.library is None:
             return None
         try:
-            view = SessionView(self.library.open(session_id))
+            view = SessionView(self.library.open(session_id), anchor=self)
         except VigilError as exc:
             self.error.emit(f"Could not open the session: {exc.message}")
             return None

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QWidget
 
+from gui.widgets.window_fit import close_keys
+
 if TYPE_CHECKING:
     from gui.controller import Supervisor
 
@@ -37,6 +39,7 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self._save)
         buttons.rejected.connect(self.close)
         form.addRow(buttons)
+        self.close_shortcuts = close_keys(self)  # Escape and Ctrl+W, with or without a window manager
 
     def refresh(self) -> None:
         """Show the current settings; of the API key only whether it is set and its last four characters."""
