@@ -160,17 +160,19 @@ else
 fi
 
 # ------------------------------------------------------------ test tools from Debian
-# xvfb-run (with xauth, which it needs and apt only recommends): one window test runs under a real X
-# server. tesseract: tests read the pictures Vigil keeps to prove no secret is readable in them.
+# xvfb-run (with xauth, which it needs and apt only recommends): window tests run under a real X
+# server; openbox: a small window manager, so they also run with one (its frame must fit the screen).
+# tesseract: tests read the pictures Vigil keeps to prove no secret is readable in them.
 DEB_TOOLS=()
 command -v xvfb-run >/dev/null 2>&1 || DEB_TOOLS+=(xvfb)
 command -v xauth >/dev/null 2>&1 || DEB_TOOLS+=(xauth)
+command -v openbox >/dev/null 2>&1 || DEB_TOOLS+=(openbox)
 command -v tesseract >/dev/null 2>&1 || DEB_TOOLS+=(tesseract-ocr)
 if [ "${#DEB_TOOLS[@]}" -gt 0 ]; then
   say "installing test tools: ${DEB_TOOLS[*]}"
   apt_install "${DEB_TOOLS[@]}"
 else
-  say "test tools present (xvfb-run, xauth, tesseract)"
+  say "test tools present (xvfb-run, xauth, openbox, tesseract)"
 fi
 
 # ------------------------------------------------------------ real-app corpus
