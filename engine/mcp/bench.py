@@ -96,10 +96,17 @@ def install_playwright_mcp(spec: str = PLAYWRIGHT_MCP, out=print) -> tuple[Path 
 
 
 # -- refs from each server's snapshot ---------------------------------------------------------------------
+_CONTROL = re.compile(r'^\[([^\]]+)\] \S+ "([^"]*)"', re.M)
+
+
 def _vigil_refs(snapshot: Reply, acts: tuple[Act, ...]) -> list[str]:
+    """Refs by name from the default snapshot (reading: `[ref] role "name"` lines; or a semantic payload)."""
     page = snapshot.page()
-    items = json.loads(page[page.find('{"mode"'):].splitlines()[0])["interactive_tree"]
-    by_name = {i.get("n"): i["i"] for i in items}
+    if '{"mode"' in page:
+        items = json.loads(page[page.find('{"mode"'):].splitlines()[0])["interactive_tree"]
+        by_name = {i.get("n"): i["i"] for i in items}
+    else:
+        by_name = {name: ref for ref, name in _CONTROL.findall(page)}
     return [by_name[a.name] for a in acts]
 
 

@@ -234,6 +234,10 @@ def _render_other(snap: DomSnapshot, fmt: str, full_page: bool, max_tokens: int 
         return text, header
     budget = max_tokens * 4
     first = f", keeping the parts matching {focus!r} first" if focus else ""
+    if fmt == "tree" and focus and out.truncated:
+        # the focus may match past the tree's node budget: look for it in the whole tree
+        out = snap.serialize("tree", max_nodes=len(snap.nodes()) + 1)
+        header = f"Tree of the page: {out.node_count} elements, ~{out.tokens} tokens."
     if fmt == "tree" and out.data is not None:
         data, kept, dropped = cut_tree(out.data, focus, budget)
         text = _line(data)
@@ -247,7 +251,11 @@ def _render_other(snap: DomSnapshot, fmt: str, full_page: bool, max_tokens: int 
         lines, dropped = cut_lines(text.split("\n"), focus, budget)
         text = "\n".join(lines)
     else:
-        text, dropped = cut_html(text, focus, budget)
+        whole = text
+        text, dropped = cut_html(whole, focus, budget)
+        while estimate_tokens(text) > max_tokens and budget > 0:  # (non-ASCII text costs more than 1/4 token)
+            budget = int(budget * 0.9)
+            text, dropped = cut_html(whole, focus, budget)
     return text, header + (f" Cut to ~{max_tokens} tokens (of {out.tokens}){first}; {dropped} parts left out "
                            "(… marks a cut); use browser_find for the rest.")
 

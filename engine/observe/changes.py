@@ -169,7 +169,7 @@ def what_changed(pre: DomSnapshot | None, post: DomSnapshot | None, events: list
         dist = _dist(anchor, ln.bounds)
         rank = RANK_STATUS if ln.kind in ("alert", "status") else (RANK_NEAR if dist <= NEAR_PX else RANK_REST)
         out.append(Change("text gone", _q(ln.text), rank, dist, 10_000 + i))
-    out += _control_changes(pre, post, anchor)
+    out += _control_changes(pre, post, anchor, target)
     # messages that came and went before the snapshot after the step
     now_texts = [ln.text for ln in post_lines if ln.in_view]
     for e in events:
@@ -183,8 +183,10 @@ def what_changed(pre: DomSnapshot | None, post: DomSnapshot | None, events: list
     return _sorted(out)
 
 
-def _control_changes(pre: DomSnapshot, post: DomSnapshot, anchor: tuple[float, float] | None) -> list[Change]:
-    """Values and states of controls in the viewport, controls and dialogs that came or went."""
+def _control_changes(pre: DomSnapshot, post: DomSnapshot, anchor: tuple[float, float] | None,
+                     target: str | None) -> list[Change]:
+    """Values and states of controls in the viewport (the element acted on aside: the verification
+    tells of it), controls and dialogs that came or went."""
     out: list[Change] = []
     pre_map = pre.node_map
     pre_names = Counter((n.role, n.name) for n in pre.nodes() if n.interactive and _shown(n) and n.name)
@@ -207,6 +209,8 @@ def _control_changes(pre: DomSnapshot, post: DomSnapshot, anchor: tuple[float, f
         if o is None or not _shown(o):
             if n.name and pre_names.get((role, n.name), 0) == 0:
                 out.append(Change(f"{label} appeared", "", rank + 1 if rank == RANK_NEAR else rank, dist, 20_000 + i))
+            continue
+        if n.node_id == target:
             continue
         if not n.redacted and (n.value or "") != (o.value or "") and not (n.value is None and o.value is None):
             out.append(Change(f"{label} now holds", _q(n.value or "", 80), rank, dist, i))

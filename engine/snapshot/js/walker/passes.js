@@ -61,6 +61,7 @@
   // widget (a field, a button, a meter), which keeps its own node.
   function foldable(row) { return TEXT_ROLES.has(row[3]); }
   function composeText() {
+    const inlBlocks = [];
     for (let k = compRows.length - 1; k >= 0; k--) {      // children before their parents
       const ri = compRows[k], cp = comp.get(ri);
       const raw = cp.raw, cuts = cp.cuts, kids = cp.kids;
@@ -91,19 +92,36 @@
       if (!words && /\S/.test(tail)) words = true;
       out += tail;
       if (words) plain = true;
-      cp.flat = out; cp.plain = plain; cp.block = block; cp.prose = prose;
-      if (inl[ri]) continue;
+      cp.flat = out; cp.plain = plain; cp.block = block; cp.prose = prose; cp.parts = parts; cp.words = words;
+      if (inl[ri]) {
+        // A paragraph a style sheet lays out inline (Sphinx's "Note" and "See also" boxes) is still a
+        // paragraph: a block, unless the block around it takes its words in (looked at below).
+        if (parts && r0Block(rows[ri][3])) inlBlocks.push(ri);
+        continue;
+      }
+      toBlock(ri, cp);
+    }
+    for (let k = inlBlocks.length - 1; k >= 0; k--) {   // parents before their children
+      const ri = inlBlocks[k];
+      if (!(rows[ri][7] & 1024)) toBlock(ri, comp.get(ri));
+    }
+  }
+  function r0Block(role) { return role !== '' && role !== 'generic' && BLOCK_ROLES.has(role); }
+  function toBlock(ri, cp) {
+    const out = cp.flat, parts = cp.parts, plain = cp.plain, words = cp.words, prose = cp.prose, block = cp.block;
+    const kids = cp.kids, cuts = cp.cuts;
+    {
       let r = rows[ri];
       // A name from content leaves out what is not rendered (a heading's hidden permalink "¶").
       if (cp.nfc && !block && parts < cuts.length) {
         const nm = squash(out);
         if (nm && nm !== r[4] && r[4].indexOf(nm) >= 0) (r = W(ri))[4] = wf(cut(nm, 250));
       }
-      if (!parts || !plain || !(words || prose)) continue;
-      if (!BLOCK_ROLES.has(r[3])) continue;             // a dialog, a form, a list: containers, not text
+      if (!parts || !plain || !(words || prose)) return;
+      if (!BLOCK_ROLES.has(r[3])) return;             // a dialog, a form, a list: containers, not text
       const pre = r[2] === 'pre';
       const full = pre ? preText(out) : squash(out);
-      if (!full) continue;
+      if (!full) return;
       r = W(ri);
       r[5] = wf(limitText(full, TB_MAX));
       r[7] |= 512;

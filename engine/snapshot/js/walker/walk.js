@@ -297,8 +297,10 @@
     // A block's own words are kept whole (up to TB_MAX, then a marker): a paragraph is read, not
     // skimmed. Inline pieces keep a short text (their words are in their block's text too).
     if (text) {
-      text = tag === 'pre' ? limitText(preText(text), TB_MAX) : limitText(squash(text), isInl ? MAXT : TB_MAX);
-      if (text && !isInl && !isHost && tag !== 'slot' && BLOCK_ROLES.has(role || '')) flags |= 512;
+      // (a paragraph laid out inline by a style sheet is still read whole)
+      const para = isInl && r0Block(role || '');
+      text = tag === 'pre' ? limitText(preText(text), TB_MAX) : limitText(squash(text), isInl && !para ? MAXT : TB_MAX);
+      if (text && (!isInl || para) && !isHost && tag !== 'slot' && BLOCK_ROLES.has(role || '')) flags |= 512;
     }
     if (pcomp) pcomp.kids.push(rowIndex);
     let secret = false;
