@@ -140,13 +140,36 @@ def referenced_text(node: VirtualNode, attr: str) -> str:
     return " ".join(_text_of(found[i]) for i in ids if i in found)
 
 
-def _visible_text(node: VirtualNode) -> str:
-    """What a person reads on the element: its text, or the value of an input button."""
+_F_HIDDEN = 2048   # the walker's "hidden from a person" flag, with why in bits 12-14 (js/walker/head.js)
+_HID_ARIA = 1      # … because of aria-hidden: hidden from assistive technology, still seen by a person
+
+
+def _seen(d: VirtualNode) -> bool:
+    return d.rendered and (not d.flags & _F_HIDDEN or (d.flags >> 12) & 7 == _HID_ARIA)
+
+
+def _visible_text(node: VirtualNode, limit: int = 300) -> str:
+    """What a person reads on the element: its text, else the words of what it holds that a person can see
+    (an aria-hidden "Delete account" inside a button is seen; a visually hidden span is not), or the value
+    of an input button."""
     if node.text:
         return node.text
-    if node.tag == "input" and str((node.attrs or {}).get("type", "")).lower() in ("button", "submit", "reset"):
-        return str((node.attrs or {}).get("value") or node.value or "")
-    return ""
+    if node.tag == "input":
+        if str((node.attrs or {}).get("type", "")).lower() in ("button", "submit", "reset"):
+            return str((node.attrs or {}).get("value") or node.value or "")
+        return ""
+    out: list[str] = []
+    size = 0
+    stack = list(reversed(node.children))
+    while stack and size <= limit:
+        d = stack.pop()
+        if not _seen(d):
+            continue  # nor what it holds
+        if d.text and not d.folded:
+            out.append(d.text)
+            size += len(d.text)
+        stack.extend(reversed(d.children))
+    return " ".join(out)[:limit]
 
 
 _EDITABLE_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "slider", "listbox"})

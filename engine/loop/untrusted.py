@@ -54,6 +54,11 @@ _PATTERNS = [
     # paraphrases
     r"\b(?:ignore|disregard|forget) (?:everything|anything|all) (?:above|before|prior|earlier|you were told|"
     r"you have been told|else)\b",
+    r"\b(?:ignore|disregard|forget) (?:everything|anything|all|whatever|what) (?:that )?(?:(?:the |your )?"
+    r"(?:user|person|human|operator)|you(?:'ve| have)? been|you were) (?:has |have |just )?"
+    r"(?:told|asked|said|instructed|wanted)\b",
+    r"\b(?:note|message|memo|notice) (?:for|to) (?:the |all |any )?(?:ai (?:assistant|agent|model|system)|ai|llm|"
+    r"language model|gpt|chatbot)s?(?= *(?:[:,.!-]|reading|browsing|visiting|that|who|$))",
     r"\b(?:disregard|override|overrule|forget|discard|drop) (?:all |any |the |your |my )*(?:previous|prior|above|"
     r"earlier|preceding|original|existing|user'?s?|system) (?:\w+ )?(?:instructions?|directions?|guidelines?|prompts?|"
     r"rules?|task|orders|context)\b",
