@@ -77,7 +77,7 @@ class Browser(Generic[TabT]):
         self._own_pages = 0                   # pages being opened by new_tab (their "page" event is not a popup)
         self._listeners: list[TabListener] = []
         self._adopting: set[asyncio.Task[Any]] = set()
-        self.popups = PopupGuard(lambda: self.cdp, self._default_opener, self._sessions_of)
+        self.popups = PopupGuard(lambda: self.cdp, self._default_opener)
         self.exits = ExitHold(lambda: self.cdp)
 
     @property
@@ -193,7 +193,8 @@ class Browser(Generic[TabT]):
             log.debug("a new page went away before it was adopted: %s", exc)
             return
         if target_id in self.popups.refused:
-            return  # a popup of a flooding page: closed at once, never a tab
+            await self.popups.close(target_id)  # a popup of a flooding page: closed at once, never a tab
+            return
         with contextlib.suppress(Exception):
             op = await page.opener()
             opener = next((t for t in self._targets if t.page is op), None) if op is not None else None
@@ -203,9 +204,6 @@ class Browser(Generic[TabT]):
             await self._wrap(page, opener, target_id)
         except VigilError as exc:
             log.debug("could not adopt a new page: %s", exc)
-
-    def _sessions_of(self, target_id: str) -> list[str]:
-        return next((list(t.sessions) for t in self._targets if t.target_id == target_id), [])
 
     def _default_opener(self) -> str | None:
         """Who opened a page that names no opener (a noopener link): the active tab, unless Vigil is

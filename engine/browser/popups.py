@@ -3,30 +3,27 @@
 While a run is on (`arm(limit)`), every new page target the browser creates is counted against the
 tab that opened it (`Target.targetCreated`'s `openerId`; a page opened without an opener — a
 `noopener` link — is counted against the active tab). Once one opener passes `limit` new tabs in one
-step it is *flooding*: the script running in it is stopped on the spot (`Runtime.terminateExecution`
-on its sessions: a loop of 200 `window.open` calls in one click handler ends at the limit instead of
-keeping the renderer busy for tens of seconds), and that popup and every further one it opens, for
-the rest of the run, is closed the moment the browser announces it (`Target.closeTarget`, before it
-is adopted as a tab). The loop never moves into a popup of a flooding page. `disarm()` ends it (the
-run is over): nothing is closed or stopped when no run is on.
+step it is *flooding*: that popup and every further one it opens, for the rest of the run, is
+refused — closed as soon as the browser has it, never adopted as a tab (`Browser._adopt` asks
+`refused`; closing it any earlier, while the browser still holds the new window for the debugger,
+stalls the opener's `window.open` call). The loop never moves into a popup of a flooding page.
+`disarm()` ends it (the run is over): nothing is refused when no run is on.
 
 The browser alone cannot end a synchronous flood quickly: each `window.open` is a round trip to the
 browser process (about 0.2 s each here with Playwright attached, so 200 of them keep the click's
-handler — and the step — busy for 40 s, and `Runtime.terminateExecution` is not served while it
-runs). So every tab also gets a small page-side cap, installed before the page's scripts
-(`install`): at most `PAGE_CAP` `window.open` calls in one task open a window; the rest return null
-at once (as a blocked popup does) and are reported back (`Runtime.addBinding`) so they count as
-blocked and mark the opener as flooding."""
+handler — and the step — busy for 40 s; `Runtime.terminateExecution` is not served while it runs).
+So every tab also gets a small page-side cap, installed before the page's scripts (`install`): at
+most `PAGE_CAP` `window.open` calls in one task open a window; the rest return null at once (as a
+blocked popup does) and are reported back (`Runtime.addBinding`), so they count as refused and mark
+the opener as flooding."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
 import secrets
 from collections.abc import Callable
-from typing import Any
 
 from engine.browser.cdp import CDPConnection
 from engine.errors import VigilError
@@ -58,18 +55,15 @@ _CAP_SOURCE = """(() => {
 
 
 class PopupGuard:
-    def __init__(self, cdp: Callable[[], CDPConnection], default_opener: Callable[[], str | None],
-                 sessions_of: Callable[[str], list[str]]) -> None:
+    def __init__(self, cdp: Callable[[], CDPConnection], default_opener: Callable[[], str | None]) -> None:
         self._cdp = cdp
         self._default_opener = default_opener   # the active tab's target id (for pages with no opener)
-        self._sessions_of = sessions_of         # a tab's target id → its CDP sessions (page and frames)
         self.limit: int | None = None           # None: not armed
         self.flooding: set[str] = set()         # opener target ids whose popups are closed at once
         self.refused: set[str] = set()          # target ids of the popups closed at once
         self.closed = 0                         # popups closed at once since the last `take_closed()`
         self._counts: dict[str, int] = {}       # new tabs per opener in the current step
         self._listening = False
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._binding = "__vigil_popups_" + secrets.token_hex(6)
         self._session_targets: dict[str, str] = {}   # a tab's main session id → its target id
 
@@ -107,7 +101,7 @@ class PopupGuard:
             self.flooding.add(self._session_targets[sid])
 
     def arm(self, limit: int) -> None:
-        """A run starts: popups past `limit` per opener per step are closed at once, until `disarm()`."""
+        """A run starts: popups past `limit` per opener per step are refused, until `disarm()`."""
         self.limit = limit
         self.flooding.clear()
         self._counts.clear()
@@ -122,7 +116,7 @@ class PopupGuard:
         self._counts.clear()
 
     def take_closed(self) -> int:
-        """How many popups were closed at once since the last call."""
+        """How many popups were refused (blocked in the page or closed) since the last call."""
         n, self.closed = self.closed, 0
         return n
 
@@ -139,24 +133,11 @@ class PopupGuard:
         self._counts[opener] = self._counts.get(opener, 0) + 1
         if opener not in self.flooding and self._counts[opener] <= self.limit:
             return
-        target_id = str(info.get("targetId") or "")
-        self.refused.add(target_id)
-        self.closed += 1
-        if self._counts[opener] == self.limit + 1:  # it just passed the limit: stop the script opening them
-            self._spawn(self._stop_script(opener))
         self.flooding.add(opener)
-        self._spawn(self._close(target_id))
+        self.refused.add(str(info.get("targetId") or ""))
+        self.closed += 1
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _stop_script(self, opener: str) -> None:
-        for sid in self._sessions_of(opener):
-            with contextlib.suppress(VigilError):
-                await self._cdp().send("Runtime.terminateExecution", session_id=sid, timeout=5)
-
-    async def _close(self, target_id: str) -> None:
+    async def close(self, target_id: str) -> None:
+        """Close a refused popup (once the browser let it start)."""
         with contextlib.suppress(VigilError):
             await self._cdp().send("Target.closeTarget", {"targetId": target_id}, timeout=5)

@@ -68,7 +68,7 @@ class BrowserHolds:
         self.sites: set[str] = set()          # where the running step may take the page
         self.downloads_ok = False             # the running step may download
         self.acting = False                   # a step's action is under way (between `approved` and its end)
-        self._refused_sites: set[str] = set()
+        self._refused_sites: dict[str, str] = {}   # site → why the page's first try to go there was refused
         self._mark = 0
         self._browser: Any = None
         self._arming: asyncio.Task[Any] | None = None
@@ -81,7 +81,7 @@ class BrowserHolds:
     # -- a run -----------------------------------------------------------------------------------
     def start(self, browser: Any) -> None:
         """The run starts: hold its browser's navigations and downloads (not under `auto`)."""
-        self.exits, self._mark, self._refused_sites = [], 0, set()
+        self.exits, self._mark, self._refused_sites = [], 0, {}
         self.begin_step()
         if browser is None or self.loop.policy == "auto":
             return
@@ -148,8 +148,8 @@ class BrowserHolds:
         held = HeldExit(url=url, from_url=str(getattr(target, "url", "") or ""), from_site=from_site, to_site=to,
                         method=str(request.get("method") or "GET"), during_step=self.acting)
         self.exits.append(held)
-        if to in self._refused_sites:
-            held.reason = "refused earlier in this run"
+        if to in self._refused_sites:  # asked once: not again in this run
+            held.reason = f"{self._refused_sites[to]}; refused earlier in this run"
             return False
         why = f"the page is leaving {from_site} for {to} (a script or redirect, not the approved step)"
         refused = await self._ask(
@@ -160,7 +160,7 @@ class BrowserHolds:
             self.sites.add(to)
             return True
         held.reason, held.by = refused, ("policy" if refused.startswith("no person") else "person")
-        self._refused_sites.add(to)
+        self._refused_sites[to] = refused
         return False
 
     async def _download(self, info: DownloadInfo) -> str | None:
