@@ -213,10 +213,11 @@ def _submitted(pre: PreState, post: PostState, navigated: bool) -> tuple[bool, s
             bits.append("the field was cleared")
         else:
             bits.append(f'the field now holds "{(f.get("value") or "")[:80]}"')
-    if post.mutations > mark.get("mutations", pre.mutations):
+    dom = post.mutations > mark.get("mutations", pre.mutations)
+    if dom and not post.said:  # (else the words of what changed follow)
         bits.append("the DOM changed")
-    if bits:
-        return True, ", ".join(bits), 0.8
+    if bits or dom:
+        return True, ", ".join(bits) or "the page changed", 0.8
     return False, ("nothing happened after Enter: no navigation, no change on the page, and the field still holds "
                    "the text"), 0.85
 
