@@ -206,6 +206,19 @@ async def _check_shown(c: ActionContext, cb: Target, opt: Target, native: Target
         if mirror_label is not None and want in norm(mirror_label):
             c.message += f' The hidden native select it mirrors now holds "{_q(mirror_label)}".'
         return
+    # A multiple select's value is its chips: the input stays empty and the picked option may have
+    # left the list; the choice shows as a chip or tag in the widget, or in its live region.
+    seen_as = None
+    try:
+        s = await call_on(c.page, cb.session_id, cb.object_id, COMBO, c.page.key, "shows", name)
+        seen_as = ("chip", s["chip"]) if s and s.get("chip") else ("live", s["live"]) if s and s.get("live") else None
+    except VigilError:
+        pass
+    if seen_as is not None:
+        c.data["shown_as"] = {seen_as[0]: seen_as[1]}
+        c.message += (f' It shows as "{_q(seen_as[1])}" in the widget.' if seen_as[0] == "chip"
+                      else f' Its live region says "{_q(seen_as[1])}".')
+        return
     if not strict:
         return  # a menu or a tab list: clicking the item is the whole action
     seen = f'it shows "{_q(shown)}"' if shown else "it shows no value"
@@ -320,10 +333,35 @@ def _find_list(snap: DomSnapshot, before: DomSnapshot | None, cb: VirtualNode,
                     return n, [o for o in opts if _seen(o)]
                 if named is None or (opts and not named[1]):
                     named = (n, opts)
+    if named is not None and named[1]:
+        # a copy whose options nobody sees: the visible click targets that carry their names
+        echo = _echoed(snap, cb, {norm(o.name or o.text) for o in named[1]} - {""})
+        if echo[1]:
+            return echo
     found = _list_near(snap, before, cb, info)
     if found[0] is not None or found[1] or named is None:
         return found
-    return named
+    return named[0], [o for o in named[1] if _seen(o)]
+
+
+def _leaf_targets(snap: DomSnapshot, cb: VirtualNode):
+    """Visible, named click targets with no click target inside, outside the widget."""
+    for n in snap.nodes():
+        if (n.interactive and n.parent is not None and _seen(n) and (n.name or n.text)
+                and not _inside(n, cb) and not _inside(cb, n)
+                and not any(d is not n and d.interactive for d in n.iter())):
+            yield n
+
+
+def _echoed(snap: DomSnapshot, cb: VirtualNode, names: set[str]) -> tuple[VirtualNode | None, list[VirtualNode]]:
+    """The visible list whose items bear the names of an invisible copy's options: all the click
+    targets beside (same parent as) the first visible one named like a copied option."""
+    leaves = list(_leaf_targets(snap, cb))
+    hit = next((n for n in leaves if norm(n.name or n.text) in names), None)
+    if hit is None or hit.parent is None:
+        return None, []
+    pid = hit.parent.node_id
+    return hit.parent, [n for n in leaves if n.parent is not None and n.parent.node_id == pid]
 
 
 def _seen(n: VirtualNode) -> bool:
@@ -352,7 +390,21 @@ def _list_near(snap: DomSnapshot, before: DomSnapshot | None, cb: VirtualNode,
         lists.sort(key=lambda x: (x[0], x[1], x[2]))
         return lists[0][3], lists[0][4]
     appeared = [n for n in snap.nodes() if n.role in OPTION_ROLES and _seen(n) and new(n)]
-    return None, appeared
+    if appeared:
+        return None, appeared
+    # options without a role (the list a person sees, beside an accessibility copy): the named
+    # click targets that appeared together under one parent, the group nearest the widget
+    groups: dict[str, list[VirtualNode]] = {}
+    parents: dict[str, VirtualNode] = {}
+    for n in _leaf_targets(snap, cb):
+        if not new(n) or n.parent is None:
+            continue
+        groups.setdefault(n.parent.node_id, []).append(n)
+        parents[n.parent.node_id] = n.parent
+    if not groups:
+        return None, []
+    pid = min(groups, key=lambda k: (min(_gap(o, cb) for o in groups[k]), -len(groups[k])))
+    return parents[pid], groups[pid]
 
 
 def _match(opts: list[VirtualNode], option: str) -> tuple[VirtualNode | None, int]:

@@ -1,7 +1,8 @@
 // Facts about a select-like widget (this) for select(): its visible replacement when it is a
 // hidden native <select>, the popup it controls, the hidden native <select> that mirrors it, and
 // the text field that filters its list. Elements are answered by their snapshot IDs.
-//   mode: 'control' | 'replacement' | 'widget' | 'field' | 'scan' (this = a list's scroller; want = the option)
+//   mode: 'control' | 'replacement' | 'widget' | 'field' | 'shows' (want = the choice: a chip or live
+//   region showing it) | 'scan' (this = a list's scroller; want = the option)
 async function combo(KEY, mode, want) {
   const S = window[KEY];
   const el = this;
@@ -123,6 +124,41 @@ async function combo(KEY, mode, want) {
     if (editable(el)) return { id: idOf(el) };
     const inner = Array.from(el.querySelectorAll('input, textarea, [contenteditable]')).find((e) => editable(e) && seen(e));
     return { id: inner ? idOf(inner) : null };
+  }
+  if (mode === 'shows') {
+    // After a pick: does the widget show the choice `want` outside its value — as a chip or tag
+    // (a multiple select whose input stays empty and whose picked option left the list), or in its
+    // live region? The widget is this element and the ancestors around it that hold no other
+    // form field (its control box); its open list is not part of it.
+    const w = squash(want).toLowerCase();
+    if (!w) return { chip: null, live: null };
+    const FIELDS = 'input:not([type="hidden"]), select, textarea';
+    let scope = el;
+    for (let a = parentEl(el), depth = 0; a && depth < 4 && a !== document.body; depth++, a = parentEl(a)) {
+      if (a.querySelectorAll(FIELDS).length > 2) break;
+      scope = a;
+    }
+    const LIST = '[role="listbox"], [role="option"], [role="menu"], [role="tree"], [role="grid"]';
+    const LIVE = '[aria-live]:not([aria-live="off"]), [role="status"], [role="log"], [role="alert"]';
+    let chip = null, live = null;
+    let budget = 600;
+    const stack = [scope];
+    while (stack.length && budget-- > 0 && !chip) {
+      const n = stack.pop();
+      if (n !== scope && n.matches(LIST)) continue;
+      if (n.matches(LIVE)) {
+        const t = squash(n.textContent);
+        if (!live && t && t.toLowerCase().includes(w)) live = t.slice(0, 200);
+        continue;
+      }
+      const t = n.localName === 'input' || n.localName === 'select' || n.localName === 'textarea' ? '' : squash(n.textContent);
+      if (!t.toLowerCase().includes(w)) continue;
+      // the smallest visible element whose text is the choice (a chip may hold a remove "×")
+      const is = (e) => { const l = squash(e.textContent).toLowerCase(); return l === w || l.replace(/[×✕✖]\s*$/, '').trim() === w; };
+      if (is(n) && seen(n) && !Array.from(n.children).some(is)) { chip = t.replace(/\s*[×✕✖]\s*$/, '').slice(0, 200); break; }
+      for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
+    }
+    return { chip: chip, live: live };
   }
   if (mode === 'scan') {
     // A long or virtual list: page through it from the top until an option with that text is
