@@ -117,3 +117,16 @@ def test_mcp_reads_the_page_and_tells_what_a_click_changed_with_an_integer_ref(m
     assert not typed.is_error, typed.text
     done = mcp.call("browser_click", {"ref": refs["Create workspace"]})
     assert "done, verified" in done.text and "'Create your workspace' → 'Welcome to acme-team-2'" in done.page()
+
+
+def test_bench_read_measures_answers_outcomes_and_tokens_against_playwright():
+    import asyncio
+
+    from engine.bench.read import bench_read, format_report
+    from engine.bench.read_pages import PAGES
+
+    rep = asyncio.run(bench_read(tuple(p for p in PAGES if p.key in ("signup", "report")), out=lambda s: None))
+    assert rep["questions"] == 5 and rep["answers_in_reading"] == 5, rep
+    assert rep["actions"] == 2 and rep["outcomes_in_result"] == 2 and rep["right_verdicts"] == 2, rep
+    assert rep["max_ratio_large"] <= 0.2 and rep["max_ratio_small"] <= 1.0 and rep["target_met"], rep
+    assert "Target met." in format_report(rep)
