@@ -10,7 +10,7 @@ import asyncio
 import logging
 
 import shiboken6
-from PySide6.QtCore import QRect, QSettings, Qt
+from PySide6.QtCore import QPoint, QPointF, QRect, QSettings, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QPushButton,
-    QSizePolicy,
     QSplitter,
     QTabWidget,
     QToolBar,
@@ -41,6 +40,8 @@ from gui.widgets.picture_window import PictureWindow
 from gui.widgets.plan_view import PlanView
 from gui.widgets.sessions_panel import SessionsPanel
 from gui.widgets.settings_dialog import SettingsDialog
+from gui.widgets.status_bar import StatusBar
+from gui.widgets.step_overlay import StepOverlay
 from gui.widgets.tab_strip import TabStrip, with_tab_strip
 from gui.window_layout import clamp_to, first_geometry, screen_at, to_bytes, window_settings
 
@@ -136,13 +137,15 @@ class MainWindow(QMainWindow):
         self.split = split = QSplitter(Qt.Horizontal)
         split.setObjectName("mainSplit")
         self.tab_strip = TabStrip()  # the browser's tabs above the page; the page follows the active one
-        split.addWidget(with_tab_strip(self.page, self.tab_strip))
+        self.page_column = with_tab_strip(self.page, self.tab_strip)
+        split.addWidget(self.page_column)
         split.addWidget(self.tabs)
         split.setCollapsible(0, False)
         split.setStretchFactor(0, 1)
         split.setSizes([1000, 420])
 
         self.approval = ApprovalBar()
+        self.approval.hide()
         self.task = QLineEdit(suggested_task)
         self.task.setPlaceholderText("Task, e.g. “type ada@example.com into Email and click Create account”")
         self.planner = QComboBox()
@@ -165,38 +168,19 @@ class MainWindow(QMainWindow):
         row.addWidget(self.run_btn)
         row.addWidget(self.stop_btn)
 
-        # the step area: the approval bar while a step waits; between steps of a run a line says what the
-        # loop does, in the bar's room, so the page panel (and the page) keeps its size for the whole run
-        self.step_area = QWidget()
-        self.step_area.setObjectName("stepArea")
-        sa = QVBoxLayout(self.step_area)
-        sa.setContentsMargins(0, 0, 0, 0)
-        sa.setSpacing(0)
-        sa.addWidget(self.approval)
-        self.step_note = QLabel()
-        self.step_note.setObjectName("stepNote")
-        self.step_note.setAlignment(Qt.AlignCenter)
-        self.step_note.setStyleSheet("#stepNote { color:#6b7280; background:#f9fafb; border:1px dashed #d1d5db; "
-                                     "border-radius:6px; }")
-        self.step_note.hide()
-        sa.addWidget(self.step_note, 1)
-
+        # the approval bar floats over the page's panel: the page keeps its size while a step is asked
+        self.step_overlay = StepOverlay(self.page_column, self.approval)
         central = QWidget()
         v = QVBoxLayout(central)
         v.setContentsMargins(4, 0, 4, 4)
         v.addWidget(self.banner)
         v.addWidget(split, 1)
-        v.addWidget(self.step_area)
         v.addLayout(row)
         self.setCentralWidget(central)
-        self.status_snap = QLabel("no snapshot yet")
-        # long snapshot facts are cut at the window's edge, never widen it past the screen
-        self.status_snap.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        self.status_snap.setMinimumWidth(40)
-        self.status_loop = QLabel("idle")
-        self.status_loop.setObjectName("loopState")
-        self.statusBar().addWidget(self.status_snap, 1)
-        self.statusBar().addPermanentWidget(self.status_loop)
+        # nothing in the status bar overlaps at 1024 px and up: what does not fit is elided, whole in its tooltip
+        self.status_bar = StatusBar(list(LOOP_WORDS.values()))
+        self.setStatusBar(self.status_bar)
+        self.status_snap, self.status_loop = self.status_bar.snap, self.status_bar.loop
         self.settings_dialog: SettingsDialog | None = None
 
     def _wire(self) -> None:
@@ -313,14 +297,11 @@ class MainWindow(QMainWindow):
             self.inspector.show_exchange(exchange)
         st = snap.stats
         tokens = snap.serialize("semantic").tokens
-        self.status_snap.setText(
-            f"snapshot {st.timings_ms.get('capture', 0):.0f} ms · {st.nodes} nodes (semantic {st.tiers['semantic']}, "
-            f"non-semantic {st.tiers['non-semantic']}, structural {st.tiers['structural']}) · "
-            f"{st.interactive} interactive · payload ~{tokens} tokens · {snap.walk.describe()}")
+        line = (f"snapshot {st.timings_ms.get('capture', 0):.0f} ms · {st.nodes} nodes (semantic "
+                f"{st.tiers['semantic']}, non-semantic {st.tiers['non-semantic']}, structural {st.tiers['structural']})"
+                f" · {st.interactive} interactive · payload ~{tokens} tokens · {snap.walk.describe()}")
         cut = status_words(snap)  # a walk stopped at its node budget is said, not hidden
-        if cut:
-            self.status_snap.setText(f"{cut} · {self.status_snap.text()}")
-        self.status_snap.setToolTip(walk_cut(snap) or "")
+        self.status_snap.set_line(f"{cut} · {line}" if cut else line, walk_cut(snap) or "")
         self.status_snap.setStyleSheet("color:#8a1c13;font-weight:bold" if cut else "")
 
     def _on_record(self, rec) -> None:
@@ -359,27 +340,20 @@ class MainWindow(QMainWindow):
         return view
 
     def _on_request(self, req) -> None:
-        self.step_note.hide()
         self.approval.show_request(req)
+        target = None
         if req.target:
             self.page.highlight(req.target.get("id"), kind="target")
+            node = self.sup.snapshot.get(req.target["id"]) if (self.sup.snapshot is not None and req.target.get("id")
+                                                               and req.target["id"] in self.sup.snapshot) else None
+            if node is not None:
+                r = self.page.page_rect_to_widget(node.bounds)
+                target = r.translated(QPointF(self.page.mapTo(self.page_column, QPoint(0, 0))))
+        self.step_overlay.place(target)  # over the panel's bottom, or its top when the target is there
 
     def _on_request_done(self) -> None:
-        if self.approval.isVisible() and self._run_active:  # keep its room until the run ends
-            self.step_area.setMinimumHeight(max(self.step_area.minimumHeight(), self.approval.height()))
         self.approval.clear()
         self.page.highlight(None, kind="target")
-        self._show_step_note()
-
-    def _show_step_note(self) -> None:
-        """Between the steps of a run (once a step has asked), what the loop is doing, in the bar's room."""
-        state = self.sup.loop_state
-        if self._run_active and self.step_area.minimumHeight() > 0 and not self.approval.is_pending():
-            self.step_note.setText(f"The agent is {LOOP_WORDS.get(state, 'working')}…" if state in LOOP_WORDS
-                                   else "The agent is working…")
-            self.step_note.show()
-        else:
-            self.step_note.hide()
 
     def _on_status(self, status: str, state: str, detail: str) -> None:
         self.chat.set_task_status(status, detail)
@@ -387,9 +361,6 @@ class MainWindow(QMainWindow):
         self.status_loop.setText(LOOP_WORDS.get(state, "running") if running else "idle")
         self.status_loop.setProperty("state", state if running else "idle")
         self.plan.set_running(running)
-        if not running:  # the run is over: the step area gives its room back to the page
-            self.step_area.setMinimumHeight(0)
-        self._show_step_note()
         self.run_btn.setEnabled(not running)
         self.stop_btn.setEnabled(running)
         self.act_new_session.setEnabled(not running and self.sup.recording)

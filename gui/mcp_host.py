@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QMenu, QToolButton
 
 from engine.loop import QueueGate
 from engine.models import POLICIES
+from gui.widgets.status_bar import ElidedToolButton
 
 if TYPE_CHECKING:
     from engine.loop.runner import AgentLoop
@@ -55,7 +56,7 @@ class WindowMcpHost:
         self._start_grants = list(grants or [])  # `vigil mcp --grant KIND@SITE`: given when serving starts
         # the server's place in the status bar: what it does now; its menu copies the endpoint and token and
         # lists this session's grants, each revocable
-        self.label = QToolButton()
+        self.label = ElidedToolButton()  # elided in the middle at a narrow window, whole in its tooltip
         self.label.setObjectName("mcpStatus")
         self.label.setText("MCP: starting…")
         self.label.setAutoRaise(True)

@@ -15,6 +15,7 @@ pytest.importorskip("PySide6.QtWidgets")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 
+from gui.widgets.node_columns import NAME_FLOOR  # noqa: E402
 from gui.widgets.node_tree import NAME_MIN_WIDTH, NodeTreePanel  # noqa: E402
 
 from fake_page import stored  # noqa: E402
@@ -58,8 +59,8 @@ def test_id_role_and_tier_columns_fit_their_content_and_name_takes_the_rest(qtbo
     others = h.sectionSize(0) + h.sectionSize(1) + h.sectionSize(3)
     if room - others >= NAME_MIN_WIDTH:  # the name column takes exactly what is left: no sideways scrolling
         assert abs(h.sectionSize(2) - (room - others)) <= 2 and h.length() <= room + 2
-    else:  # a narrow panel keeps a readable name column; the tier column scrolls into view
-        assert h.sectionSize(2) >= NAME_MIN_WIDTH
+    else:  # a narrow panel: the name column gives way (it elides), the tier column stays in view (issue 27)
+        assert h.sectionSize(2) >= NAME_FLOOR and h.length() <= room + 2
     assert width == NARROW or room - others >= NAME_MIN_WIDTH
 
 
@@ -341,4 +342,5 @@ def test_the_window_at_1024_a_real_unverified_run_its_chat_and_every_panel_fit(q
         line = w.nodes.locator_label
         assert w.nodes.locator().startswith("page.") and line.is_elided()
         assert line.mapTo(w, line.rect().bottomRight()).x() <= w.width()
-        assert w.nodes.view.header().sectionSize(2) >= NAME_MIN_WIDTH
+        h = w.nodes.view.header()
+        assert h.sectionSize(2) >= NAME_FLOOR and h.length() <= w.nodes.view.viewport().width() + 2

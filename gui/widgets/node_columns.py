@@ -1,7 +1,9 @@
 """How wide the node tree's columns are (`NodeTreePanel` owns one `ColumnFitter`).
 
 ID, role and tier (flattened: i, r, v, s) are as wide as their content and the name column takes
-the rest, keeping NAME_MIN_WIDTH in a narrow panel (below that the view scrolls sideways). What a
+the rest, NAME_MIN_WIDTH at least while there is room for it; in a narrower panel the name column
+gives way (its text elides), down to NAME_FLOOR, then the ID column (down to ID_FLOOR), so the tier
+column stays in view — only below that does the view scroll sideways. What a
 column needs is measured once per snapshot and mode from the distinct values (one pass over the
 nodes, or the flattened items) — never by asking the model row by row, which on a 25k-node page
 costs a call into Python per row. The tree's ID column also holds the indentation, so it grows with
@@ -18,7 +20,9 @@ from PySide6.QtWidgets import QHeaderView
 
 from gui.widgets.node_models import FlatModel
 
-NAME_MIN_WIDTH = 120      # px the name column keeps in a narrow panel (the rest scrolls sideways)
+NAME_MIN_WIDTH = 120      # px the name column keeps while the panel has room for it
+NAME_FLOOR = 60           # px it keeps in a narrower panel, so the columns after it stay in view
+ID_FLOOR = 48             # px the ID column keeps when a deep tree in a narrow panel leaves no more
 ID_COLUMN_SHARE = 0.4     # at most this share of the view for the ID column
 SIDE_COLUMN_SHARE = 0.25  # at most this share of the view for each of value / states (flattened)
 NAME_COLUMN = 2           # in both models
@@ -89,6 +93,9 @@ class ColumnFitter(QObject):
         widths[0] = min(widths[0], max(60, int(room * ID_COLUMN_SHARE)))
         for c in (3, 4) if self.panel.flattened else ():
             widths[c] = min(widths[c], max(60, int(room * SIDE_COLUMN_SHARE)))
+        over = sum(w for c, w in widths.items() if c < n) + NAME_FLOOR - room
+        if over > 0:  # a narrow panel and a deep tree: the ID column gives way too (deep rows' IDs elide)
+            widths[0] = max(ID_FLOOR, widths[0] - over)
         h = self.view.header()
         for c, w in widths.items():
             if c < n:
@@ -98,7 +105,8 @@ class ColumnFitter(QObject):
             h.setSectionResizeMode(NAME_COLUMN, QHeaderView.ResizeMode.Stretch)
         else:
             h.setSectionResizeMode(NAME_COLUMN, QHeaderView.ResizeMode.Interactive)
-            h.resizeSection(NAME_COLUMN, NAME_MIN_WIDTH)
+            left = room - sum(w for c, w in widths.items() if c < n)
+            h.resizeSection(NAME_COLUMN, max(NAME_FLOOR, left))
 
     def _on_expanded(self, idx: QModelIndex) -> None:
         if self.panel.flattened:
