@@ -16,7 +16,8 @@ from engine.errors import ErrorCode
 from engine.observe.stream import read_stream
 
 _JS = Path(__file__).resolve().parent / "js"
-CHECK_VALUE, SCROLL = ((_JS / f).read_text() for f in ("check_value.js", "scroll.js"))
+CHECK_VALUE, SCROLL, SUGGEST = ((_JS / f).read_text() for f in ("check_value.js", "scroll.js", "suggest.js"))
+SUGGEST_WAIT_MS = 1500  # a combobox's suggestions: debounce (300 ms is common) plus a server's answer
 
 
 async def type_text(c: ActionContext, text: str, clear: bool, submit: bool) -> None:
@@ -39,6 +40,9 @@ async def type_text(c: ActionContext, text: str, clear: bool, submit: bool) -> N
     r = await focus(c, clear)
     if clear and r.get("selected"):
         await inp.press_chord(page, "Delete")
+    watch = not submit and not c.masked  # suggestions: the lists showing before the typing are noted
+    if watch:
+        watch = bool((await call_on(page, t.session_id, t.object_id, SUGGEST, page.key, 0) or {}).get("auto"))
     if c.masked:
         # a secret goes in as one insertion: no key event or partial value ("H", "Hu", "Hun" …) exists for a page
         # to echo into its text, title or console, where only the whole value would be recognised and scrubbed
@@ -56,6 +60,15 @@ async def type_text(c: ActionContext, text: str, clear: bool, submit: bool) -> N
             why += f" — it accepts at most {chk['maxLength']} characters"
         raise ActionFailure(f"Typed {shown} into {what}, but {why}.", code=ErrorCode.VALUE_MISMATCH)
     c.message = f"Typed {shown} into {what}."
+    if watch:
+        # a combobox or autocomplete fills its list after a debounce: the step ends once it shows
+        # (or the bound passes), so that the next snapshot has the suggestions
+        sug = await call_on(page, t.session_id, t.object_id, SUGGEST, page.key, SUGGEST_WAIT_MS,
+                            timeout=SUGGEST_WAIT_MS / 1000 + 5)
+        if sug and sug.get("auto"):
+            c.data["suggestions"] = {"items": sug.get("items", 0), "waited_ms": sug.get("waited", 0)}
+            if sug.get("items"):
+                c.message += f" Its list of suggestions shows {sug['items']} item{'s' if sug['items'] != 1 else ''}."
     if submit:
         reading = await read_stream(page, time.time() * 1000)
         now = await probe(page, t, "state")

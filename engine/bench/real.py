@@ -219,8 +219,10 @@ def _result_text(r) -> str:
 
 
 async def run_step(tab, step: dict) -> StepOutcome:
-    """Find the step's target in the payload, act on its ID, then check the page's real state."""
-    entry, entries = await find_target(tab, step)
+    """Find the step's target in the payload, act on its ID, then check the page's real state.
+    A step with `"now": true` looks at the payload once: its target must be there right after the
+    step before (the suggestions a typing step waited for), with no time to appear."""
+    entry, entries = await find_target(tab, step, 0.0 if step.get("now") else FIND_TIMEOUT_S)
     if entry is None:
         seen = ", ".join(describe_entry(e) for e in entries[:40]) or "nothing"
         return StepOutcome(step, False, None, f"not in the semantic payload: {target_text(step)}. It has: {seen}")
