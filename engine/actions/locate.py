@@ -3,6 +3,7 @@ actionability, hit-tested through shadow roots and up every frame boundary to to
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,10 +65,12 @@ async def resolve(page: PageTarget, snap: DomSnapshot, node_id: str) -> Target:
 # guard's secret never sits in a function the page can inspect while it runs (a sloppy function's
 # `arguments` can be read by any page function it calls).
 # The probe, then (a point found, `clicks` > 0) arm the guard for the press sequence at that point.
-_ARMED_PROBE = ("function(KEY, mode, secret, clicks) { 'use strict'; const f = (" + PROBE + ").call(this, KEY, mode);"
+_ARMED_PROBE = ("function(KEY, mode, secret, clicks, opens) { 'use strict';"
+                " const f = (" + PROBE + ").call(this, KEY, mode);"
                 " const S = window[KEY], p = f && (f.point || f.center);"
-                " if (p && S && S.guard) f.armed = S.guard(secret, 'arm', this, p[0], p[1], clicks);"
+                " if (p && S && S.guard) f.armed = S.guard(secret, 'arm', this, p[0], p[1], clicks, opens);"
                 " return f; }")
+POPUP_ROLES = ("combobox", "listbox")
 _GUARD = ("function(KEY, secret, op, a, b) { 'use strict'; const S = window[KEY];"
           " return S && S.guard ? S.guard(secret, op, a, b) : null; }")
 # The state probe, with the guard's verdict on the press sequence it watched (read once; it ends the watch).
@@ -75,12 +78,19 @@ _READ_PROBE = ("function(KEY, mode, secret) { 'use strict'; const f = (" + PROBE
                " const S = window[KEY]; if (f && S && S.guard) f.guard = S.guard(secret, 'read'); return f; }")
 
 
-async def probe(page: PageTarget, t: Target, mode: str, *, arm: int = 0, read_guard: bool = False) -> dict:
+def opens_list(node: VirtualNode) -> bool:
+    """A select-like element: it opens a list on the press, so a release over one of its items is expected."""
+    return node.role in POPUP_ROLES or "expanded" in (node.states or {})
+
+
+async def probe(page: PageTarget, t: Target, mode: str, *, arm: int = 0, opens: bool = False,
+                read_guard: bool = False) -> dict:
     """The element's facts (probe.js). `arm` (clicks): also watch the press sequence about to be sent at
-    the point found (`facts["armed"]`); `read_guard`: also the verdict of the watch (`facts["guard"]`)."""
+    the point found (`facts["armed"]`; `opens`: it opens a list, see `opens_list`); `read_guard`: also the
+    verdict of the watch (`facts["guard"]`)."""
     secret = page.scripts.guard_secret
     if arm:
-        facts = await call_on(page, t.session_id, t.object_id, _ARMED_PROBE, page.key, mode, secret, arm)
+        facts = await call_on(page, t.session_id, t.object_id, _ARMED_PROBE, page.key, mode, secret, arm, opens)
     elif read_guard:
         facts = await call_on(page, t.session_id, t.object_id, _READ_PROBE, page.key, mode, secret)
     else:
@@ -124,7 +134,10 @@ async def to_top_level(page: PageTarget, snap: DomSnapshot, t: Target,
         try:
             r = await call_on(page, sid, oid, OWNER, page.key, x, y)
         finally:
-            await release(page, sid)
+            # this object only: a frame in the same process shares its session (and the object group) with
+            # the target, whose object the action still needs (the input guard, the facts after the action)
+            with contextlib.suppress(VigilError):
+                await page.cdp.send("Runtime.releaseObject", {"objectId": oid}, session_id=sid, timeout=5)
         if cover is None and not r.get("ok", True):
             cover = r.get("cover")
         in_view = in_view and r.get("inView", True)

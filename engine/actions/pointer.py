@@ -18,6 +18,7 @@ from engine.actions.locate import (
     describe,
     guard,
     misdirected_message,
+    opens_list,
     probe,
     scroll_into_view,
     to_top_level,
@@ -42,9 +43,11 @@ async def pointer(c: ActionContext, *, force: bool, clicks: int, target: Target 
     # Look again every animation frame or so, up to SCROLL_WAIT_S; the same for a target whose
     # fade-in has not begun to show it (a delayed or just-started animation holds it at opacity 0).
     deadline = time.monotonic() + SCROLL_WAIT_S
+    # the action's own element may open a list where its opener was pressed (a select's box, its value)
+    opens = opens_list(t.node) or (c.target is not None and opens_list(c.target.node))
     while True:
         # a click also arms the page's input guard for its press sequence at the point found (no extra call)
-        f = await probe(page, t, "pointer", arm=clicks)
+        f = await probe(page, t, "pointer", arm=clicks, opens=opens)
         if f.get("disabled") and clicks:
             raise ActionFailure(f"{what} is disabled; it cannot be clicked until the page enables it "
                                 "(often after required fields are filled).", code=ErrorCode.DISABLED)

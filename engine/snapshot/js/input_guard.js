@@ -67,6 +67,24 @@
     ElementP.attachShadow = wrapped;
   }
 
+  // Elements given a listener for a release (mouseup, pointerup), seen by wrapping addEventListener (after
+  // install.js's wrapper, which it calls): kept here, where the page cannot reach it.
+  const handled = new WeakSet();
+  const wsAdd = uncurry(WeakSet.prototype.add), wsHas = uncurry(WeakSet.prototype.has);
+  const RELEASES = blank();
+  RELEASES.mouseup = 1; RELEASES.pointerup = 1;
+  const prevAdd = EventTarget.prototype.addEventListener;
+  if (prevAdd) {
+    const add = uncurry(prevAdd);
+    const shown = safe(uncurry(prevAdd.toString), prevAdd) || 'function addEventListener() { [native code] }';
+    const wrappedAdd = function addEventListener(type, fn, opts) {
+      if (RELEASES[type] === 1) safe(wsAdd, handled, this);
+      return add(this, type, fn, opts);
+    };
+    try { defineProp(wrappedAdd, 'toString', { value: () => shown, enumerable: false }); } catch (e) {}
+    EventTarget.prototype.addEventListener = wrappedAdd;
+  }
+
   // ---- the flat tree, from the originals ---------------------------------------------------------
   const isEl = (n) => !!n && safe(nodeTypeOf, n) === 1;
   const flatParent = (n) => {
@@ -156,6 +174,36 @@
     // the page re-rendered the element: an identical one took its place
     return twin(h, el);
   };
+  // Could a release over it do something: a control (its own listeners may sit on the page's root, as
+  // React's do), or an element with a listener for a release (from its addEventListener calls, seen
+  // above, or an on… property), up to what it shares with el. (A click cannot reach it: a click goes to
+  // what the press and the release share.)
+  const ACT_TAGS = blank(), ACT_ROLES = blank(), ITEM_ROLES = blank();
+  for (const t of ['button', 'input', 'select', 'textarea', 'summary', 'label', 'option']) ACT_TAGS[t] = 1;
+  for (const r of ['button', 'link', 'checkbox', 'radio', 'switch', 'menuitem', 'menuitemcheckbox', 'menuitemradio',
+    'option', 'tab', 'treeitem', 'gridcell', 'slider', 'spinbutton', 'combobox', 'textbox', 'searchbox']) ACT_ROLES[r] = 1;
+  for (const r of ['option', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'gridcell', 'treeitem', 'row']) ITEM_ROLES[r] = 1;
+  const onProps = [];
+  for (const k of ['onmouseup', 'onpointerup']) { const g = getter(HTMLElement.prototype, k); if (g) onProps[onProps.length] = g; }
+  const roleOf = (n) => { const r = safe(attr, n, 'role') || ''; let out = ''; for (let i = 0; i < r.length && charAt(r, i) !== ' '; i++) out += charAt(r, i); return out; };
+  const trigger = (el) => {
+    const tag = safe(localNameOf, el), role = roleOf(el), pop = safe(attr, el, 'aria-haspopup');
+    return tag === 'select' || role === 'combobox' || role === 'listbox' || (pop !== null && pop !== 'false') ||
+      safe(attr, el, 'aria-expanded') !== null || (tag === 'input' && safe(attr, el, 'list') !== null);
+  };
+  const acts = (a, h) => {
+    for (let n = h, i = 0; n && i < 256; n = flatParent(n), i++) {
+      if (!isEl(n)) continue;
+      if (within(n, a.el)) return false;   // reached what it shares with el
+      const tag = safe(localNameOf, n), role = roleOf(n);
+      // an item of the list it opened, or that list's own widget
+      if (a.trigger && (ITEM_ROLES[role] === 1 || tag === 'option' || role === 'combobox' || role === 'listbox')) continue;
+      if (ACT_TAGS[tag] === 1 || ACT_ROLES[role] === 1 || (tag === 'a' && safe(attr, n, 'href') !== null)) return true;
+      if (safe(wsHas, handled, n)) return true;
+      for (let j = 0; j < onProps.length; j++) if (safe(onProps[j], n)) return true;
+    }
+    return false;
+  };
   const entry = (kind, h, ok) => { const e = blank(); e.kind = kind; e.el = h; e.ok = ok; return e; };
   const live = () => {
     if (arm && now() - arm.at > EXPIRE_MS) { last = arm; arm = null; }
@@ -170,8 +218,18 @@
     if (p && p.length) h = p[0];
     if (kind !== 'click' && kind !== 'dblclick' && isEl(h)) h = deepen(h, safe(clientX, ev), safe(clientY, ev));
     // a click goes to what its press and release share: fine when both landed on the element
-    const ok = lands(a, h, kind) || (kind === 'click' && !a.bad && a.up !== null && within(h, a.up));
-    if (kind === 'mouseup' && ok) a.up = h;
+    const press = kind === 'pointerdown' || kind === 'mousedown', release = kind === 'pointerup' || kind === 'mouseup';
+    let ok = lands(a, h, kind);
+    // A click goes to what its press and release share: an element around this one once the press landed
+    // on it (the release went elsewhere, harmlessly: below), or around the identical element that took
+    // its place.
+    if (!ok && kind === 'click' && !a.bad && ((a.pressed && within(h, a.el)) || (a.up !== null && within(h, a.up)))) ok = true;
+    // Released over something the press opened (a calendar, the list of a select): fine when it does
+    // nothing with a release (not a control, no listener of its own for it). Over a control, or an item of
+    // the list of anything but a select-like trigger, the release is stopped and the step fails.
+    if (!ok && release && !a.bad && a.pressed && !acts(a, h)) { ok = true; if (!a.loose) a.loose = entry(kind, h, true); }
+    if (press && ok) a.pressed = true;
+    if (kind === 'mouseup' && ok && lands(a, h, kind)) a.up = h;
     if (kind === 'pointermove') {
       // only the move to the click's point (a person's own mouse elsewhere on the page is not the step's)
       const dx = safe(clientX, ev) - a.x, dy = safe(clientY, ev) - a.y;
@@ -209,11 +267,12 @@
     return v;
   };
   const ops = blank();
-  // arm(el, x, y, clicks): watch the next press sequence of `clicks` clicks at (x, y) on el
-  ops.arm = (el, x, y, want) => {
+  // arm(el, x, y, clicks, opens): watch the next press sequence of `clicks` clicks at (x, y) on el (`opens`:
+  // el opens a list on the press, as a select does)
+  ops.arm = (el, x, y, want, opens) => {
     if (!isEl(el)) return false;
     const a = blank();
-    a.el = el; a.hit = hitAt(x, y); a.x = +x; a.y = +y; a.want = want | 0; a.at = now();
+    a.el = el; a.trigger = opens === true || trigger(el); a.pressed = false; a.loose = null; a.hit = hitAt(x, y); a.x = +x; a.y = +y; a.want = want | 0; a.at = now();
     a.moves = 0; a.seen = 0; a.clicks = 0; a.blocked = 0; a.bad = null; a.moveBad = null; a.up = null; a.done = false;
     arm = a; last = null;
     return true;
@@ -238,12 +297,12 @@
     return a ? verdict(a) : null;
   };
   ops.disarm = () => { arm = null; last = null; return true; };
-  const guard = function guard(secret, op, a1, a2, a3, a4) {
+  const guard = function guard(secret, op, a1, a2, a3, a4, a5) {
     if (typeof secret !== 'string' || secret.length < 16) return 'refused';
     if (owner === null) owner = secret;
     else if (secret !== owner) return 'refused';
     const f = ops[op];
-    return f ? f(a1, a2, a3, a4) : null;
+    return f ? f(a1, a2, a3, a4, a5) : null;
   };
   defineProp(S, 'guard', { value: guard, enumerable: false, configurable: false, writable: false });
 })
