@@ -145,8 +145,8 @@ class _LineReader:
 
 
 class TerminalGate:
-    """A prompt per step on a terminal: [a]pprove (or y/yes), [e]dit, [s]kip, [r]eject with reason
-    (or n/no), [t]ake over, [q]uit. End of input means stop."""
+    """A prompt per step on a terminal: [a]pprove (or y/yes; Enter for an ordinary step), [e]dit, [s]kip,
+    [r]eject with reason (or n/no), [t]ake over, [q]uit. End of input means stop."""
 
     CHOICES = "[a]pprove (y), [e]dit, [s]kip, [r]eject with reason (n), [t]ake over, [q]uit"
 
@@ -203,7 +203,10 @@ class TerminalGate:
             return await self._dialog(request)
         self.show(request)
         offer = self._offer(request)
-        choices = self.CHOICES + (", [g]rant" if offer else "")
+        # Enter approves an ordinary step, as in the window; a sensitive, warned or re-asked one needs a letter
+        ordinary = not (request.sensitive_reasons or request.warnings or request.error)
+        choices = (self.CHOICES.replace("(y)", "(Enter, y)") if ordinary else self.CHOICES) + \
+            (", [g]rant" if offer else "")
         if offer:
             self._say(f"  [g]: approve, and {offer[0].lower()}{offer[1:]}")
         while True:
@@ -211,8 +214,11 @@ class TerminalGate:
             if answer is None:
                 return Decision(kind="stop", reason="end of input")
             c = answer.strip().lower()[:1]
-            if c in ("a", "y"):
+            if c in ("a", "y") or (not c and ordinary):
                 return Decision.approve()
+            if not c:
+                self._say("  This step needs a person's clear yes (see above): type a or y to approve it.")
+                continue
             if c == "g" and offer and self.grant_give is not None:
                 try:
                     given = self.grant_give(request)
