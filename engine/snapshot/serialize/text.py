@@ -89,23 +89,6 @@ def _own_text(n: VirtualNode) -> str:
     return n.text or ""
 
 
-def _context(n: VirtualNode, ctx: str) -> str:
-    r = n.role
-    if r in ALERT_ROLES:
-        return "alert"
-    if r in STATUS_ROLES:
-        return "status" if ctx != "alert" else ctx
-    return ctx
-
-
-def _errorish_id(n: VirtualNode) -> bool:
-    ident = (n.attrs or {}).get("id", "") if n.attrs else ""
-    if not ident:
-        return False
-    low = ident.lower()
-    return "error" in low or "invalid" in low
-
-
 def _row_text(row: VirtualNode) -> str:
     """A table row's cells, ` | ` between them; a cell that is only a link or a button reads as its name."""
     parts: list[str] = []
@@ -137,18 +120,29 @@ def _walk(snap: DomSnapshot) -> list[TextLine]:
     if root is None:
         return []
     out: list[TextLine] = []
+    # (this loop meets every node of the page: flags and roles are read once, no calls for most nodes)
     stack: list[tuple[VirtualNode, str, bool]] = [(root, "", False)]
+    pop, push = stack.pop, stack.append
     while stack:
-        n, ctx, err = stack.pop()
-        if n.tag in SKIP_TAGS:
+        n, ctx, err = pop()
+        tag = n.tag
+        if tag in SKIP_TAGS:
             continue
         fl = n.flags
-        shown = fl & _SHOWN == F_RENDERED
         role = n.role
-        ctx = _context(n, ctx)
-        err = err or _errorish_id(n)
         if fl & F_INTERACTIVE and role in ATOMIC:
             continue  # a control: its words are its name in the payload
+        if role in ALERT_ROLES:
+            ctx = "alert"
+        elif role in STATUS_ROLES and ctx != "alert":
+            ctx = "status"
+        attrs = n.attrs
+        if attrs and not err:
+            ident = attrs.get("id")
+            if ident:
+                low = ident.lower()
+                err = "error" in low or "invalid" in low
+        shown = fl & _SHOWN == F_RENDERED
         if shown and role in ROW_ROLES:
             t = _row_text(n)
             if t:
@@ -156,7 +150,7 @@ def _walk(snap: DomSnapshot) -> list[TextLine]:
                                     n.visible_ratio > 0, near_error=err))
             continue
         if shown and not fl & F_FOLDED:
-            t = _own_text(n)
+            t = (n.name or n.text or "") if role == "heading" else n.text
             if t:
                 if role == "heading":
                     kind = "heading"
@@ -164,7 +158,7 @@ def _walk(snap: DomSnapshot) -> list[TextLine]:
                     kind = ctx
                 elif role == "listitem":
                     kind = "item"
-                elif n.tag == "label":
+                elif tag == "label":
                     kind = "label"
                 else:
                     kind = "text"
@@ -175,8 +169,10 @@ def _walk(snap: DomSnapshot) -> list[TextLine]:
                     # a heading's name, a text block's text: its inside is already read (links excepted:
                     # they are controls, listed by the payload)
                     continue
-        if n.children:
-            stack.extend((c, ctx, err) for c in reversed(n.children))
+        kids = n.children
+        if kids:
+            for c in reversed(kids):
+                push((c, ctx, err))
     return _merge_rows(out)
 
 
