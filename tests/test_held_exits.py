@@ -132,7 +132,7 @@ def test_script_and_redirect_exits_are_refused_where_no_person_is_present(harnes
     stays, and the other site receives nothing — except the link the step itself was approved for."""
     steps = [_click("Read more", "link"), _click("Continue"), _click("Account settings", "link"),
              _click("Save card"), _click("Show details"), {"action": "wait", "ms": 600},
-             _click("Show summary"), _click("Same site page", "link"),
+             _click("Show summary"), _click("Open receipt"), _click("Same site page", "link"),
              _click("Partner site", "link"), {"action": "finish"}]
 
     async def go(tab):
@@ -140,12 +140,12 @@ def test_script_and_redirect_exits_are_refused_where_no_person_is_present(harnes
         gate = AutoApprove()
         loop = AgentLoop(tab, ScriptedPlanner(steps), gate=gate, policy="auto-safe", screenshots=False)
         res = await loop.run("look at the account")
-        return res, gate, loop.page.url
+        return res, gate, loop.page.url, len(tab.browser.tabs)
 
-    res, gate, url_after = harness.page(rec.url("script"), go)
+    res, gate, url_after, tabs = harness.page(rec.url("script"), go)
     s = res.steps
     assert res.status == "success", res.reason
-    for i, path in ((0, "/via-link"), (1, "/via-div"), (2, "/redirected"), (3, "/collect")):
+    for i, path in ((0, "/via-link"), (1, "/via-div"), (2, "/redirected"), (3, "/collect"), (7, "/popup")):
         r = s[i].result
         assert s[i].status == "failed" and r.error_code == ErrorCode.BLOCKED, (i, r.message)
         assert r.message.startswith(f"BLOCKED: the page tried to leave 127.0.0.1 for {OTHER}"), r.message
@@ -157,13 +157,15 @@ def test_script_and_redirect_exits_are_refused_where_no_person_is_present(harnes
     late = [x for st in s[4:6] if st.incidents for x in st.incidents.exits]
     assert [x.url.endswith("/later") and not x.allowed for x in late] == [True], late
     # ordinary steps on the site are not held, and the approved link leaves (asked as sensitive: not again)
-    assert s[6].status == "completed" and s[7].status == "completed", (s[6].result.message, s[7].result.message)
-    assert s[8].status == "completed" and not (s[8].incidents and s[8].incidents.exits)
+    assert s[6].status == "completed" and s[8].status == "completed", (s[6].result.message, s[8].result.message)
+    # the popup whose page was refused is closed, never followed
+    assert not s[7].incidents.switched_to and s[7].tab.index == 0 and tabs == 1
+    assert s[9].status == "completed" and not (s[9].incidents and s[9].incidents.exits)
     assert any("leaves 127.0.0.1 for evil.localhost" in r for r in gate.requests[-1].sensitive_reasons)
     assert rec.other() == ["GET /approved"], rec.other()
     assert (f"127.0.0.1:{rec.port}", "GET", "/go-away") in rec.hits    # the same-site hop did go
     assert url_after == f"http://{OTHER}:{rec.port}/approved"
-    assert any("tried 5 time(s) to leave the site" in x for x in res.incidents), res.incidents
+    assert any("tried 6 time(s) to leave the site" in x for x in res.incidents), res.incidents
 
 
 def test_a_person_is_asked_about_a_script_exit_and_decides(harness, rec):

@@ -78,7 +78,7 @@ class Browser(Generic[TabT]):
         self._listeners: list[TabListener] = []
         self._adopting: set[asyncio.Task[Any]] = set()
         self.popups = PopupGuard(lambda: self.cdp, self._default_opener)
-        self.exits = ExitHold(lambda: self.cdp)
+        self.exits = ExitHold(lambda: self.cdp, self._page_of_frame, self._exit_refused)
 
     @property
     def cdp(self) -> CDPConnection:
@@ -158,8 +158,6 @@ class Browser(Generic[TabT]):
         page.on("close", lambda *_: target.gone())
         await target.attach()
         await self.popups.install(target.target_id, target.session_id)
-        if self.exits.on:  # a run holds navigations to other sites: this tab's too
-            await self.exits.enable(target)
         tab = self._make_tab(target)
         self._targets[target] = tab
         self._openers[target] = opener
@@ -204,6 +202,29 @@ class Browser(Generic[TabT]):
             await self._wrap(page, opener, target_id)
         except VigilError as exc:
             log.debug("could not adopt a new page: %s", exc)
+
+    def _page_of_frame(self, frame_id: str) -> str | None:
+        """The URL of the page a top-level frame belongs to, for the exit hold: a tab's own, a new popup's
+        opener's (the page it leaves); None for frames that are no page of this browser's (subframes)."""
+        urls = {t.target_id: t for t in self._targets}
+        if frame_id in urls:
+            return urls[frame_id].url or ""
+        if frame_id in self.popups.opened_by:
+            opener = urls.get(self.popups.opened_by[frame_id] or "")
+            if opener is None and self.active_tab is not None:
+                opener = self._target_of(self.active_tab)
+            return opener.url if opener is not None else ""
+        return None
+
+    async def _exit_refused(self, frame_id: str) -> None:
+        """A popup whose first page was refused is an empty tab the page opened: closed, never followed."""
+        if not self.popups.opened_by.get(frame_id):
+            return  # not a popup (a tab's own navigation: the tab stays where it was)
+        tab = next((t for t in self._targets if t.target_id == frame_id), None)
+        if tab is not None and tab.url not in ("", "about:blank"):
+            return
+        self.popups.refused.add(frame_id)
+        await self.popups.close(frame_id)
 
     def _default_opener(self) -> str | None:
         """Who opened a page that names no opener (a noopener link): the active tab, unless Vigil is

@@ -1,20 +1,23 @@
 """Top-level navigations held at the browser: `ExitHold`.
 
 The DOM can say a button stays on the site while its `onclick` sets `location` elsewhere, a link can
-point at the site and be redirected away, a form can post to another site: what the page *does* is
-only seen on the network. While a run that needs it is on, `start(decide)` enables the CDP Fetch
-domain on each tab's own session for documents only (`Fetch.enable` with a Document pattern at the
-Request stage); every main-frame document request — the first one and each redirect hop — is paused
-and `decide(target, request)` says whether it may go on (`Fetch.continueRequest`) or not
-(`Fetch.failRequest` with `Aborted`). Chromium's `BlockedByClient` would replace the page with its own
-error page (chrome-error://chromewebdata/); `Aborted` leaves the page where it was, so the run can go
-on from it. A refused request never leaves the browser. Frames' documents, subresources and
-non-HTTP(S) URLs are let through at once; `decide` is expected to answer fast for same-site requests.
-When no run needs it, Fetch is off (`stop()`): plain steps pay nothing.
-"""
+point at the site and be redirected away, a form can post to another site, a popup can open on
+another site: what the page *does* is only seen on the network. While a run that needs it is on,
+`start(decide)` enables the CDP Fetch domain at the browser level for documents only (`Fetch.enable`
+on the browser's own session, a Document pattern at the Request stage — every tab's and every new
+popup's requests, before the popup is even adopted as a tab). Each top-level document request of a
+page Vigil knows (`page_of(frame id)`: a tab, or a popup a tab opened — the first request and each
+redirect hop) is paused and `decide(from_url, request)` says whether it may go on
+(`Fetch.continueRequest`) or not (`Fetch.failRequest` with `Aborted`). Chromium's `BlockedByClient`
+would replace the page with its own error page (chrome-error://chromewebdata/); `Aborted` leaves the
+page where it was, so the run can go on from it. A refused request never leaves the browser. Frames'
+documents, pages Vigil does not know (another context of an attached browser) and non-HTTP(S) URLs
+are let through at once; `decide` is expected to answer fast for same-site requests. When no run
+needs it, Fetch is off (`stop()`): plain steps pay nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -25,68 +28,72 @@ from engine.errors import VigilError
 
 log = logging.getLogger("vigil.browser")
 
-# (the page's PageTarget, the paused request: url, method, headers …) → let it go on?
-ExitDecider = Callable[[Any, dict], Awaitable[bool]]
+# (the URL of the page being left, the paused request: url, method, headers …) → let it go on?
+ExitDecider = Callable[[str, dict], Awaitable[bool]]
+# a frame id → the URL of the page it is the top of (a tab's, or a new popup's opener's), None otherwise
+PageOf = Callable[[str], "str | None"]
 _DOCUMENTS = [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]
 
 
 class ExitHold:
-    def __init__(self, cdp: Callable[[], CDPConnection]) -> None:
+    def __init__(self, cdp: Callable[[], CDPConnection], page_of: PageOf,
+                 refused: Callable[[str], Awaitable[None]] | None = None) -> None:
         self._cdp = cdp
+        self._page_of = page_of
+        self._refused = refused   # told the frame id of each refused request (a blank popup is closed)
         self.decide: ExitDecider | None = None
-        self._sessions: dict[str, Any] = {}     # session id → PageTarget, for the tabs held
         self._listening = False
+        self._enabled = False
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.pending = 0                        # requests waiting for a decision now
 
     @property
     def on(self) -> bool:
         return self.decide is not None
 
-    async def start(self, targets: list[Any], decide: ExitDecider) -> None:
-        """Hold the main-frame navigations of `targets` (and of every tab `enable`d later) until `stop()`."""
+    async def start(self, decide: ExitDecider) -> None:
+        """Hold the top-level navigations of every page Vigil knows until `stop()`."""
         c = self._cdp()
         if not self._listening:
             c.on("Fetch.requestPaused", self._paused)
             self._listening = True
         self.decide = decide
-        for t in targets:
-            await self.enable(t)
+        if not self._enabled:
+            await c.send("Fetch.enable", {"patterns": _DOCUMENTS}, timeout=10)
+            self._enabled = True
 
-    async def enable(self, target: Any) -> None:
-        """Hold this tab's navigations too (a tab opened during the run)."""
-        sid = getattr(target, "session_id", "")
-        if self.decide is None or not sid or sid in self._sessions or getattr(target, "closed", False):
-            return
-        self._sessions[sid] = target
-        try:
-            await self._cdp().send("Fetch.enable", {"patterns": _DOCUMENTS}, session_id=sid, timeout=10)
-        except VigilError as exc:
-            self._sessions.pop(sid, None)
-            log.debug("could not hold navigations of a tab: %s", exc)
+    def release(self) -> None:
+        """Hold nothing any more: at once (requests paused now go on when Fetch is disabled, right after),
+        unless a new run starts holding before that."""
+        self.decide = None
+        task = asyncio.ensure_future(self._disable())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def stop(self) -> None:
-        """Hold nothing any more (requests paused now go on: Fetch.disable releases them)."""
         self.decide = None
-        sessions, self._sessions = list(self._sessions), {}
-        for sid in sessions:
+        await self._disable()
+
+    async def _disable(self) -> None:
+        if self._enabled and self.decide is None:
+            self._enabled = False
             with contextlib.suppress(VigilError):
-                await self._cdp().send("Fetch.disable", session_id=sid, timeout=5)
+                await self._cdp().send("Fetch.disable", timeout=5)
 
     async def _paused(self, p: dict, sid: str | None) -> None:
-        target = self._sessions.get(sid or "")
-        if target is None:
-            return  # not a session this hold enabled
+        if sid is not None:
+            return  # a page session's own interception: not this hold's
         request = p.get("request") or {}
         url = str(request.get("url") or "")
         go = True
         decide = self.decide
-        held = (decide is not None and p.get("resourceType") == "Document"
-                and p.get("frameId") == getattr(target, "main_frame_id", None)
+        from_url = self._page_of(str(p.get("frameId") or "")) if decide is not None else None
+        held = (decide is not None and from_url is not None and p.get("resourceType") == "Document"
                 and url.lower().startswith(("http://", "https://")))
-        if held and decide is not None:
+        if held and decide is not None and from_url is not None:
             self.pending += 1
             try:
-                go = bool(await decide(target, request))
+                go = bool(await decide(from_url, request))
             except Exception:  # a broken decision never lets the page out
                 log.exception("deciding a navigation failed")
                 go = False
@@ -95,7 +102,8 @@ class ExitHold:
         c = self._cdp()
         with contextlib.suppress(VigilError):
             if go:
-                await c.send("Fetch.continueRequest", {"requestId": p["requestId"]}, session_id=sid)
+                await c.send("Fetch.continueRequest", {"requestId": p["requestId"]})
             else:
-                await c.send("Fetch.failRequest", {"requestId": p["requestId"], "errorReason": "Aborted"},
-                             session_id=sid)
+                await c.send("Fetch.failRequest", {"requestId": p["requestId"], "errorReason": "Aborted"})
+        if not go and self._refused is not None:
+            await self._refused(str(p.get("frameId") or ""))

@@ -66,6 +66,7 @@ class PopupGuard:
         self._listening = False
         self._binding = "__vigil_popups_" + secrets.token_hex(6)
         self._session_targets: dict[str, str] = {}   # a tab's main session id → its target id
+        self.opened_by: dict[str, str | None] = {}     # every new page's target id → its opener's (None: Vigil's)
 
     async def listen(self) -> None:
         """Have the browser announce every new target (once per browser)."""
@@ -125,11 +126,12 @@ class PopupGuard:
 
     def _created(self, p: dict, sid: str | None) -> None:
         info = p.get("targetInfo") or {}
-        if self.limit is None or sid is not None or info.get("type") != "page":
+        if sid is not None or info.get("type") != "page":
             return
         opener = info.get("openerId") or self._default_opener()
-        if not opener:
-            return  # a tab Vigil opened itself
+        self.opened_by[str(info.get("targetId") or "")] = opener or None
+        if self.limit is None or not opener:
+            return  # no run is on, or a tab Vigil opened itself
         self._counts[opener] = self._counts.get(opener, 0) + 1
         if opener not in self.flooding and self._counts[opener] <= self.limit:
             return

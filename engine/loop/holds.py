@@ -2,12 +2,13 @@
 
 Where the DOM can lie, the network cannot. Under `auto-safe` and `ask` (never under `auto`):
 
-- **Leaving the site.** A top-level navigation of any tab to another registrable domain than the
-  run's start site and the site the tab is on — from a script, a redirect, a form posting elsewhere,
-  a meta refresh — is held at the browser (`engine.browser.exits.ExitHold`) unless the running step
-  itself targets that site (a `navigate`/`new_tab` to it, a link whose href points there, or a step
-  approved with a "leaves … for HOST" reason). Under `ask` too: the person approved the step they
-  saw, not a script sending the page elsewhere (a link to B that redirects to C is held at C).
+- **Leaving the site.** A top-level navigation of any tab (or of a popup a tab opens) to another
+  registrable domain than the run's start site and the site the page is on — from a script, a
+  redirect, a form posting elsewhere, a meta refresh, `window.open` — is held at the browser
+  (`engine.browser.exits.ExitHold`) unless the running step itself targets that site (a
+  `navigate`/`new_tab` to it, a link whose href points there, or a step approved with a "leaves …
+  for HOST" reason). Under `ask` too: the person approved the step they saw, not a script sending
+  the page elsewhere (a link to B that redirects to C is held at C).
 - **Downloads** a step was not approved for: under `auto-safe` every download unless the step was
   approved with a "downloads a file" reason; under `ask`, those that start outside an approved step
   (between steps, or during a step run on a standing grant, which no person looked at).
@@ -72,7 +73,6 @@ class BrowserHolds:
         self._mark = 0
         self._browser: Any = None
         self._arming: asyncio.Task[Any] | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
     def loop(self) -> Any:
@@ -87,8 +87,7 @@ class BrowserHolds:
             return
         self._browser = browser
         browser.downloads.decide = self._download
-        targets = [browser._target_of(t) for t in browser.tabs]
-        self._arming = asyncio.ensure_future(browser.exits.start(targets, self._exit))
+        self._arming = asyncio.ensure_future(browser.exits.start(self._exit))
 
     async def ready(self) -> None:
         """Until the hold is in place in every tab (before the first step acts)."""
@@ -106,10 +105,7 @@ class BrowserHolds:
         if self._arming is not None:
             self._arming.cancel()
             self._arming = None
-        b.exits.decide = None  # at once: a request paused now goes on when Fetch is disabled
-        task = asyncio.ensure_future(b.exits.stop())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        b.exits.release()
 
     # -- steps -----------------------------------------------------------------------------------
     def begin_step(self) -> None:
@@ -137,15 +133,15 @@ class BrowserHolds:
         return b is not None and (b.exits.pending > 0 or b.downloads.asking > 0)
 
     # -- deciding ---------------------------------------------------------------------------------
-    async def _exit(self, target: Any, request: dict) -> bool:
+    async def _exit(self, from_url: str, request: dict) -> bool:
         url = str(request.get("url") or "")
         to = _site(url)
-        here = _site(str(getattr(target, "url", "") or ""))
+        here = _site(from_url)
         start = site_of(self.loop.start_domain or "")
         if not to or to in (here, start) or to in self.sites or not (here or start):
             return True
         from_site = here or start
-        held = HeldExit(url=url, from_url=str(getattr(target, "url", "") or ""), from_site=from_site, to_site=to,
+        held = HeldExit(url=url, from_url=from_url, from_site=from_site, to_site=to,
                         method=str(request.get("method") or "GET"), during_step=self.acting)
         self.exits.append(held)
         if to in self._refused_sites:  # asked once: not again in this run
