@@ -89,8 +89,8 @@ def _assert_misdirected(r, got: str, meant: str = "Continue") -> None:
     assert not r.success, f"a swapped click passed: {r.message}"
     assert r.error_code == "MISDIRECTED", (r.error_code, r.message)
     assert r.verification is None and "Verified" not in r.message, r.message
-    assert f'"{got}' in r.message and f'not to button "{meant}' in r.message or \
-        f'not on button "{meant}' in r.message, r.message
+    assert f'"{got}' in r.message, r.message
+    assert f' "{meant}' in r.message and ("not to " in r.message or "not on " in r.message), r.message
     assert "take a new snapshot" in r.message
 
 
@@ -161,6 +161,50 @@ def test_swaps_under_the_pointer_never_get_the_click(recorder, harness):
 
     assert recorder.deletes() == [], recorder.deletes()
     assert any(s[0] == "GET" and "hostile_input_down.html" in s[1] for s in recorder.seen)  # the server did listen
+
+
+def test_a_page_that_attacks_the_guard_and_double_clicks_and_checks(recorder, harness):
+    """The page lies through the built-ins the guard would use (event paths, hit tests, cancelling, maps),
+    tries to replace its entry point, or claims it first; double_click and check
+    go through the same guard."""
+    async def go(tab):
+        out = {}
+        snap = await tab.snapshot()
+        out["lies"] = (await tab.click(_id(snap, "Continue")), await _page_state(tab),
+                       await tab.page.evaluate("window.tamper"))
+        await tab.goto(recorder.url("hostile_input_tamper.html?claim"))
+        snap = await tab.snapshot()
+        out["claim"] = (await tab.click(_id(snap, "Continue")), await _page_state(tab),
+                        await tab.page.evaluate("window.tamper"))
+        await tab.goto(recorder.url("hostile_input_down.html"))
+        snap = await tab.snapshot()
+        out["double"] = (await tab.double_click(_id(snap, "Continue")), await _page_state(tab))
+        await tab.goto(recorder.url("hostile_input_down.html"))
+        snap = await tab.snapshot()
+        keep = snap.find("checkbox", "Keep my data")[0].node_id
+        out["check"] = (await tab.check(keep), await _page_state(tab),
+                        await tab.page.evaluate("document.getElementById('keep').checked"))
+        return out
+
+    out = harness.page(recorder.url("hostile_input_tamper.html"), go)
+    r, st, tamper = out["lies"]
+    assert "found" in tamper and "define refused" in tamper, tamper  # it did find and attack the guard
+    _assert_misdirected(r, "Delete everything")
+    assert st["deleted"] == 0 and st["status"] == "Ready", st
+
+    r, st, tamper = out["claim"]
+    assert "claim:true" in tamper, tamper  # the page claimed the guard before Vigil's first click
+    assert not r.success and r.error_code == "MISDIRECTED" and "tampered" in r.message, r.message
+    assert st["deleted"] == 0 and st["status"] == "Ready", st  # never clicked at all
+
+    r, st = out["double"]
+    _assert_misdirected(r, "Delete everything")
+    assert st["deleted"] == 0 and st["status"] == "Ready", st
+
+    r, st, checked = out["check"]
+    _assert_misdirected(r, "Delete all data", "Keep my data")
+    assert st["deleted"] == 0 and checked is False, (st, checked)
+    assert recorder.deletes() == []
 
 
 def test_buttons_that_re_render_themselves_still_click(recorder, harness):

@@ -96,6 +96,8 @@ async def probe(page: PageTarget, t: Target, mode: str, *, arm: int = 0, opens: 
     else:
         facts = await call_on(page, t.session_id, t.object_id, PROBE, page.key, mode)
     if not facts or not facts.get("connected"):
+        if read_guard and facts and isinstance(facts.get("guard"), dict):
+            return dict(facts)  # gone, but what its click reached is known: the caller decides
         raise UnknownNodeError(f"Element {t.node.node_id} left the page while Vigil was acting on it.",
                                code=ErrorCode.STALE)
     t.facts = facts

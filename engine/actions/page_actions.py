@@ -201,6 +201,8 @@ class PageActions:
                 exp = ExpectedOutcome(type="no_change")  # already as asked: nothing was meant to change
         except VigilError as exc:
             page.invalidate()
+            if c.target is not None and exc.code is not ErrorCode.MISDIRECTED:
+                exc = await self._misdirected(c) or exc  # a check that failed because its click went elsewhere
             if c.target is not None:
                 await release(page, c.target.session_id)
             timings["total"] = _ms(t0)
@@ -274,6 +276,18 @@ class PageActions:
                         t_ms=time.time() * 1000, snapshot=snap, node_id=c.target.node.node_id if c.target else None,
                         facts=facts, scroll=(snap.context.scroll_x, snap.context.scroll_y))
 
+    async def _misdirected(self, c: ActionContext) -> ActionFailure | None:
+        """After an action failed: had its click gone to another element (the input guard's verdict)?"""
+        t = c.element()
+        try:
+            g = (await probe(self.page, t, "state", read_guard=True)).get("guard")
+        except VigilError:
+            return None
+        if not isinstance(g, dict) or not g.get("misdirected"):
+            return None
+        c.data["misdirected"] = received(g)
+        return ActionFailure(misdirected_message(t.node, g), code=ErrorCode.MISDIRECTED)
+
     def _post_facts(self, c: ActionContext) -> PostFacts | None:
         t = c.target
         if t is None:
@@ -293,7 +307,7 @@ class PageActions:
             if verdict.get("misdirected"):
                 c.data["misdirected"] = received(verdict)
                 raise ActionFailure(misdirected_message(t.node, verdict), code=ErrorCode.MISDIRECTED)
-            return facts
+            return facts if facts.get("connected") else {}
         return read
 
     # -- finding the element -----------------------------------------------------------------

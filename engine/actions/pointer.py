@@ -45,36 +45,37 @@ async def pointer(c: ActionContext, *, force: bool, clicks: int, target: Target 
     deadline = time.monotonic() + SCROLL_WAIT_S
     # the action's own element may open a list where its opener was pressed (a select's box, its value)
     opens = opens_list(t.node) or (c.target is not None and opens_list(c.target.node))
-    while True:
-        # a click also arms the page's input guard for its press sequence at the point found (no extra call)
-        f = await probe(page, t, "pointer", arm=clicks, opens=opens)
-        if f.get("disabled") and clicks:
-            raise ActionFailure(f"{what} is disabled; it cannot be clicked until the page enables it "
-                                "(often after required fields are filled).", code=ErrorCode.DISABLED)
-        if not f.get("rendered"):
-            if f.get("fading") and time.monotonic() < deadline:
-                await asyncio.sleep(0.03)  # a fade-in that has not shown it yet: look again
-                continue
-            raise ActionFailure(f"{what} is not visible (hidden with CSS, or zero size), so it cannot be "
-                                "clicked. Open the menu or section that shows it first.",
-                                code=ErrorCode.NOT_ACTIONABLE)
-        if f.get("offscreen"):
-            raise ActionFailure(f"{what} could not be scrolled into view.", code=ErrorCode.NOT_ACTIONABLE)
-        local = f.get("point") or f.get("center")
-        if not local:
-            raise ActionFailure(f"{what} has no point on the screen to act at.", code=ErrorCode.NOT_ACTIONABLE)
-        snap = c.located_snapshot() if target is None else await c.snapshots.snapshot()
-        (x, y), frame_cover, in_view = await to_top_level(page, snap, t, local)
-        if in_view:
-            break
-        if time.monotonic() >= deadline:
-            raise ActionFailure(f"{what} could not be scrolled into view: its frame stayed outside the "
-                                "window. Scroll the page to it, then try again.", code=ErrorCode.NOT_ACTIONABLE)
-        await asyncio.sleep(0.03)
-    cover = None if f.get("point") else f.get("cover")
-    cover = cover or frame_cover
-    armed = f.get("armed")
+    armed = None
     try:
+        while True:
+            # a click also arms the page's input guard for its press sequence at the point found (no extra call)
+            f = await probe(page, t, "pointer", arm=clicks, opens=opens)
+            armed = f.get("armed")
+            if f.get("disabled") and clicks:
+                raise ActionFailure(f"{what} is disabled; it cannot be clicked until the page enables it "
+                                    "(often after required fields are filled).", code=ErrorCode.DISABLED)
+            if not f.get("rendered"):
+                if f.get("fading") and time.monotonic() < deadline:
+                    await asyncio.sleep(0.03)  # a fade-in that has not shown it yet: look again
+                    continue
+                raise ActionFailure(f"{what} is not visible (hidden with CSS, or zero size), so it cannot be "
+                                    "clicked. Open the menu or section that shows it first.",
+                                    code=ErrorCode.NOT_ACTIONABLE)
+            if f.get("offscreen"):
+                raise ActionFailure(f"{what} could not be scrolled into view.", code=ErrorCode.NOT_ACTIONABLE)
+            local = f.get("point") or f.get("center")
+            if not local:
+                raise ActionFailure(f"{what} has no point on the screen to act at.", code=ErrorCode.NOT_ACTIONABLE)
+            snap = c.located_snapshot() if target is None else await c.snapshots.snapshot()
+            (x, y), frame_cover, in_view = await to_top_level(page, snap, t, local)
+            if in_view:
+                break
+            if time.monotonic() >= deadline:
+                raise ActionFailure(f"{what} could not be scrolled into view: its frame stayed outside the "
+                                    "window. Scroll the page to it, then try again.", code=ErrorCode.NOT_ACTIONABLE)
+            await asyncio.sleep(0.03)
+        cover = None if f.get("point") else f.get("cover")
+        cover = cover or frame_cover
         if cover and not force:
             raise ActionFailure(cover_message(t.node, cover, snap), code=ErrorCode.OCCLUDED)
         if armed == "refused":  # the page claimed the guard before Vigil did: never click on it
