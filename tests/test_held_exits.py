@@ -10,6 +10,7 @@ that was refused."""
 from __future__ import annotations
 
 import http.server
+import re
 import threading
 import time
 from pathlib import Path
@@ -305,3 +306,25 @@ def test_a_popup_flood_ends_at_the_limit_stays_ended_and_is_never_followed(harne
     # the same page's next popups are closed at once: no new tab is left open
     assert second.incidents.popups_blocked == 5 and not second.incidents.tabs_opened, (second.incidents, res.incidents)
     assert tabs == 11
+
+
+# -- through `vigil mcp` ------------------------------------------------------------------------------------
+def test_vigil_mcp_with_no_person_refuses_a_script_exit_and_a_download_in_one_line(rec, tmp_path):
+    """`vigil mcp --approve auto-safe` with nobody watching: the click runs (nothing in the DOM says it
+    leaves), the page's exit is held and refused, and the tool result says so in one line."""
+    from test_mcp import McpServerProcess, items_of, ref
+
+    mcp = McpServerProcess("--approve", "auto-safe", home=tmp_path / "home")
+    try:
+        items = items_of(mcp.call("browser_navigate", {"url": rec.url("script")}))
+        out = mcp.call("browser_click", {"ref": ref(items, "Continue")})
+        assert out.is_error and re.match(r"click\(\d+\) — FAILED \(BLOCKED\)", out.text), out.text
+        line = next(x for x in out.text.splitlines() if x.startswith("result: BLOCKED: "))  # fenced: quotes the page
+        assert f"the page tried to leave 127.0.0.1 for {OTHER}" in line, out.text
+        assert "no person is watching to approve it" in line and "navigate there as a step of its own" in line
+        items = items_of(mcp.call("browser_navigate", {"url": rec.url("downloads")}))
+        got = mcp.call("browser_click", {"ref": ref(items, "Show totals")})
+        assert got.is_error and "download of totals.bin refused" in got.text, got.text
+    finally:
+        mcp.close()
+    assert rec.other() == [], rec.other()
