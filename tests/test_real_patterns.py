@@ -54,3 +54,18 @@ def test_multi_select_choice_is_verified_by_its_chip_or_live_region(harness, ser
     assert cheese.error_code is None and "Gouda" in (cheese.data.get("shown_as") or {}).get("live", ""), cheese.message
     # nothing shows the choice: still a mismatch, said as such
     assert sauces.error_code is ErrorCode.VALUE_MISMATCH and "did not take the choice" in sauces.message
+
+
+@pytest.mark.usefixtures("corpus_installed")
+def test_grid_rows_are_one_target_each_and_keep_sort_buttons_and_links(harness, server):
+    """Grid.js puts a click listener on every row and every cell: the payload lists each row once
+    (named by its cells), not each cell, and keeps the sort buttons and the links."""
+    async def body(tab):
+        entries = await payload(tab)
+        roles = [e["r"] for e in entries]
+        rows = [e for e in entries if e["r"] == "clk"]
+        assert [e["n"].split(" ")[1] for e in rows] == [str(i) for i in range(1, 11)], rows
+        assert roles.count("link") == 10 and roles.count("btn") == 3, roles
+        assert len(entries) <= 30, f"{len(entries)} payload entries for a 10-row grid: {entries}"
+
+    open_widget(harness, server, "gridjs.html", body)

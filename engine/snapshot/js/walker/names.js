@@ -245,6 +245,18 @@
     return st;
   }
 
+  // Grids whose library attaches a click listener to every row and every cell (Grid.js, on Preact):
+  // the row is one click target (its links and buttons stay theirs), its cells are parts of it —
+  // not one clickable per cell, which floods the payload. (Used by the walk's item classification.)
+  function rowOfClickCells(el, tag) {
+    if (tag !== 'tr' || !S.listeners.has(el)) return false;
+    for (let c = el.firstElementChild; c; c = c.nextElementSibling) if (c.localName === 'td' && S.listeners.has(c)) return true;
+    return false;
+  }
+  function cellOfClickRow(el, tag) {
+    return (tag === 'td' || tag === 'th') && !!el.parentElement && rowOfClickCells(el.parentElement, 'tr');
+  }
+
   const isSecret = (el) => S.secret(el);
   // What an element's attribute names say (see the walk): bits.
   const A_ARIA = 1, A_AHID = 2, A_ALB = 4, A_ROLE = 8, A_TI = 16, A_ON = 32, A_TID = 64;

@@ -241,8 +241,9 @@
       const inRole = pr === 'listbox' ? 'option' : (pr === 'menu' || pr === 'menubar') ? 'menuitem' : '';
       const ptrItem = ptr && (!parentPtr || (pe && LIST_TAGS.has(pe.localName)));
       const onattr = (af & A_ON) !== 0;
-      if (inRole || onattr || listener || ptrItem || ti >= 0) {
-        if (listener && !inRole && !onattr && !ptrItem && !(ti >= 0)) { lstOnly.push([rowIndex, role, tier]); memoLst = [role, tier]; }
+      const rowPart = listener && !inRole && !onattr && !ptrItem && !(ti >= 0) && cellOfClickRow(el, tag);  // (names.js)
+      if (!rowPart && (inRole || onattr || listener || ptrItem || ti >= 0)) {
+        if (listener && !inRole && !onattr && !ptrItem && !(ti >= 0) && !rowOfClickCells(el, tag)) { lstOnly.push([rowIndex, role, tier]); memoLst = [role, tier]; }
         role = inRole || null; roleIsAria = !!inRole; tier = 1;
         if (!atomicAnc) interactive = true;
       }
