@@ -50,22 +50,23 @@ async def _act(tab, act: Act) -> dict:
 
 async def _page(browser, base: str, page: ReadPage) -> dict:
     from engine.bench.real import open_page
-    from engine.mcp.view import ClientView
+    from engine.snapshot.serialize.reading import render_reading
 
     tab = await open_page(browser, base, {"page": page.path}, "html[data-ready]" if page.ready else None)
     try:
         await asyncio.sleep(0.2)
         snap = await tab.snapshot()
-        reading = ClientView().render(snap)
+        reading, _ = render_reading(snap)  # what browser_snapshot returns by default (engine/mcp/view.py)
+        reading_tokens = estimate_tokens(reading)
         semantic = snap.serialize("semantic").tokens
         aria = await tab.page.aria_snapshot(mode="ai")
         aria_tokens = estimate_tokens(aria)
-        questions = [{"question": q, "answer": a, "in_reading": _has(reading.text, a), "in_playwright": _has(aria, a)}
+        questions = [{"question": q, "answer": a, "in_reading": _has(reading, a), "in_playwright": _has(aria, a)}
                      for q, a in page.questions]
         acts = [await _act(tab, a) for a in page.acts]
-        return {"key": page.key, "title": page.title, "elements": len(snap.nodes()), "reading_tokens": reading.tokens,
+        return {"key": page.key, "title": page.title, "elements": len(snap.nodes()), "reading_tokens": reading_tokens,
                 "semantic_tokens": semantic, "playwright_tokens": aria_tokens,
-                "ratio": round(reading.tokens / max(1, aria_tokens), 3), "questions": questions, "acts": acts}
+                "ratio": round(reading_tokens / max(1, aria_tokens), 3), "questions": questions, "acts": acts}
     finally:
         await tab.close()
 

@@ -193,32 +193,8 @@ def _reading_line(item: dict) -> str:
 
 def _render_reading(snap: DomSnapshot, data: dict, full_page: bool, max_tokens: int | None,
                     focus: str) -> tuple[str, str]:
-    """The `reading` rendering (serialize/reading.py), cut to `max_tokens` with what matches `focus` first."""
-    from engine.snapshot.serialize.focus import cut_lines
-    from engine.snapshot.serialize.reading import header, reading_lines
-
-    head = header(snap, data)
-    lines = reading_lines(snap, data, full_page=full_page)
-    n_controls = len(data["interactive_tree"])
-    n_text = len(lines) - n_controls
-    note = ""
-    total = estimate_tokens(head + "\n" + "\n".join(lines))
-    if max_tokens is not None and total > max_tokens:
-        n = len(lines)
-        budget = max_tokens * 4 - len(head) - 8
-        lines, dropped = cut_lines(lines, focus, budget)
-        text = head + "\n" + "\n".join(lines)
-        while estimate_tokens(text) > max_tokens and budget > 0:  # (non-ASCII text costs more than 1/4 token)
-            budget = int(budget * 0.85)
-            lines, dropped = cut_lines(lines, focus, budget)
-            text = head + "\n" + "\n".join(lines)
-        note = (f" Cut to {n - dropped} of {n} lines to fit ~{max_tokens} tokens"
-                + (f", those matching {focus!r} first" if focus else "") + " (… marks a cut); scroll or "
-                "browser_find for the rest.")
-    out = "\n".join([head] + lines)
-    where = "whole page" if full_page else "viewport"
-    return out, (f"The {where} as a person reads it: {n_controls} controls ([ref] role \"name\") and {n_text} lines "
-                 f"of text, ~{estimate_tokens(out)} tokens.{note}")
+    from engine.snapshot.serialize.reading import render_reading
+    return render_reading(snap, data, full_page=full_page, max_tokens=max_tokens, focus=focus)
 
 
 def _render_other(snap: DomSnapshot, fmt: str, full_page: bool, max_tokens: int | None,

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from engine.snapshot.serialize.focus import cut_lines
 from engine.snapshot.serialize.text import text_lines
-from engine.snapshot.serialize.tokens import clean_text, cut
+from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
 
 if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
@@ -89,3 +90,32 @@ def reading_lines(snap: DomSnapshot, data: dict, *, full_page: bool = False) -> 
         ranked.append((order.get(ln.node_id, 1 << 30), 0, s))
     ranked.sort(key=lambda t: (t[0], t[1]))
     return [s for _, _, s in ranked]
+
+
+def render_reading(snap: DomSnapshot, data: dict | None = None, *, full_page: bool = False,
+                   max_tokens: int | None = None, focus: str = "") -> tuple[str, str]:
+    """(the reading of the viewport — or the whole page — as text, a header in our words saying what it
+    holds); cut to `max_tokens` with the lines matching `focus` first. `data`: the semantic payload to
+    take the controls from (the snapshot's own, viewport or whole page, when not given)."""
+    if data is None:
+        data = snap.serialize("semantic", **({"full_page": True} if full_page else {})).data
+    head = header(snap, data)
+    lines = reading_lines(snap, data, full_page=full_page)
+    n_controls = len(data["interactive_tree"])
+    n_text = len(lines) - n_controls
+    note = ""
+    if max_tokens is not None and estimate_tokens("\n".join([head] + lines)) > max_tokens:
+        n = len(lines)
+        budget = max_tokens * 4 - len(head) - 8
+        kept, dropped = cut_lines(lines, focus, budget)
+        while estimate_tokens("\n".join([head] + kept)) > max_tokens and budget > 0:
+            budget = int(budget * 0.85)  # (text that is not ASCII costs more than a quarter token a character)
+            kept, dropped = cut_lines(lines, focus, budget)
+        lines = kept
+        note = (f" Cut to {n - dropped} of {n} lines to fit ~{max_tokens} tokens"
+                + (f", those matching {focus!r} first" if focus else "") + " (… marks a cut); scroll or "
+                "browser_find for the rest.")
+    out = "\n".join([head] + lines)
+    where = "whole page" if full_page else "viewport"
+    return out, (f"The {where} as a person reads it: {n_controls} controls ([ref] role \"name\") and {n_text} lines "
+                 f"of text, ~{estimate_tokens(out)} tokens.{note}")
