@@ -36,6 +36,9 @@ def test_order_page_reads_what_a_person_sees_within_playwrights_tokens(harness, 
         assert text.index("# Order") < text.index("Order total") < text.index('"Cancel order"')
         pw = await tab.page.aria_snapshot(mode="ai")
         assert r.tokens <= estimate_tokens(pw), (r.tokens, estimate_tokens(pw))
+        # the same text channel for a JSON reader: the semantic payload's txt (seed-shaped without it)
+        sem = snap.serialize("semantic", text=True).data
+        assert "Order total $54.20" in sem["txt"] and "txt" not in snap.serialize("semantic").data
     harness.page(server.url("read_order.html"), go)
 
     async def hidden(tab):
