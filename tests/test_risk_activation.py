@@ -151,6 +151,20 @@ def test_what_an_element_tells_is_judged_and_a_name_that_hides_its_words_is_said
     assert not arrived & {what for _, _, what in NAME_CASES}, f"a destructive request arrived unasked: {arrived}"
 
 
+def test_a_server_with_no_person_refuses_with_the_words_the_page_hid(rec, harness):
+    """What `vigil mcp --approve auto-safe` without a person returns for the step: the refusal names the
+    mismatch, in one line a model can act on."""
+    from engine.mcp.planner import NoPersonGate
+
+    gate = NoPersonGate()
+    step = {"action": "press", "key": "Enter", "target": {"role": "button", "name": "Show more"}}
+    [(asked, record)] = _run_each(harness, rec.url("hostile_risk_names.html"), [step], gate=gate)
+    assert asked and record.status == "rejected"
+    why = NoPersonGate.reasons(record)
+    assert 'named "Show more" but reads "Remove everything"' in why and "\n" not in why, why
+    assert "remove-everything" not in rec.paths()
+
+
 # -- 2. activation is activation ------------------------------------------------------------------------
 
 KEY_CASES = [  # (step, what a reason must say, the request it would send)
