@@ -72,6 +72,10 @@ def test_words_are_bounded_ranked_brief_and_never_carry_a_typed_secret(harness, 
         r = await _click(tab, await tab.snapshot(), "Save quietly")  # a toast gone after 40 ms
         assert "appeared briefly: 'Settings saved'" in r.verification.feedback, r.message
 
+        r = await _click(tab, await tab.snapshot(), "Add to cart")  # red, but a badge and a price: no error
+        assert r.verification.success and not r.verification.errors_detected, r.message
+        assert "text appeared: '1 Sale -20%'" in r.verification.feedback, r.message
+
         r = await _click(tab, await tab.snapshot(), "Load everything")
         v = r.verification
         words = v.feedback.split("Page: ", 1)[-1] if "Page: " in v.feedback else v.feedback

@@ -98,7 +98,8 @@
     if (el.getAttribute && el.getAttribute('aria-busy') === 'true') return 'loading';
     for (const [c, rx] of RX) if (rx.test(text)) return c;
     if (role === 'alert' || role === 'alertdialog') return 'error';
-    if (reddish(el)) return 'error';   // words in red, with no class or role saying so
+    // words in red, with no class or role saying so — a sentence, not a red badge, price or count
+    if (/[a-z]{2,}(\s+\S+){2,}/i.test(text) && reddish(el)) return 'error';
     return null;
   };
   const noticeLike = (el) => {
