@@ -208,7 +208,7 @@ def _control_changes(pre: DomSnapshot, post: DomSnapshot, anchor: tuple[float, f
         rank = RANK_NEAR if dist <= NEAR_PX else RANK_REST
         if o is None or not _shown(o):
             if n.name and pre_names.get((role, n.name), 0) == 0:
-                out.append(Change(f"{label} appeared", "", rank + 1 if rank == RANK_NEAR else rank, dist, 20_000 + i))
+                out.append(Change("controls appeared", label, RANK_REST, dist, 20_000 + i))
             continue
         if n.node_id == target:
             continue
