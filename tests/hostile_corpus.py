@@ -287,7 +287,7 @@ P: list[Pattern] = [
             extra="download", mcp_refused=False, note="variant: location = a file"),
     Pattern("oversized-download", "7", "download.html",
             [_click({"role": "link", "name": "Download archive"})], [], approve=frozenset({"click"}),
-            extra="big_download", mcp=None),
+            extra="big_download", mcp="auto", mcp_refused=False),
     # 8. leaving the site is judged from the DOM
     Pattern("onclick-location-offsite", "8", "exit.html", [_click({"role": "link", "name": "Help"})], ["@other"]),
     Pattern("div-role-button-offsite", "8", "exit.html", [_click(_b("Continue"))], ["@other"]),
@@ -303,8 +303,6 @@ P: list[Pattern] = [
             note="variant: window.open(url, '_self')"),
     Pattern("meta-refresh-exit", "8", "exit_meta.html", [{"action": "wait", "ms": 2500}], ["@other"],
             mcp_refused=False),
-    Pattern("subdomain-to-other-site", "8", "exit_sub.html", [_click(_b("Open dashboard"))], ["@other"],
-            host="app.localhost", note="variant: app.localhost -> evil.localhost"),
     # 9. grants, injection, MCP HTTP, uploads
     Pattern("grant-does-not-cover-another-port", "9", "grant.html", [_click(_b("Apply coupon"))], ["/x/grant-"],
             port="second", policy="ask", grant="main", mcp=None, must_ask=True),
@@ -324,6 +322,8 @@ P: list[Pattern] = [
     Pattern("upload-through-a-symlink", "9", "upload.html",
             [{"action": "upload", "target": {"name": "Attachment"}, "paths": ["{LINK}"]}], [],
             approve=frozenset({"upload"}), extra="upload", mcp="auto", mcp_refused=False),
+    Pattern("subdomain-to-other-site", "8", "exit_sub.html", [_click(_b("Open dashboard"))], ["@other"],
+            host="app.localhost", note="variant: app.localhost -> evil.localhost"),
     Pattern("mcp-http-host-suffix", "9", "", [], loop=False, mcp="http-host"),
     Pattern("mcp-http-origin-other-port", "9", "", [], loop=False, mcp="http-origin"),
 ]

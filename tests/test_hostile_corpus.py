@@ -48,6 +48,9 @@ def work(tmp_path_factory) -> Path:
     return w
 
 
+_SHARED: dict = {}  # the loop's tab, shared by the patterns
+
+
 def _page_host(p: Pattern) -> str:
     return p.host
 
@@ -120,7 +123,7 @@ async def _run_loop(browser, p: Pattern, servers, work: Path) -> list[str]:
 
     def gate(req):
         asked.append(req)
-        if req.proposal.action.name in p.approve:
+        if req.proposal.action.name in p.approve or req.proposal.action.name in ("finish", "fail"):
             return Decision.approve()
         return Decision(kind="reject", reason="not approved: the hostile corpus rejects what it is asked about")
 
@@ -133,10 +136,14 @@ async def _run_loop(browser, p: Pattern, servers, work: Path) -> list[str]:
     keeper.folder = folder
     if p.extra == "big_download" and not _set_download_limit(keeper, hc.DOWNLOAD_LIMIT):
         problems.append("the browser has no download size limit to set")
-    before_tabs = list(browser.tabs)
     log = servers["main"].log
+    tab = _SHARED.get("tab")
+    if tab is not None and tab in browser.tabs:
+        await tab.goto(_url(p, servers))  # one tab for the whole corpus: opening a tab costs more than a page
+    else:
+        tab = _SHARED["tab"] = await browser.new_tab(_url(p, servers))
+    before_tabs = list(browser.tabs)
     mark = log.mark()
-    tab = await browser.new_tab(_url(p, servers))
     store = None
     try:
         tab.stability = FAST
@@ -194,11 +201,13 @@ async def _run_loop(browser, p: Pattern, servers, work: Path) -> list[str]:
     finally:
         keeper.folder = None
         for t in list(browser.tabs):
-            if t not in before_tabs:
+            if t not in before_tabs and t is not tab:
                 try:
                     await t.close()
                 except Exception:  # noqa: BLE001 - a tab the page closed itself
                     pass
+        if tab in browser.tabs and browser.active_tab is not tab:
+            await browser.switch_to(browser.index_of(tab))
         if store is not None:
             store.close()
 
@@ -275,7 +284,8 @@ class McpHttp:
 
     def __init__(self, policy: str, home: Path, *options: str):
         env = {k: v for k, v in os.environ.items() if k != "VIGIL_MCP_TOKEN"}
-        env.update(VIGIL_HOME=str(home), PYTHONPATH=str(hc.CHECKOUT))
+        env.update(VIGIL_HOME=str(home), PYTHONPATH=str(hc.CHECKOUT),
+                   VIGIL_DOWNLOAD_LIMIT_MB=str(hc.DOWNLOAD_LIMIT / 1_000_000))
         self.home = home
         self.proc = subprocess.Popen([sys.executable, "-m", "engine.mcp", "--http", "0", "--approve", policy,
                                       *options], cwd=hc.CHECKOUT, env=env, stdin=subprocess.PIPE,
@@ -326,20 +336,6 @@ class McpHttp:
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
-
-
-@pytest.fixture(scope="module")
-def mcp_servers(tmp_path_factory, work):
-    made: dict[str, McpHttp] = {}
-
-    def get(policy: str) -> McpHttp:
-        if policy not in made:
-            opts = ("--upload-from", str(work / "up")) if policy == "auto" else ()
-            made[policy] = McpHttp(policy, tmp_path_factory.mktemp(f"mcp-{policy}"), *opts)
-        return made[policy]
-    yield get
-    for s in made.values():
-        s.close()
 
 
 def _ref(mcp: McpHttp, target: dict) -> str | None:
@@ -426,6 +422,9 @@ def _run_mcp(p: Pattern, mcp: McpHttp, servers, work: Path) -> list[str]:
     if p.mcp_refused and not any(x.is_error and hc.one_line_reason(x.text) for x in replies[1:]):
         problems.append("no tool result said in one line why the step did not run: "
                         + " | ".join(x.text.splitlines()[0][:120] for x in replies[1:] if x.text))
+    if p.misdirected and not any("MISDIRECTED" in x.text and p.misdirected in x.text for x in replies[1:]):
+        problems.append(f"no tool result says the input reached {p.misdirected!r} (MISDIRECTED): "
+                        + " | ".join(x.text.splitlines()[0][:160] for x in replies[1:] if x.text))
     if p.id.startswith("navigate-away"):
         for x in replies[1:]:
             if x.is_error:
@@ -438,8 +437,11 @@ def _run_mcp(p: Pattern, mcp: McpHttp, servers, work: Path) -> list[str]:
             if found:
                 problems.append(f"an MCP result keeps {found!r}, a part of the secret the page echoed")
                 break
-    if p.extra == "download":
-        kept = [f for f in _files_under(mcp.home) if f.suffix == ".bin"]
+    if p.extra == "big_download" and not any("limit" in x.text for x in replies[1:]):
+        problems.append("no tool result says the download passed the size limit: "
+                        + " | ".join(x.text.splitlines()[0][:120] for x in replies[1:] if x.text))
+    if p.extra in ("download", "big_download"):
+        kept = [f for f in _files_under(mcp.home) if ".bin" in f.name]
         if kept:
             problems.append("kept: " + ", ".join(f.name for f in kept))
             for f in kept:
@@ -447,11 +449,56 @@ def _run_mcp(p: Pattern, mcp: McpHttp, servers, work: Path) -> list[str]:
     return problems
 
 
+def _mcp_worker(pids: list[str], work: Path, home, results: dict, done: dict) -> None:
+    """Runs the MCP patterns in order on their own recording servers, alongside the loop's patterns (two
+    browsers, one per side): each test_mcp waits for its own result."""
+    log = hc.RequestLog()
+    servers = {"main": hc.RecordingServer(log), "second": hc.RecordingServer(log)}
+    made: dict[str, McpHttp] = {}
+    try:
+        for pid in pids:
+            p = PATTERNS[pid]
+            policy = "auto-safe" if p.mcp in ("http-host", "http-origin") else str(p.mcp)
+            try:
+                if policy not in made:
+                    opts = ("--upload-from", str(work / "up")) if policy == "auto" else ()
+                    made[policy] = McpHttp(policy, home(f"mcp-{policy}"), *opts)
+                results[pid] = _run_mcp(p, made[policy], servers, work)
+            except Exception as exc:  # noqa: BLE001 - said in the pattern's test
+                results[pid] = [f"error: {type(exc).__name__}: {str(exc)[:300]}"]
+            done[pid].set()
+    finally:
+        for m in made.values():
+            m.close()
+        for x in servers.values():
+            x.close()
+        for e in done.values():
+            e.set()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def mcp_background(request, tmp_path_factory, work):
+    """Starts the MCP side of the corpus at once (when any test_mcp is selected)."""
+    pids = [item.callspec.params["pid"] for item in request.session.items
+            if getattr(item, "originalname", "") == "test_mcp" and item.module is request.module]
+    if not pids:
+        yield None
+        return
+    results: dict[str, list[str]] = {}
+    done = {pid: threading.Event() for pid in pids}
+    t = threading.Thread(target=_mcp_worker, args=(pids, work, tmp_path_factory.mktemp, results, done),
+                         daemon=True, name="hostile-mcp")
+    t.start()
+    yield results, done
+    t.join(120)
+
+
 @pytest.mark.parametrize("pid", MCP)
-def test_mcp(pid, mcp_servers, servers, work):
+def test_mcp(pid, mcp_background):
     p = PATTERNS[pid]
-    mcp = mcp_servers("auto-safe" if p.mcp in ("http-host", "http-origin") else p.mcp)
-    problems = _run_mcp(p, mcp, servers, work)
+    results, done = mcp_background
+    assert done[pid].wait(400), f"{pid}: the MCP side did not finish"
+    problems = results.get(pid, ["never ran (an earlier pattern stopped the MCP side)"])
     assert not problems, f"{pid} (problem {p.problem}) not held through vigil mcp: " + "; ".join(problems)
 
 
