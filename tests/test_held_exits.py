@@ -230,6 +230,29 @@ def test_under_auto_nothing_is_held_and_a_meta_refresh_under_auto_safe_is(harnes
     assert rec.other() == ["GET /via-div"] and url.endswith("/page/refresh"), (rec.other(), url)
 
 
+def test_while_a_person_decides_a_step_the_page_is_theirs(harness, rec):
+    """The loop waits at the gate for the person (they may be taking over to sign in on another site): a
+    navigation then is let through and reported, not asked about behind their own open question."""
+    import asyncio
+
+    async def slow_person(request):
+        await asyncio.sleep(2.0)  # the page's meta refresh (1 s) fires while the step waits here
+        return Decision.approve()
+
+    async def go(tab):
+        tab.stability = FAST
+        gate = CallbackGate(slow_person)
+        res = await AgentLoop(tab, ScriptedPlanner([{"action": "wait", "ms": 10}, {"action": "finish"}]),
+                              gate=gate, policy="ask", screenshots=False).run("wait")
+        return res, gate
+
+    res, gate = harness.page(rec.url("refresh"), go)
+    assert res.status == "success" and len(gate.requests) == 2, res.reason   # the two steps, nothing else
+    exits = res.steps[0].incidents.exits
+    assert exits and exits[0].allowed and "while a step waited for the person" in exits[0].reason, exits
+    assert rec.other() == ["GET /refresh"], rec.other()
+
+
 # -- downloads --------------------------------------------------------------------------------------------
 def test_downloads_are_held_limited_and_only_saved_ones_reported(harness, rec, tmp_path):
     """auto-safe, no person: a button that downloads (not a download link) is refused and nothing kept; a

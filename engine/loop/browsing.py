@@ -59,6 +59,7 @@ class PageWatch:
         self.totals = {"dialogs": 0, "dialog_floods": 0, "popups_blocked": 0, "downloads": 0, "exits_refused": 0,
                        "downloads_stopped": 0}
         self.gate_lock = asyncio.Lock()   # the loop's gate asks one thing at a time (steps and dialogs)
+        self.asking_page = 0              # questions about what the page did (dialogs, held exits) open now
         self._opened_mark = 0
         self._downloads_mark = 0
         self._stops: list[Any] = []
@@ -317,7 +318,11 @@ class PageWatch:
                                   summary=f"The page asks: {d.call()} — {what}", policy=loop.policy,
                                   sensitive_reasons=[f"a {d.kind} dialog from {d.url or 'the page'}: nothing "
                                                      "answers it without you"], dialog=d)
-        decision: Decision = await loop._decide(request)
+        self.asking_page += 1
+        try:
+            decision: Decision = await loop._decide(request)
+        finally:
+            self.asking_page -= 1
         loop.journal.set_state("acting")
         if decision.kind in ("approve", "edit", "take_over"):
             text = decision.text if decision.text is not None else (d.default_prompt if d.kind == "prompt" else None)

@@ -13,7 +13,9 @@ Where the DOM can lie, the network cannot. Under `auto-safe` and `ask` (never un
   approved with a "downloads a file" reason; under `ask`, those that start outside an approved step
   (between steps, or during a step run on a standing grant, which no person looked at).
 
-A held thing is put to the person through the loop's gate (an `ApprovalRequest` whose sensitive
+While the loop waits at the gate for a person's decision on a step, the page is theirs (they may take
+over and sign in on another site): navigations then are let through and reported, not asked. Else a
+held thing is put to the person through the loop's gate (an `ApprovalRequest` whose sensitive
 reason says what the page is doing, asked one question at a time with the steps and dialogs), or
 refused at once where no person is present (`engine.loop.gates.person_present`: `AutoApprove`, the
 MCP server's `NoPersonGate`). Once the person refused a site, the page's further tries to go there
@@ -144,6 +146,10 @@ class BrowserHolds:
         held = HeldExit(url=url, from_url=from_url, from_site=from_site, to_site=to,
                         method=str(request.get("method") or "GET"), during_step=self.acting)
         self.exits.append(held)
+        if self._person_has_the_page():
+            held.allowed, held.by = True, "person"
+            held.reason = "while a step waited for the person's decision (they may be acting in the page)"
+            return True
         if to in self._refused_sites:  # asked once: not again in this run
             held.reason = f"{self._refused_sites[to]}; refused earlier in this run"
             return False
@@ -159,8 +165,15 @@ class BrowserHolds:
         self._refused_sites[to] = refused
         return False
 
+    def _person_has_the_page(self) -> bool:
+        """A person is being asked about a step now: the page is theirs to use (taking over to sign in on
+        another site, following a link) and they see where it goes; asking them would wait for their own
+        answer. The page's own exits while they decide are let through and reported."""
+        w = self.watch
+        return person_present(self.loop.gate) and w.gate_lock.locked() and not w.asking_page
+
     async def _download(self, info: DownloadInfo) -> str | None:
-        if self.downloads_ok or self.loop.policy == "auto":
+        if self.downloads_ok or self.loop.policy == "auto" or self._person_has_the_page():
             return None
         where = urllib.parse.urlsplit(info.url).hostname or "the page"
         why = f"the page downloads {info.name} from {where} to this machine (not what the step was approved for)"
@@ -176,7 +189,11 @@ class BrowserHolds:
         proposal = ProposedStep(thought="", action=action, description=description)
         request = ApprovalRequest(step_index=self.watch.step_index, proposal=proposal, summary=summary,
                                   policy=loop.policy, sensitive_reasons=[why])
-        decision = await loop._decide(request)
+        self.watch.asking_page += 1
+        try:
+            decision = await loop._decide(request)
+        finally:
+            self.watch.asking_page -= 1
         loop.journal.set_state("acting")
         if decision.kind in ("approve", "edit", "take_over"):
             return None

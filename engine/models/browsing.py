@@ -132,7 +132,7 @@ class HeldExit(BaseModel):
         if self.method.upper() != "GET":
             what += f" with a {self.method.upper()}"
         if self.allowed:
-            return f"{what}: let through by the person"
+            return f"{what}: let through {self.reason or 'by the person'}"
         return f"{what}: held at the browser and refused ({self.reason or 'not approved'}); nothing was sent there"
 
 
