@@ -111,6 +111,10 @@ def test_swaps_under_the_pointer_never_get_the_click(recorder, harness):
         snap = await tab.snapshot()
         r = await tab.click(_id(snap, "Continue"))
         out["overlay"] = (r, await _page_state(tab))
+        # 3b. pointerdown puts a frame over the window: the release lands in that frame's document
+        await tab.goto(recorder.url("hostile_input_overlay.html"))
+        snap = await tab.snapshot()
+        out["framed"] = await tab.click(_id(snap, "Next step"))
         # 4. the swap inside an open and inside a closed shadow root
         await tab.goto(recorder.url("hostile_input_shadow.html"))
         snap = await tab.snapshot()
@@ -149,6 +153,10 @@ def test_swaps_under_the_pointer_never_get_the_click(recorder, harness):
     r, st = out["overlay"]
     _assert_misdirected(r, "Delete everything")
     assert st["deleted"] == 0 and st["status"] == "Ready", st
+
+    r = out["framed"]
+    assert not r.success and r.error_code == "MISDIRECTED" and r.verification is None, r.message
+    assert r.data["misdirected"]["phase"] == "released" and "released in another frame" in r.message, r.message
 
     r1, r2, st = out["shadow"]
     _assert_misdirected(r1, "Delete everything open", "Continue open")

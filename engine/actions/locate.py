@@ -195,6 +195,9 @@ def misdirected_message(node: VirtualNode, verdict: dict) -> str:
     if phase == "unreached":
         return (f"The click did not reach {meant}: nothing in its frame received it (the page put something from "
                 "another frame over it). Take a new snapshot and check the page before trying again.")
+    if phase == "released":
+        return (f"The click on {meant} was released in another frame: the page put a frame under the pointer when "
+                "it was pressed. Take a new snapshot and check the page before trying again.")
     if verdict.get("refused"):
         return (f"The page tampered with Vigil's check of where the click goes, so {meant} was not clicked. "
                 "Do not trust this page's controls; take a new snapshot.")

@@ -239,6 +239,7 @@
       return;
     }
     a.seen++;
+    if (release) a.releases++;
     if (!ok && !a.bad) a.bad = entry(kind, h, false);
     if (a.bad) { a.blocked++; safe(stop, ev); safe(cancel, ev); }
     if (kind === 'click') a.clicks++;
@@ -264,6 +265,9 @@
     const bad = a.bad || a.moveBad;
     if (bad) { v.misdirected = true; v.got = report(bad); v.phase = a.bad ? 'press' : 'move'; }
     else if (a.want > 0 && a.seen === 0) { v.misdirected = true; v.phase = 'unreached'; }
+    // pressed here, released in another document (a frame the press put under the pointer); not for a
+    // select, whose list the browser draws itself and takes the release
+    else if (a.want > 0 && a.pressed && a.releases === 0 && !a.trigger) { v.misdirected = true; v.phase = 'released'; }
     return v;
   };
   const ops = blank();
@@ -272,7 +276,7 @@
   ops.arm = (el, x, y, want, opens) => {
     if (!isEl(el)) return false;
     const a = blank();
-    a.el = el; a.trigger = opens === true || trigger(el); a.pressed = false; a.loose = null; a.hit = hitAt(x, y); a.x = +x; a.y = +y; a.want = want | 0; a.at = now();
+    a.el = el; a.trigger = opens === true || trigger(el); a.pressed = false; a.releases = 0; a.loose = null; a.hit = hitAt(x, y); a.x = +x; a.y = +y; a.want = want | 0; a.at = now();
     a.moves = 0; a.seen = 0; a.clicks = 0; a.blocked = 0; a.bad = null; a.moveBad = null; a.up = null; a.done = false;
     arm = a; last = null;
     return true;
