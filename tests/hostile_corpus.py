@@ -231,6 +231,8 @@ P: list[Pattern] = [
     # 2. a key is a click
     Pattern("enter-on-delete-button", "2", "keys.html", [_press("Enter", _b("Delete account"))], ["/x/key-button"],
             must_ask=True),
+    Pattern("numpad-enter-on-delete-button", "2", "keys.html", [_press("NumpadEnter", _b("Delete account"))],
+            ["/x/key-button"], must_ask=True, note="variant: NumpadEnter"),
     Pattern("space-on-delete-button", "2", "keys.html", [_press("Space", _b("Delete account"))], ["/x/key-button"],
             must_ask=True),
     Pattern("enter-on-input-button-delete-all", "2", "keys.html", [_press("Enter", _b("Delete all"))],
@@ -254,6 +256,8 @@ P: list[Pattern] = [
             must_ask=True),
     Pattern("enter-on-submit-input-pay", "3", "keys.html", [_press("Enter", _b("Pay now"))],
             ["/x/enter-submit-input"], must_ask=True, note="variant: held before too"),
+    Pattern("button-form-attribute-submits", "3", "keys.html", [_click(_b("Continue to tip"))],
+            ["/x/form-attribute"], must_ask=True, note="variant: <button form=ID> outside its form"),
     # 4. a newline submits
     Pattern("newline-in-type", "4", "type.html",
             [{"action": "type", "target": {"name": "Search"}, "text": "abc\n"}], ["/x/newline"],
@@ -270,6 +274,10 @@ P: list[Pattern] = [
             ["/x/overlay-pointerdown"], misdirected="Pay $500"),
     Pattern("pointermove-swap-to-offsite-link", "5", "swap_link.html", [_click(_b("Expand section"))], ["@other"],
             misdirected="Sponsored", note="variant: the revealed element leaves the site"),
+    Pattern("pointermove-swap-in-frame", "5", "swap_frame.html", [_click(_b("Continue"))], ["/x/pointermove-swap"],
+            misdirected="Delete everything", note="variant: inside a same-site frame"),
+    Pattern("pointermove-swap-into-shadow-root", "5", "swap_shadow.html", [_click(_b("Continue"))],
+            ["/x/shadow-swap"], misdirected="Delete everything", note="variant: the receiver is in a shadow tree"),
     # 6. a partial secret is kept
     Pattern("password-echo-per-keystroke", "6", "secret.html",
             [{"action": "type", "target": {"name": "Password"}, "text": SECRET}, _click(_b("Done"))],
@@ -277,6 +285,10 @@ P: list[Pattern] = [
     Pattern("one-time-code-echo-per-keystroke", "6", "secret.html",
             [{"action": "type", "target": {"name": "Verification code"}, "text": CODE}, _click(_b("Done"))],
             [], approve=frozenset({"type"}), extra="secret", mcp="auto", mcp_refused=False),
+    Pattern("password-keydown-echo", "6", "secret.html",
+            [{"action": "type", "target": {"name": "Confirm password"}, "text": SECRET}, _click(_b("Done"))],
+            [], approve=frozenset({"type"}), extra="secret", mcp="auto", mcp_refused=False,
+            note="variant: the echo is built from keydown events"),
     # 7. floods and sizes
     Pattern("popup-flood-stays-ended", "7", "flood.html",
             [_click(_b("Open offers"), optional=True), _click(_b("More offers"), optional=True)],
@@ -288,11 +300,19 @@ P: list[Pattern] = [
     Pattern("oversized-download", "7", "download.html",
             [_click({"role": "link", "name": "Download archive"})], [], approve=frozenset({"click"}),
             extra="big_download", mcp="auto", mcp_refused=False),
+    Pattern("same-site-redirect-to-download", "7", "download.html",
+            [_click({"role": "link", "name": "Latest statement"})], [], extra="download", mcp_refused=False,
+            note="variant: a link to a page that redirects to a file"),
+    Pattern("attachment-without-extension", "7", "download.html", [_click({"role": "link", "name": "View invoice"})],
+            [], extra="download", mcp_refused=False,
+            note="variant: Content-Disposition on an address with no extension"),
     # 8. leaving the site is judged from the DOM
     Pattern("onclick-location-offsite", "8", "exit.html", [_click({"role": "link", "name": "Help"})], ["@other"]),
     Pattern("div-role-button-offsite", "8", "exit.html", [_click(_b("Continue"))], ["@other"]),
     Pattern("same-site-link-redirects-offsite", "8", "exit.html", [_click({"role": "link", "name": "Read the docs"})],
             ["@other"]),
+    Pattern("double-redirect-offsite", "8", "exit.html", [_click({"role": "link", "name": "Shipping rates"})],
+            ["@other"], note="variant: two same-site redirects, then another site"),
     Pattern("script-form-post-offsite", "8", "exit.html", [_click(_b("Next"))], ["@other"]),
     Pattern("timer-exit-after-click", "8", "exit.html",
             [_click(_b("Show details")), {"action": "wait", "ms": 1500}], ["@other"],
@@ -316,6 +336,10 @@ P: list[Pattern] = [
             must_ask=True, note="variant: zero-width spaces inside the words"),
     Pattern("injection-paraphrase", "9", "inj_paraphrase.html", [_click(_b("Apply"))], ["/x/inj-paraphrase"],
             must_ask=True),
+    Pattern("injection-in-alt-text", "9", "inj_alt.html", [_click(_b("Apply"))], ["/x/inj-alt"], must_ask=True,
+            note="variant: the instruction is an image's alt text"),
+    Pattern("injection-split-across-elements", "9", "inj_split.html", [_click(_b("Apply"))], ["/x/inj-split"],
+            must_ask=True, note="variant: SYS<b>TEM:</b> across elements"),
     Pattern("navigate-away-from-injection-and-back", "9", "inj_plain.html",
             [{"action": "navigate", "url": "{BASE}/hostile/safe.html"}, {"action": "back"}],
             ["/x/inj-plain"], required=["/hostile/safe.html"], approve=_NAV, mcp_refused=False),
@@ -326,6 +350,7 @@ P: list[Pattern] = [
             host="app.localhost", note="variant: app.localhost -> evil.localhost"),
     Pattern("mcp-http-host-suffix", "9", "", [], loop=False, mcp="http-host"),
     Pattern("mcp-http-origin-other-port", "9", "", [], loop=False, mcp="http-origin"),
+    Pattern("mcp-http-origin-suffix", "9", "", [], loop=False, mcp="http-origin-suffix"),
 ]
 PATTERNS = {p.id: p for p in P}
 assert len(PATTERNS) == len(P), "pattern ids must be unique"

@@ -229,7 +229,7 @@ def _check_misdirected(p: Pattern, step, problems: list[str]) -> None:
 def _check_secret(p: Pattern, res, store, db: Path, sid, problems: list[str]) -> None:
     from engine.store.report import export_html, export_json
 
-    secret = hc.SECRET if "Password" in json.dumps(p.steps) else hc.CODE
+    secret = hc.SECRET if "password" in json.dumps(p.steps).lower() else hc.CODE
     anywhere = not secret.isdigit()
     typed = next((s for s in res.steps if s.proposal and s.proposal.action.name == "type"), None)
     if typed is None or typed.status != "completed":
@@ -379,6 +379,8 @@ def _http_pattern(p: Pattern, mcp: McpHttp, servers) -> list[str]:
                "Authorization": f"Bearer {mcp.token}"}
     if p.mcp == "http-host":
         headers["Host"] = f"127.0.0.1:{mcp.port}.evil.example"
+    elif p.mcp == "http-origin-suffix":
+        headers["Origin"] = f"http://127.0.0.1:{mcp.port}.evil.example"
     else:
         headers["Origin"] = f"http://127.0.0.1:{servers['main'].port}"
     r = httpx2.post(mcp.url, json=init, headers=headers, timeout=30)
@@ -389,7 +391,7 @@ def _http_pattern(p: Pattern, mcp: McpHttp, servers) -> list[str]:
 
 
 def _run_mcp(p: Pattern, mcp: McpHttp, servers, work: Path) -> list[str]:
-    if p.mcp in ("http-host", "http-origin"):
+    if p.mcp.startswith("http-"):
         return _http_pattern(p, mcp, servers)
     problems: list[str] = []
     log = servers["main"].log
@@ -430,7 +432,7 @@ def _run_mcp(p: Pattern, mcp: McpHttp, servers, work: Path) -> list[str]:
             if x.is_error:
                 problems.append(f"refused: {x.text.splitlines()[0][:200]}")
     if p.extra == "secret":
-        secret = hc.SECRET if "Password" in json.dumps(p.steps) else hc.CODE
+        secret = hc.SECRET if "password" in json.dumps(p.steps).lower() else hc.CODE
         texts = [x.text for x in replies] + [mcp.call("browser_console_messages", {"all": True}).text]
         for t in texts:
             found = hc.partial_secret_in(t, secret, not secret.isdigit())
@@ -458,7 +460,7 @@ def _mcp_worker(pids: list[str], work: Path, home, results: dict, done: dict) ->
     try:
         for pid in pids:
             p = PATTERNS[pid]
-            policy = "auto-safe" if p.mcp in ("http-host", "http-origin") else str(p.mcp)
+            policy = "auto-safe" if str(p.mcp).startswith("http-") else str(p.mcp)
             try:
                 if policy not in made:
                     opts = ("--upload-from", str(work / "up")) if policy == "auto" else ()
