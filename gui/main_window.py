@@ -145,7 +145,6 @@ class MainWindow(QMainWindow):
         split.setSizes([1000, 420])
 
         self.approval = ApprovalBar()
-        self.approval.hide()
         self.task = QLineEdit(suggested_task)
         self.task.setPlaceholderText("Task, e.g. “type ada@example.com into Email and click Create account”")
         self.planner = QComboBox()
@@ -374,6 +373,7 @@ class MainWindow(QMainWindow):
         self.nodes.select_node(node_id)
         if self.approval.retarget(node_id):  # Edit is open: the picked node is the step's new target
             self.page.highlight(node_id, kind="target")
+            self.step_overlay.refresh()
 
     def _run(self) -> None:
         text = self.task.text().strip()

@@ -90,10 +90,14 @@ class WindowMcpHost:
         self._task = task
         self.ctl.adopt_run(loop, planner, self.gate, task)
         self.label.setText(f"MCP: {self.mcp.client.name} drives this tab" + self._where())
+        # no plan in an MCP run: the plan panel says where the steps come from, not "Planning…"
+        self.window.plan.set_driver(f"Steps from {self.mcp.client.name} (MCP): each step it asks for shows in the "
+                                    "chat and waits for your approval over the page.")
 
     def mcp_run_ended(self, result: RunResult) -> None:
         self._task = None
         self.ctl.adopted_run_ended()
+        self.window.plan.set_driver(None)
         self.label.setText("MCP: waiting for the client" + self._where())
 
     # -- serving ----------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ def _sizes(qtbot, w):
 def test_the_page_keeps_its_size_while_steps_are_asked_and_approved(qtbot, aio, server):  # noqa: F811
     with open_window(qtbot, server.url("offline_shop.html"), screen=screen_named("1366x768")) as w:
         wait_fitted(qtbot, w)
+        assert not w.step_overlay.scroll.isVisible() and not w.approval.isVisible(), "an empty bar over an idle page"
         run(qtbot, w.sup.tab.page.evaluate(COUNT_RESIZES))
         still = _sizes(qtbot, w)
         w.policy.setCurrentText("ask")
@@ -48,6 +49,15 @@ def test_the_page_keeps_its_size_while_steps_are_asked_and_approved(qtbot, aio, 
                 on_page = w.page.page_rect_to_widget(target.bounds).translated(
                     QPointF(w.page.mapTo(w.page_column, QPoint(0, 0))))
                 assert not QRectF(bar.geometry()).intersects(on_page), "the bar covers the step's target"
+            if asked == 1:  # Edit and Reject open panels in the bar: their buttons are in sight, the page stays
+                for opener, button in ((w.approval.edit_btn, w.approval.edit_apply),
+                                       (w.approval.reject_btn, w.approval.reject_apply)):
+                    qtbot.mouseClick(opener, Qt.LeftButton)
+                    assert w.step_overlay.covers(button), "a panel's button is not in sight right after it opened"
+                    w.approval.close_panels()
+                w.act_overlay.setChecked(False)
+                qtbot.waitUntil(lambda: w.step_overlay.covers(w.approval.approve_btn), timeout=3000)
+                assert _sizes(qtbot, w) == still, "the page moved when a panel of the bar opened"
             qtbot.mouseClick(w.approval.approve_btn, Qt.LeftButton)
             qtbot.wait(300)
             assert _sizes(qtbot, w) == still, f"the page moved when step {asked} was approved"
@@ -55,3 +65,14 @@ def test_the_page_keeps_its_size_while_steps_are_asked_and_approved(qtbot, aio, 
         qtbot.wait(300)
         assert not w.step_overlay.scroll.isVisible()
         assert _sizes(qtbot, w) == still, "the page moved when the run ended"
+
+
+def test_about_blank_fills_the_page_panel(qtbot, aio):  # noqa: F811
+    """An MCP session's window opens on about:blank: painted over the whole panel, not letterboxed."""
+    with open_window(qtbot, None, screen=screen_named("1024x640")) as w:
+        qtbot.waitUntil(lambda: w.page.frame_count > 0, timeout=15000)
+        qtbot.wait(300)
+        assert w.sup.tab.url == "about:blank"
+        assert w.page.page_size == tuple(map(float, w.page.wanted_viewport()))
+        assert w.page.painted_rect() == QRectF(w.page.rect()), (w.page.painted_rect(), w.page.rect())
+        assert not w.step_overlay.scroll.isVisible()

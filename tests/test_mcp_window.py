@@ -64,6 +64,7 @@ class ClientThread:
 def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot, aio, server,  # noqa: F811
                                                                             tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QLabel
 
     monkeypatch.setenv("VIGIL_HOME", str(tmp_path))  # a store of its own: the grant given here is recorded here
 
@@ -86,6 +87,9 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
                                                       "element": "the shop's Add to cart button"})
             qtbot.waitUntil(window.approval.is_pending, timeout=WAIT_MS)
             assert 'Click button "Add to cart"' in window.approval.summary.text()
+            # no plan in an MCP run: the plan panel says where the steps come from (issue 27, item 5)
+            assert window.plan.placeholder.text().startswith("Steps from window-test-client (MCP)")
+            assert window.plan.placeholder.isVisible() and not window.plan.is_planning()
             assert "the shop's Add to cart button" in window.approval.thought.text(), "the client's intent is shown"
             assert not pending.done(), "nothing runs before the person approves"
             assert run(qtbot, window.sup.tab.page.text_content("#cart-count")) == "0"
@@ -146,6 +150,9 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             refused = pending.result()
             assert refused.is_error and "REJECTED by the person" in refused.text
             assert "Their reason: keep the invoices" in refused.text
+            said = [lab.text() for lab in window.chat.findChildren(QLabel, "obsStatus")]
+            assert any(t.endswith("Rejected: keep the invoices") for t in said), said
+            assert not any("Rejected: Rejected" in t for t in said), said
             assert "1 match" in client.call("browser_find", {"name": "Delete invoice 4411"}).text, "still there"
             assert window.sup.running() and window.chat.message_count() >= 3, "the run shows in the window's chat"
 
@@ -180,6 +187,7 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
             client.close()
             run(qtbot, host.stop(), 30)
         assert not window.sup.running(), "the client went away: its run ended"
+        assert not window.plan.driver, "the client's run is over: the plan panel no longer speaks of it"
         assert host.grants() == [], "the server run is over: so are its grants"
         with Store.open(tmp_path / "sessions.db") as store:
             assert GrantBook(store).get(scroll.id).ended_at, "its end is on record"

@@ -102,8 +102,11 @@ class _Observation(QFrame):
         ok = rec.status == "completed" and (v is None or v.success) and (rec.result is None or rec.result.success)
         self.unverified = rec.unverified
         if rec.status in ("skipped", "rejected", "stopped"):
-            add(f"{glyph('⏭', '»')} {rec.status.capitalize()}" + (f": {rec.note}" if rec.note else ""),
-                "obsStatus", "color:#92400e;")
+            word = rec.status.capitalize()
+            note = (rec.note or "").strip()
+            if note.lower().startswith(word.lower() + ":"):  # the note says the word already ("Rejected: …")
+                note = note[len(word) + 1:].strip()
+            add(f"{glyph('⏭', '»')} {word}" + (f": {note}" if note else ""), "obsStatus", "color:#92400e;")
         elif self.unverified and v is not None:
             add(f"{warn_mark()} Unverified: {v.feedback}", "obsVerification", f"color:{AMBER_FG}; font-weight:bold;")
         elif v is not None:

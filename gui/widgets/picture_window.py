@@ -108,6 +108,7 @@ class PictureWindow(QWidget):
 
     def __init__(self, pm: QPixmap, title: str, anchor: QWidget | None = None, caption: str = ""):
         super().__init__(None, Qt.Window)
+        self._pixmap = pm
         self.setObjectName("pictureWindow")
         self.setWindowTitle(title)
         self.setAttribute(Qt.WA_DeleteOnClose)
@@ -147,3 +148,7 @@ class PictureWindow(QWidget):
         self.close_shortcuts = close_keys(self)
         # the picture at its own size when the screen has room for it, else as large as the screen allows
         fit_window(self, QSize(pm.width() + 4, pm.height() + 4 + bar.sizeHint().height()), anchor)
+
+    def pixmap(self) -> QPixmap:
+        """The picture at its own size."""
+        return self._pixmap

@@ -96,12 +96,22 @@ class PlanView(QWidget):
         self._unverified: dict[int, str] = {}
         self._record_steps: dict[int, int] = {}  # record index → the plan step it worked on
         self.running = False
+        self.driver = ""  # who sends the steps of a run that has no plan (an MCP client), or ""
         self.set_plan(None)
 
     def set_running(self, running: bool) -> None:
-        """A run is under way (then an empty plan reads "Planning…") or not."""
+        """A run is under way (then an empty plan reads "Planning…", or who sends its steps) or not."""
         self.running = bool(running)
-        self.placeholder.setText(PLANNING_TEXT if self.running else self.idle_text)
+        self._say()
+
+    def set_driver(self, text: str | None) -> None:
+        """A run without a plan whose steps come from elsewhere (an MCP client): the panel says so instead of
+        "Planning…" (e.g. "Steps from Inspector (MCP) …"); None when that run is over."""
+        self.driver = text or ""
+        self._say()
+
+    def _say(self) -> None:
+        self.placeholder.setText(self.driver or (PLANNING_TEXT if self.running else self.idle_text))
 
     def add_step_record(self, rec: StepRecord) -> None:
         """A step of the run ended: a plan step whose latest record is unverified is marked so (a later
@@ -168,7 +178,7 @@ class PlanView(QWidget):
 
     def is_planning(self) -> bool:
         """A run waits for its first plan ("Planning…" on show)."""
-        return self.running and self.placeholder.isVisibleTo(self)
+        return self.running and not self.driver and self.placeholder.isVisibleTo(self)
 
     def is_empty(self) -> bool:
         return self.placeholder.isVisibleTo(self)

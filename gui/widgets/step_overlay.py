@@ -8,10 +8,10 @@ to the top of the panel so the outlined element stays in sight."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QRect, QRectF, Qt
-from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
+from PySide6.QtCore import QEvent, QObject, QRect, QRectF, Qt, QTimer
+from PySide6.QtWidgets import QFrame, QPushButton, QScrollArea, QWidget
 
-MAX_SHARE = 0.7   # of the panel's height
+MAX_SHARE = 0.8   # of the panel's height
 MARGIN = 6        # px between the bar and the panel's edges
 
 
@@ -32,12 +32,25 @@ class StepOverlay(QObject):
         self.scroll.setStyleSheet("#stepOverlay { background:transparent; }")
         self.scroll.viewport().setAutoFillBackground(False)
         self.scroll.setWidget(bar)
+        bar.hide()  # reparented, it would show with the scroll area: it shows when its owner asks a step
         self.scroll.hide()
+        self._later = QTimer(self)  # once the bar's layout has taken in what changed (a panel opened)
+        self._later.setSingleShot(True)
+        self._later.setInterval(0)
+        self._later.timeout.connect(self._place)
         panel.installEventFilter(self)
         bar.installEventFilter(self)
+        # a button that opens or closes a panel of the bar re-places it at once (its LayoutRequest comes a turn
+        # later: a click that follows at once must find the panel's buttons where they are shown)
+        for b in bar.findChildren(QPushButton):
+            b.clicked.connect(lambda *_: self._place())
 
     def place(self, target: QRectF | None = None) -> None:
         self._target = target
+        self._place()
+
+    def refresh(self) -> None:
+        """The bar's content changed (a line shown or hidden): fit it again now."""
         self._place()
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt name
@@ -47,6 +60,7 @@ class StepOverlay(QObject):
         elif obj is self.bar and kind in (QEvent.ShowToParent, QEvent.HideToParent, QEvent.Show, QEvent.Hide,
                                           QEvent.LayoutRequest):
             self._place()
+            self._later.start()
         return False
 
     def _place(self) -> None:
@@ -55,6 +69,8 @@ class StepOverlay(QObject):
             return
         room = self.panel.rect().adjusted(MARGIN, MARGIN, -MARGIN, -MARGIN)
         width = max(200, room.width())
+        if self.bar.layout() is not None:
+            self.bar.layout().activate()  # its size hint takes in a panel just opened or closed
         want = self.bar.heightForWidth(width) if self.bar.hasHeightForWidth() else -1
         if want <= 0:
             want = self.bar.sizeHint().height()
@@ -66,3 +82,12 @@ class StepOverlay(QObject):
         self.scroll.setGeometry(top if self.at_top else bottom)
         self.scroll.show()
         self.scroll.raise_()
+        if want > height:  # taller than its room: keep the focused control (Approve, Apply …) in sight
+            focus = self.bar.focusWidget()
+            if focus is not None and self.bar.isAncestorOf(focus):
+                self.scroll.ensureWidgetVisible(focus)
+
+    def covers(self, w: QWidget) -> bool:
+        """`w` (a control of the bar) is in the visible part of the overlay."""
+        r = QRect(w.mapTo(self.scroll.viewport(), w.rect().topLeft()), w.size())
+        return self.scroll.isVisible() and self.scroll.viewport().rect().contains(r)
