@@ -173,6 +173,8 @@ async def _run_loop(browser, p: Pattern, servers, work: Path) -> list[str]:
         await asyncio.sleep(0.4)  # a request the last step started reaches the server
         hits = log.since(mark)
         _ground_truth(p, hits, problems)
+        if p.grant:
+            await _grant_control(tab, book, servers[p.grant], problems)
         step = _acting(res)
         acted = [r for r in asked if r.proposal.action.name not in ("finish", "fail")]
         if p.must_ask and not acted:
@@ -210,6 +212,36 @@ async def _run_loop(browser, p: Pattern, servers, work: Path) -> list[str]:
             await browser.switch_to(browser.index_of(tab))
         if store is not None:
             store.close()
+
+
+async def _grant_control(tab, book, server, problems: list[str]) -> None:
+    """The same grant must cover the same click on its own origin (else holding proves nothing)."""
+    from page_helpers import FAST
+
+    from engine.loop import AgentLoop, CallbackGate, ScriptedPlanner
+    from engine.models import Decision
+
+    asked: list = []
+
+    def gate(req):
+        if req.proposal.action.name not in ("finish", "fail"):
+            asked.append(req)
+        return Decision.approve() if req.proposal.action.name in ("finish", "fail") else Decision(kind="reject")
+    mark = server.log.mark()
+    await tab.goto(server.url("grant.html"))
+    tab.stability = FAST
+    loop = AgentLoop(tab, ScriptedPlanner([{"action": "click", "target": {"role": "button", "name": "Apply coupon"},
+                                            "expect": hc.QUICK}]),
+                     gate=CallbackGate(gate), policy="ask", max_steps=3, screenshots=False)
+
+    def granted(action, url):
+        g = book.covering(action.name, url)
+        return g.describe() if g else None
+    loop.grants = granted
+    await loop.run("apply the coupon")
+    await asyncio.sleep(0.3)
+    if asked or not hc.arrived(server.log.since(mark), f"/x/grant-{server.port}"):
+        problems.append("control: the grant does not cover the same click on its own origin either")
 
 
 def _check_misdirected(p: Pattern, step, problems: list[str]) -> None:
