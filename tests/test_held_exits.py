@@ -230,6 +230,40 @@ def test_under_auto_nothing_is_held_and_a_meta_refresh_under_auto_safe_is(harnes
     assert rec.other() == ["GET /via-div"] and url.endswith("/page/refresh"), (rec.other(), url)
 
 
+def test_a_step_on_a_standing_grant_is_held_and_back_returns_where_the_run_was(harness, rec):
+    """A click run on a person's standing grant was seen by no one: its script exit is asked (the only
+    question). `back` to a site the run already went to is not held (no person needed)."""
+    def person(request):
+        return Decision(kind="reject", reason="not there")
+
+    async def granted(tab):
+        tab.stability = FAST
+        gate = CallbackGate(person)
+        loop = AgentLoop(tab, ScriptedPlanner([_click("Continue"), {"action": "finish"}]), gate=gate, policy="ask",
+                         screenshots=False)
+        loop.grants = lambda action, url: "clicks on 127.0.0.1" if action.name == "click" else None
+        return await loop.run("go"), gate
+
+    res, gate = harness.page(rec.url("script"), granted)
+    assert [r.sensitive_reasons[0].startswith("the page is leaving") for r in gate.requests[:1]] == [True]
+    assert res.steps[0].result.error_code == ErrorCode.BLOCKED and rec.other() == []
+    assert res.steps[0].decision.reason == "a standing grant of the person: clicks on 127.0.0.1"
+
+    third = f"http://third.localhost:{rec.port}/third"
+    steps = [{"action": "navigate", "url": f"http://{OTHER}:{rec.port}/first"}, {"action": "navigate", "url": third},
+             {"action": "back"}, {"action": "finish"}]
+
+    async def back(tab):
+        tab.stability = FAST
+        res = await AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto-safe",
+                              screenshots=False).run("go")
+        return res, tab.url
+
+    res, url = harness.page(rec.url("script"), back)
+    assert res.status == "success" and [s.status for s in res.steps] == ["completed"] * 4, res.reason
+    assert url.endswith("/first") and rec.other()[:1] == ["GET /first"], (url, rec.other())  # (back: maybe cached)
+
+
 def test_while_a_person_decides_a_step_the_page_is_theirs(harness, rec):
     """The loop waits at the gate for the person (they may be taking over to sign in on another site): a
     navigation then is let through and reported, not asked about behind their own open question."""

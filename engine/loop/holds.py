@@ -7,8 +7,9 @@ Where the DOM can lie, the network cannot. Under `auto-safe` and `ask` (never un
   redirect, a form posting elsewhere, a meta refresh, `window.open` — is held at the browser
   (`engine.browser.exits.ExitHold`) unless the running step itself targets that site (a
   `navigate`/`new_tab` to it, a link whose href points there, or a step approved with a "leaves …
-  for HOST" reason). Under `ask` too: the person approved the step they saw, not a script sending
-  the page elsewhere (a link to B that redirects to C is held at C).
+  for HOST" reason; `back` may return to any site the run's pages already went to). Under `ask`
+  too: the person approved the step they saw, not a script sending the page elsewhere (a link to B
+  that redirects to C is held at C).
 - **Downloads** a step was not approved for: under `auto-safe` every download unless the step was
   approved with a "downloads a file" reason; under `ask`, those that start outside an approved step
   (between steps, or during a step run on a standing grant, which no person looked at).
@@ -72,6 +73,7 @@ class BrowserHolds:
         self.downloads_ok = False             # the running step may download
         self.acting = False                   # a step's action is under way (between `approved` and its end)
         self._refused_sites: dict[str, str] = {}   # site → why the page's first try to go there was refused
+        self._visited: set[str] = set()              # sites the run's pages went to (let through)
         self._mark = 0
         self._browser: Any = None
         self._arming: asyncio.Task[Any] | None = None
@@ -83,7 +85,7 @@ class BrowserHolds:
     # -- a run -----------------------------------------------------------------------------------
     def start(self, browser: Any) -> None:
         """The run starts: hold its browser's navigations and downloads (not under `auto`)."""
-        self.exits, self._mark, self._refused_sites = [], 0, {}
+        self.exits, self._mark, self._refused_sites, self._visited = [], 0, {}, set()
         self.begin_step()
         if browser is None or self.loop.policy == "auto":
             return
@@ -118,6 +120,8 @@ class BrowserHolds:
         standing grant, not the auto-safe policy's own go-ahead); `reasons` its sensitive reasons."""
         policy = self.loop.policy
         self.sites = approved_sites(action, node, base_url, reasons if asked else [])
+        if action.name == "back":  # back to where the run already was: those sites were let through before
+            self.sites |= self._visited
         self.downloads_ok = policy == "auto" or (asked and (policy == "ask" or any("download" in r for r in reasons)))
         self.acting = True
 
@@ -140,7 +144,10 @@ class BrowserHolds:
         to = _site(url)
         here = _site(from_url)
         start = site_of(self.loop.start_domain or "")
-        if not to or to in (here, start) or to in self.sites or not (here or start):
+        if not to or not (here or start):
+            return True
+        if to in (here, start) or to in self.sites:
+            self._visited.add(to)
             return True
         from_site = here or start
         held = HeldExit(url=url, from_url=from_url, from_site=from_site, to_site=to,
@@ -149,6 +156,7 @@ class BrowserHolds:
         if self._person_has_the_page():
             held.allowed, held.by = True, "person"
             held.reason = "while a step waited for the person's decision (they may be acting in the page)"
+            self._visited.add(to)
             return True
         if to in self._refused_sites:  # asked once: not again in this run
             held.reason = f"{self._refused_sites[to]}; refused earlier in this run"
@@ -160,6 +168,7 @@ class BrowserHolds:
         if refused is None:
             held.allowed, held.by = True, "person"
             self.sites.add(to)
+            self._visited.add(to)
             return True
         held.reason, held.by = refused, ("policy" if refused.startswith("no person") else "person")
         self._refused_sites[to] = refused
