@@ -188,6 +188,8 @@ class TerminalGate:
             self._say(f"  why: {p.thought}")
         if p.action.name in ("finish", "fail"):
             self._say("  (approving ends the run; reject or skip to let the planner go on)")
+        elif p.details.get("held"):  # held at the browser (engine.loop.holds): approve lets it go on
+            self._say("  (held at the browser: approve lets it go on, reject keeps it from happening)")
         else:
             expect = p.expected_outcome.describe() if p.expected_outcome else "the default check for this action"
             self._say(f"  expect: {expect}")

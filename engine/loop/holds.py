@@ -195,7 +195,9 @@ class BrowserHolds:
         loop = self.loop
         if not person_present(loop.gate):
             return "no person is watching to approve it"
-        proposal = ProposedStep(thought="", action=action, description=description)
+        # `details["held"]`: not a step of the planner, something the page did that the browser holds
+        proposal = ProposedStep(thought="", action=action, description=description,
+                                details={"held": "download" if action.name == "wait" else "exit"})
         request = ApprovalRequest(step_index=self.watch.step_index, proposal=proposal, summary=summary,
                                   policy=loop.policy, sensitive_reasons=[why])
         self.watch.asking_page += 1
