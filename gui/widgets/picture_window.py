@@ -1,7 +1,7 @@
 """A picture in a window of its own ("Picture after this step", a stored step's picture at full size):
-it opens whole — scaled to fit the window, never cropped — and can be zoomed (Ctrl+wheel, +/−, the
-buttons; 0 or "Fit" fits it again, 1 shows it at its own size) and scrolled when zoomed (wheel,
-scroll bars, dragging). The window fits its screen and closes with Escape or Ctrl+W
+it opens whole — scaled to fit the window (never above its own size), never cropped — and can be
+zoomed (Ctrl+wheel, +/−, the buttons; 0 or "Fit" fits it again, 1 shows it at its own size) and
+scrolled when zoomed (wheel, scroll bars, dragging). The window fits its screen and closes with Escape or Ctrl+W
 (`gui.widgets.window_fit`)."""
 
 from __future__ import annotations
@@ -40,8 +40,6 @@ class PictureView(QGraphicsView):
         self.setScene(self.scene_)
         self.setRenderHint(QPainter.SmoothPixmapTransform)
         self.setAlignment(Qt.AlignCenter)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarAsNeeded)
         self.setDragMode(QGraphicsView.ScrollHandDrag)
         self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
         self.setBackgroundBrush(QColor("#374151"))  # around a fitted picture
@@ -53,13 +51,16 @@ class PictureView(QGraphicsView):
         return self.transform().m11()
 
     def fit(self) -> None:
+        """The whole picture in the view (never above its own size); no scroll bars while fitted."""
         self.fitting = True
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.setTransformationAnchor(QGraphicsView.AnchorViewCenter)
         self.resetTransform()
         r = self.scene_.sceneRect()
         room = self.viewport().size()
         if r.width() > 0 and r.height() > 0 and room.width() > 0 and room.height() > 0:
-            s = min(room.width() / r.width(), room.height() / r.height())
+            s = min(1.0, (room.width() - 1) / r.width(), (room.height() - 1) / r.height())
             self.scale(s, s)
         self.centerOn(r.center())
         self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
@@ -68,6 +69,8 @@ class PictureView(QGraphicsView):
     def set_zoom(self, z: float) -> None:
         z = max(MIN_ZOOM, min(MAX_ZOOM, z))
         self.fitting = False
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)  # zoomed: scroll to see the rest
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAsNeeded)
         self.scale(z / self.zoom(), z / self.zoom())
         self._said()
 
