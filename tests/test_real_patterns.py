@@ -49,9 +49,15 @@ def test_multi_select_choice_is_verified_by_its_chip_or_live_region(harness, ser
     out = harness.run(go(), 90)
     assert out["picked"] == {"toppings": ["Onions"], "cheese": ["Gouda"], "sauces": ["Pesto"]}
     top, cheese, sauces = out["Toppings"], out["Cheeses"], out["Sauces"]
-    assert top.error_code is None and top.data.get("shown_as") == {"chip": "Onions"}, (top.error_code, top.message)
-    assert 'It shows as "Onions" in the widget' in top.message
-    assert cheese.error_code is None and "Gouda" in (cheese.data.get("shown_as") or {}).get("live", ""), cheese.message
+    # (the chip is seen by select() itself, or — once the state probe reads the box around the
+    # input — as the widget's shown value)
+    assert top.error_code is None, (top.error_code, top.message)
+    if top.data.get("shown_as") is not None:
+        assert top.data["shown_as"] == {"chip": "Onions"} and 'It shows as "Onions" in the widget' in top.message
+    else:
+        assert "Onions" in (top.data.get("shown") or ""), top.data
+    assert cheese.error_code is None, cheese.message
+    assert "Gouda" in ((cheese.data.get("shown_as") or {}).get("live", "") or cheese.data.get("shown") or ""), cheese.data
     # nothing shows the choice: still a mismatch, said as such
     assert sauces.error_code is ErrorCode.VALUE_MISMATCH and "did not take the choice" in sauces.message
 
