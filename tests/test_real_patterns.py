@@ -57,7 +57,8 @@ def test_multi_select_choice_is_verified_by_its_chip_or_live_region(harness, ser
     else:
         assert "Onions" in (top.data.get("shown") or ""), top.data
     assert cheese.error_code is None, cheese.message
-    assert "Gouda" in ((cheese.data.get("shown_as") or {}).get("live", "") or cheese.data.get("shown") or ""), cheese.data
+    said = (cheese.data.get("shown_as") or {}).get("live", "") or cheese.data.get("shown") or ""
+    assert "Gouda" in said, cheese.data
     # nothing shows the choice: still a mismatch, said as such
     assert sauces.error_code is ErrorCode.VALUE_MISMATCH and "did not take the choice" in sauces.message
 
