@@ -104,7 +104,7 @@
     if (tag === 'table') { const c = el.querySelector(':scope > caption'); if (c) return contentText(c, 150); }
     if (tag === 'figure') { const c = el.querySelector(':scope > figcaption'); if (c) return contentText(c, 150); }
     if (NAME_FROM_CONTENT.has(role)) {
-      const s = contentText(el, 260) || generatedText(el);
+      const s = contentText(el, 260) || (INTERACTIVE.has(role) ? generatedText(el) : '');
       if (s) return s;
     }
     const t = el.getAttribute('title');
