@@ -231,8 +231,8 @@ P: list[Pattern] = [
     # 2. a key is a click
     Pattern("enter-on-delete-button", "2", "keys.html", [_press("Enter", _b("Delete account"))], ["/x/key-button"],
             must_ask=True),
-    Pattern("numpad-enter-on-delete-button", "2", "keys.html", [_press("NumpadEnter", _b("Delete account"))],
-            ["/x/key-button"], must_ask=True, note="variant: NumpadEnter"),
+    Pattern("return-alias-on-delete-button", "2", "keys.html", [_press("Return", _b("Delete account"))],
+            ["/x/key-button"], must_ask=True, note="variant: Return, Vigil's alias of Enter"),
     Pattern("space-on-delete-button", "2", "keys.html", [_press("Space", _b("Delete account"))], ["/x/key-button"],
             must_ask=True),
     Pattern("enter-on-input-button-delete-all", "2", "keys.html", [_press("Enter", _b("Delete all"))],

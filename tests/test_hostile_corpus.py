@@ -475,7 +475,7 @@ def _run_mcp(p: Pattern, mcp: McpHttp, servers, work: Path) -> list[str]:
         problems.append("no tool result says the download passed the size limit: "
                         + " | ".join(x.text.splitlines()[0][:120] for x in replies[1:] if x.text))
     if p.extra in ("download", "big_download"):
-        kept = [f for f in _files_under(mcp.home) if ".bin" in f.name]
+        kept = [f for f in _files_under(mcp.home) if "downloads" in f.relative_to(mcp.home).parts]
         if kept:
             problems.append("kept: " + ", ".join(f.name for f in kept))
             for f in kept:
