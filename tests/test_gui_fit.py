@@ -79,7 +79,7 @@ def test_window_fits_the_screen(qtbot, aio, demo, settings, size):
         qtbot.mouseClick(w.run_btn, Qt.LeftButton)
         qtbot.waitUntil(w.approval.is_pending, timeout=20000)
         assert w.status_loop.text() == "waiting for approval"
-        wait_fitted(qtbot, w)  # the bar took room from the page panel: the page was re-laid out to fit
+        wait_fitted(qtbot, w)  # the bar floats over the page panel: the page is still fitted to it
         target = w.sup.snapshot.get(view.highlighted("target"))
         assert target.name == "Accept" and view.painted_rect().contains(view.page_rect_to_widget(target.bounds))
         bar = w.approval

@@ -123,7 +123,8 @@ def test_the_session_window_fits_its_screen_and_closes_with_escape_or_ctrl_w(qtb
                      "after caption": view.after_caption}, room)
             if SHOTS and key == Qt.Key_Escape:
                 Path(SHOTS).mkdir(parents=True, exist_ok=True)
-                view.grab().save(str(Path(SHOTS) / f"session-window-{size}-{os.environ.get('VIGIL_GUI_WM', 'nowm')}.png"))
+                wm = os.environ.get("VIGIL_GUI_WM", "nowm")
+                view.grab().save(str(Path(SHOTS) / f"session-window-{size}-{wm}.png"))
             # its stored picture at full size: whole, in a window inside the screen
             qtbot.mouseDClick(view.after, Qt.LeftButton)
             big = view.after._zoom
