@@ -191,6 +191,7 @@ class Pattern:
     policy: str = "auto-safe"
     grant: str | None = None     # give a click grant for this origin ("main") before the run (policy ask)
     misdirected: str | None = None  # the name of the element that really received the input
+    gate_delay_ms: int = 0       # how long the person takes to answer
     step_code: str | None = None    # the error code the first acting step must end with
     must_ask: bool = False       # the gate must have been asked about the first acting step
     extra: str | None = None     # an extra check: secret, flood, download, big_download, upload
@@ -274,6 +275,9 @@ P: list[Pattern] = [
             ["/x/overlay-pointerdown"], misdirected="Pay $500"),
     Pattern("pointermove-swap-to-offsite-link", "5", "swap_link.html", [_click(_b("Expand section"))], ["@other"],
             misdirected="Sponsored", note="variant: the revealed element leaves the site"),
+    Pattern("iframe-overlay-on-pointerdown", "5", "swap_iframe.html", [_click(_b("Review order"))],
+            ["/x/iframe-overlay"], misdirected="iframe",
+            note="variant: a frame put under the pointer takes the release"),
     Pattern("pointermove-swap-in-frame", "5", "swap_frame.html", [_click(_b("Continue"))], ["/x/pointermove-swap"],
             misdirected="Delete everything", note="variant: inside a same-site frame"),
     Pattern("pointermove-swap-into-shadow-root", "5", "swap_shadow.html", [_click(_b("Continue"))],
@@ -321,6 +325,9 @@ P: list[Pattern] = [
             note="variant: location.replace"),
     Pattern("window-open-self-offsite", "8", "exit.html", [_click(_b("View basket"))], ["@other"],
             note="variant: window.open(url, '_self')"),
+    Pattern("timer-exit-while-the-gate-waits", "8", "exit_wait.html", [_click(_b("Delete account"))],
+            ["@other", "/x/exit-wait-delete"], must_ask=True, gate_delay_ms=1500, mcp=None,
+            note="variant: the page leaves while a person reads the question about another step"),
     Pattern("meta-refresh-exit", "8", "exit_meta.html", [{"action": "wait", "ms": 2500}], ["@other"],
             mcp_refused=False),
     # 9. grants, injection, MCP HTTP, uploads

@@ -121,8 +121,10 @@ async def _run_loop(browser, p: Pattern, servers, work: Path) -> list[str]:
     problems: list[str] = []
     asked: list = []
 
-    def gate(req):
+    async def gate(req):
         asked.append(req)
+        if p.gate_delay_ms and req.proposal.action.name not in ("finish", "fail"):
+            await asyncio.sleep(p.gate_delay_ms / 1000)  # a person reading the question
         if req.proposal.action.name in p.approve or req.proposal.action.name in ("finish", "fail"):
             return Decision.approve()
         return Decision(kind="reject", reason="not approved: the hostile corpus rejects what it is asked about")
