@@ -406,6 +406,19 @@
       }
       if (hid) flags |= 2048 | (hid << 12);
     }
+    // The words a person reads on a button input are its value (the browser's own word when it has none):
+    // its text, even where an aria-label names it otherwise (what it shows is judged as well as its name).
+    if (tag === 'input' && !text) {
+      const bt = (el.getAttribute('type') || '').toLowerCase();
+      if (bt === 'submit' || bt === 'button' || bt === 'reset') {
+        text = limitText(squash(el.hasAttribute('value') ? el.value : (bt === 'submit' ? 'Submit' : bt === 'reset' ? 'Reset' : '')), MAXT);
+      }
+    } else if (interactive && !text && !el.firstElementChild && rendered && tag !== 'input' && tag !== 'select' && tag !== 'textarea') {
+      // a control whose only words are CSS generated content (`::before { content: "Delete account" }`):
+      // a person reads them on it, whatever its aria-label says (two style reads, for word-less leaves only)
+      const g = generatedText(el);
+      if (g) text = limitText(g, MAXT);
+    }
     let extra = 0;
     if (st || at || sc) { extra = {}; if (st) extra.st = st; if (at) extra.a = at; if (sc) extra.sc = sc; }
     rows.push([parent, id === undefined ? null : id, tag, role || '', wf(name.length > 250 ? name.slice(0, 250) : name),
