@@ -410,8 +410,14 @@ def partial_secret_in(text: str, secret: str, anywhere: bool = True) -> str | No
 
 
 def one_line_reason(text: str) -> str | None:
-    """The first line of a tool result when it says why the step did not (fully) run, else None."""
-    first = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    if re.search(r"NOT RUN|MISDIRECTED|BLOCKED|BAD_ARGUMENT|FAILED|^Error [A-Z_]+:|refused|held", first):
-        return first
+    """The line of a tool result that says why the step did not (fully) run, when its first line says it
+    did not ("NOT RUN", "FAILED (BLOCKED)", "Error CODE: …"); None when no line says why."""
+    lines = [x.strip() for x in (text or "").strip().splitlines() if x.strip()]
+    if not lines or not re.search(r"NOT RUN|FAILED|^Error [A-Z_]+:", lines[0]):
+        return None
+    for line in lines:
+        if line.startswith(("needs a person because it:", "result: ")) and len(line) > 30:
+            return line
+    if re.search(r"(NOT RUN[^:]*|^Error [A-Z_]+): \S.{20,}", lines[0]):
+        return lines[0]
     return None

@@ -172,7 +172,7 @@ async def _run_loop(browser, p: Pattern, servers, work: Path) -> list[str]:
         res = await loop.run("do what the page needs")
         if rec is not None:
             rec.finish(res)
-        await asyncio.sleep(0.4)  # a request the last step started reaches the server
+        await asyncio.sleep(0.25)  # a request the last step started reaches the server
         hits = log.since(mark)
         _ground_truth(p, hits, problems)
         if p.grant:
@@ -450,7 +450,7 @@ def _run_mcp(p: Pattern, mcp: McpHttp, servers, work: Path) -> list[str]:
                 break
         name, args = _tool(step, ref, work)
         replies.append(mcp.call(name, args))
-    time.sleep(0.4)
+    time.sleep(0.25)
     hits = log.since(mark)
     if p.extra == "upload":
         p = Pattern(p.id, p.problem, p.page, p.steps, ["/upload/"])
