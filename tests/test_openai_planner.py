@@ -331,6 +331,11 @@ def test_supervised_run_end_to_end(harness, server, llm, tmp_path):
     second, last = user_text(llm.requests[1]), user_text(llm.requests[3])
     assert "LAST ACTION: completed" in second and "verification_passed: true" in second
     assert "Thanks, you are subscribed" in last and "STEPS SO FAR" in last
+    # the last action's messages quote the page (its verification's words): inside the untrusted fence only
+    from engine.loop.untrusted import OPEN
+    trusted, fenced = last.split(OPEN, 1)
+    assert "WHAT THE LAST ACTION DID" in fenced and "Verified" in fenced
+    assert "Thanks, you are subscribed" not in trusted and "Verified" not in trusted.split("LAST ACTION")[-1]
     for r in llm.requests[2:]:  # after the password was typed, only the task itself names it
         sent = json.dumps(r["messages"], ensure_ascii=False).replace(f"password {secret}", "")
         assert secret not in sent

@@ -245,24 +245,31 @@ def _history(obs: Observation, secrets: tuple[str, ...], limit: int) -> str:
     return scrub("\n".join(lines), secrets)
 
 
-def _last_action(obs: Observation, secrets: tuple[str, ...]) -> str:
+def _last_action(obs: Observation, secrets: tuple[str, ...]) -> tuple[str, str]:
+    """The last action's outcome in two parts: what the loop knows (the outcome, the action, its code and
+    whether its check passed), and what was read from the page (the messages, the verification's words,
+    the page's errors and notices), which goes inside the untrusted-content fence."""
     if obs.last_outcome is None:
-        return ""
+        return "", ""
     lines = [f"LAST ACTION: {obs.last_outcome}"]
+    words: list[str] = []
     r = obs.last_result
     if r is not None:
         code = f" [{r.error_code}]" if r.error_code else ""
-        lines.append(f"- result: {'✓' if r.success else '✗'} {r.action}{code} — {cut(r.message, 300)}")
+        lines.append(f"- result: {'✓' if r.success else '✗'} {r.action}{code} (its message is with the page below)")
+        words.append(f"- message: {cut(r.message, 300)}")
         v = r.verification
         if v is not None:
-            lines.append(f"- verification_passed: {str(v.success).lower()} — {cut(v.feedback, 300)}")
+            lines.append(f"- verification_passed: {str(v.success).lower()}")
+            words.append(f"- verification: {cut(v.feedback, 300)}")
             if v.errors_detected:
-                lines.append(f"- errors_detected: {json.dumps(v.errors_detected[:5], ensure_ascii=False)}")
+                words.append(f"- errors_detected: {json.dumps(v.errors_detected[:5], ensure_ascii=False)}")
             if v.success_messages:
-                lines.append(f"- success_messages: {json.dumps(v.success_messages[:5], ensure_ascii=False)}")
+                words.append(f"- success_messages: {json.dumps(v.success_messages[:5], ensure_ascii=False)}")
     if obs.feedback:
-        lines.append(f"- note: {cut(obs.feedback, 400)}")
-    return scrub("\n".join(lines), secrets)
+        words.append(f"- note: {cut(obs.feedback, 400)}")
+    said = "WHAT THE LAST ACTION DID (its messages, which quote the page):\n" + "\n".join(words) if words else ""
+    return scrub("\n".join(lines), secrets), scrub(said, secrets)
 
 
 def _plan(obs: Observation) -> str:
@@ -284,12 +291,14 @@ def build_observation(obs: Observation, *, budget_tokens: int = 6000, delta: Del
     secrets = tuple(s for s in secrets if s)
     data = obs.snapshot.serialize("semantic", **({"full_page": True} if full_page else {})).data  # shares the cache
     items = data["interactive_tree"]
-    head = [f"TASK: {obs.task}", _plan(obs), _history(obs, secrets, max_history), _last_action(obs, secrets)]
+    last, last_words = _last_action(obs, secrets)
+    head = [f"TASK: {obs.task}", _plan(obs), _history(obs, secrets, max_history), last]
     # From here on everything is read from the page: fenced off as untrusted data (engine.loop.untrusted).
     events = [scrub(cut(e.describe(), 240), secrets) for e in obs.recent_events
               if not e.at or e.at > events_since][-10:]
-    page = [f"RECENT PAGE EVENTS{' (new since your last step)' if events_since else ''}:\n"
-            + ("\n".join(f"- {e}" for e in events) if events else "- none")]
+    page = ([last_words] if last_words else []) + [
+        f"RECENT PAGE EVENTS{' (new since your last step)' if events_since else ''}:\n"
+        + ("\n".join(f"- {e}" for e in events) if events else "- none")]
     if len(obs.tabs) > 1:  # which tab this is, and the others (switch_tab / close_tab take the index)
         page.append("TABS:\n" + "\n".join(f"- {scrub(cut(t.describe(), 200), secrets)}" for t in obs.tabs))
     more = ", more content below" if data.get("more_below") else ""
