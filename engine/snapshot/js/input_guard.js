@@ -205,8 +205,34 @@
     return false;
   };
   const entry = (kind, h, ok) => { const e = blank(); e.kind = kind; e.el = h; e.ok = ok; return e; };
+  // A frame the press put under the pointer would take the release in its own document, out of reach:
+  // right after the press's own handlers ran, such a frame is made transparent to the pointer until the
+  // watch ends, so the release comes back here and is stopped.
+  const later = bind.call(window.setTimeout, window), styleOf = getter(HTMLElement.prototype, 'style');
+  const setProp = uncurry(CSSStyleDeclaration.prototype.setProperty);
+  const getProp = uncurry(CSSStyleDeclaration.prototype.getPropertyValue);
+  const getPrio = uncurry(CSSStyleDeclaration.prototype.getPropertyPriority);
+  const FRAMES = blank();
+  FRAMES.iframe = 1; FRAMES.frame = 1; FRAMES.object = 1; FRAMES.embed = 1;
+  let moved = null;   // [frame, its inline pointer-events, its priority] while one is held off
+  const restore = () => {
+    if (!moved) return;
+    const m = moved; moved = null;
+    const st = safe(styleOf, m[0]);
+    if (st) safe(setProp, st, 'pointer-events', m[1], m[2]);
+  };
+  const frameCheck = (a) => () => {
+    if (arm !== a || a.done || a.bad || moved) return;
+    const h = safe(docHit, doc, a.x, a.y);
+    if (!isEl(h) || FRAMES[safe(localNameOf, h)] !== 1 || lands(a, h, 'mousedown')) return;
+    a.bad = entry('mousedown', h, false);
+    const st = safe(styleOf, h);
+    if (!st) return;
+    moved = [h, safe(getProp, st, 'pointer-events') || '', safe(getPrio, st, 'pointer-events') || ''];
+    safe(setProp, st, 'pointer-events', 'none', 'important');
+  };
   const live = () => {
-    if (arm && now() - arm.at > EXPIRE_MS) { last = arm; arm = null; }
+    if (arm && now() - arm.at > EXPIRE_MS) { last = arm; arm = null; restore(); }
     return arm;
   };
   const onEvent = (kind) => (ev) => {
@@ -217,7 +243,6 @@
     const p = safe(pathOf, ev);
     if (p && p.length) h = p[0];
     if (kind !== 'click' && kind !== 'dblclick' && isEl(h)) h = deepen(h, safe(clientX, ev), safe(clientY, ev));
-    // a click goes to what its press and release share: fine when both landed on the element
     const press = kind === 'pointerdown' || kind === 'mousedown', release = kind === 'pointerup' || kind === 'mouseup';
     let ok = lands(a, h, kind);
     // A click goes to what its press and release share: an element around this one once the press landed
@@ -228,7 +253,13 @@
     // nothing with a release (not a control, no listener of its own for it). Over a control, or an item of
     // the list of anything but a select-like trigger, the release is stopped and the step fails.
     if (!ok && release && !a.bad && a.pressed && !acts(a, h)) { ok = true; if (!a.loose) a.loose = entry(kind, h, true); }
-    if (press && ok) a.pressed = true;
+    if (press && ok) {
+      a.pressed = true;
+      // what the pointerdown handlers did is laid out by now (at mousedown); what the mousedown handlers
+      // do is looked at once they ran (the bubble listeners below), and again a moment later
+      if (kind === 'mousedown') frameCheck(a)();
+      safe(later, frameCheck(a), 0);
+    }
     if (kind === 'mouseup' && ok && lands(a, h, kind)) a.up = h;
     if (kind === 'pointermove') {
       // only the move to the click's point (a person's own mouse elsewhere on the page is not the step's)
@@ -243,8 +274,11 @@
     if (!ok && !a.bad) a.bad = entry(kind, h, false);
     if (a.bad) { a.blocked++; safe(stop, ev); safe(cancel, ev); }
     if (kind === 'click') a.clicks++;
-    if (kind === 'dblclick' || (kind === 'click' && a.clicks >= a.want && a.want < 2)) a.done = true;
+    if (kind === 'dblclick' || (kind === 'click' && a.clicks >= a.want && a.want < 2)) { a.done = true; restore(); }
   };
+  for (const k of ['pointerdown', 'mousedown']) {
+    safe(listen, window, k, (ev) => { const a = arm; if (ev.isTrusted && a && a.pressed && !a.done) frameCheck(a)(); }, { capture: false });
+  }
   const KINDS = ['pointermove', 'pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick'];
   for (let i = 0; i < KINDS.length; i++) {
     const k = KINDS[i];
@@ -275,6 +309,7 @@
   // el opens a list on the press, as a select does)
   ops.arm = (el, x, y, want, opens) => {
     if (!isEl(el)) return false;
+    restore();
     const a = blank();
     a.el = el; a.trigger = opens === true || trigger(el); a.pressed = false; a.releases = 0; a.loose = null; a.hit = hitAt(x, y); a.x = +x; a.y = +y; a.want = want | 0; a.at = now();
     a.moves = 0; a.seen = 0; a.clicks = 0; a.blocked = 0; a.bad = null; a.moveBad = null; a.up = null; a.done = false;
@@ -296,11 +331,12 @@
   };
   // read(): the verdict of the press sequence (once; it ends the watch)
   ops.read = () => {
+    restore();
     const a = arm || last;
     arm = null; last = null;
     return a ? verdict(a) : null;
   };
-  ops.disarm = () => { arm = null; last = null; return true; };
+  ops.disarm = () => { arm = null; last = null; restore(); return true; };
   const guard = function guard(secret, op, a1, a2, a3, a4, a5) {
     if (typeof secret !== 'string' || secret.length < 16) return 'refused';
     if (owner === null) owner = secret;
