@@ -23,7 +23,8 @@
   const uncurry = (f) => (typeof f === 'function' ? bind.call(call, f) : null);
   const describeOf = Object.getOwnPropertyDescriptor;
   const getter = (proto, name) => { const d = proto && describeOf(proto, name); return d && d.get ? uncurry(d.get) : null; };
-  const safe = (f, ...a) => { try { return f ? f(...a) : null; } catch (e) { return null; } };
+  // (no spread: it iterates through Array.prototype[Symbol.iterator], which the page can replace)
+  const safe = (f, a, b, c, d, e) => { try { return f ? f(a, b, c, d, e) : null; } catch (x) { return null; } };
   const defineProp = Object.defineProperty;
   const blank = Object.create.bind(null, null);   // objects without a prototype: no inherited setters
   const now = Date.now;
