@@ -56,7 +56,8 @@ function probe(KEY, mode) {
         if (c.nodeType !== 1) continue;
         budget--;
         const ln = c.localName, r = roleOf(c);
-        if (ln === 'input' || ln === 'select' || ln === 'textarea' || ln === 'script' || ln === 'style' || ln === 'template') continue;
+        if (ln === 'input' || ln === 'select' || ln === 'textarea' || ln === 'script' || ln === 'style' || ln === 'template' || ln === 'label') continue;
+        if (c.hasAttribute('aria-live') || r === 'status' || r === 'log') continue;   // announcements, not the value
         if (r === 'option' && c.getAttribute('aria-selected') !== 'true') continue;
         if (c.checkVisibility && !c.checkVisibility({ visibilityProperty: true, checkOpacity: true }) && getComputedStyle(c).display !== 'contents') continue;
         walk(c);
@@ -68,10 +69,14 @@ function probe(KEY, mode) {
   const comboShown = () => {
     if (tag === 'input' || tag === 'textarea') {
       if (el.value) return el.value;
-      const p = parentEl(el);
-      if (p && p.querySelectorAll('input, select, textarea').length <= 2) {
+      // an empty search input: what the widget around it shows (its chosen item sits a few levels up in
+      // some libraries, e.g. Ant Design's selection item beside the search box's own wrapper)
+      let p = parentEl(el);
+      for (let up = 0; p && up < 4; up++, p = parentEl(p)) {
+        if (p.querySelectorAll('input, select, textarea').length > 2) break;
         const t = shownText(p);
-        if (t.length <= 200) return t;
+        if (t.length > 200) break;
+        if (t) return t;
       }
       return '';
     }
