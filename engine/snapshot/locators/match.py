@@ -253,9 +253,14 @@ def pw_order(nodes: list[VirtualNode], scope: VirtualNode | None, sc: SnapshotSc
     return sorted(nodes, key=lambda n: n.in_shadow)
 
 
+_F_HIDDEN, _ARIA_HIDDEN = 2048, 1  # the walker's "no person sees it" flag, and its reason aria-hidden (bits 12-14)
+
+
 def role_ok(node: VirtualNode) -> bool:
-    """get_by_role may be written for this node: its role is its own ARIA role and it is rendered."""
-    return node.rendered and bool(own_aria_role(node))
+    """get_by_role may be written for this node: its role is its own ARIA role, it is rendered, and it is not
+    under aria-hidden (get_by_role leaves such elements out: a library's hidden native <select>, as Select2's)."""
+    aria_hidden = bool(node.flags & _F_HIDDEN) and (node.flags >> 12) & 7 == _ARIA_HIDDEN
+    return node.rendered and not aria_hidden and bool(own_aria_role(node))
 
 
 _FIELD_TAGS = ("input", "textarea", "select")
