@@ -264,24 +264,45 @@ def test_a_step_on_a_standing_grant_is_held_and_back_returns_where_the_run_was(h
     assert url.endswith("/first") and rec.other()[:1] == ["GET /first"], (url, rec.other())  # (back: maybe cached)
 
 
-def test_while_a_person_decides_a_step_the_page_is_theirs(harness, rec):
-    """The loop waits at the gate for the person (they may be taking over to sign in on another site): a
-    navigation then is let through and reported, not asked about behind their own open question."""
+def test_while_a_person_decides_a_step_only_their_own_input_lets_the_page_leave(harness, rec):
+    """The loop waits at the gate for the person. The page leaving on its own then (a meta refresh while they
+    read the question) is held and asked like any exit — refused here, so the other site gets nothing; but
+    when the person has just pressed something in the page themselves (through the window: they may be
+    taking over to sign in elsewhere), the page is theirs and the exit is let through and reported."""
     import asyncio
 
-    async def slow_person(request):
-        await asyncio.sleep(2.0)  # the page's meta refresh (1 s) fires while the step waits here
-        return Decision.approve()
+    from engine.browser.screencast import InputForwarder
 
-    async def go(tab):
-        tab.stability = FAST
-        gate = CallbackGate(slow_person)
-        res = await AgentLoop(tab, ScriptedPlanner([{"action": "wait", "ms": 10}, {"action": "finish"}]),
-                              gate=gate, policy="ask", screenshots=False).run("wait")
-        return res, gate
+    def run(press: bool):
+        async def go(tab):
+            tab.stability = FAST
+            asked = []
 
-    res, gate = harness.page(rec.url("refresh"), go)
-    assert res.status == "success" and len(gate.requests) == 2, res.reason   # the two steps, nothing else
+            async def slow_person(request):
+                asked.append(request)
+                if (request.proposal.details or {}).get("held"):
+                    return Decision(kind="reject", reason="stay on this site")
+                if press and len(asked) == 1:  # the person clicks into the page while the step is asked
+                    fwd = InputForwarder(tab)
+                    await fwd.mouse("down", 30, 300)
+                    await fwd.mouse("up", 30, 300)
+                await asyncio.sleep(2.0)  # the page's meta refresh (1 s) fires while the step waits here
+                return Decision.approve()
+
+            res = await AgentLoop(tab, ScriptedPlanner([{"action": "wait", "ms": 10}, {"action": "finish"}]),
+                                  gate=CallbackGate(slow_person), policy="ask", screenshots=False).run("wait")
+            return res, asked
+        return harness.page(rec.url("refresh"), go)
+
+    res, asked = run(press=False)
+    held = [r for r in asked if (r.proposal.details or {}).get("held")]
+    assert held and "is leaving" in held[0].sensitive_reasons[0], [r.summary for r in asked]
+    exits = [x for st in res.steps if st.incidents for x in st.incidents.exits]
+    assert exits and not exits[0].allowed and "stay on this site" in (exits[0].reason or ""), exits
+    assert rec.other() == [], "a page leaving on its own while the person reads the question is held"
+
+    res, asked = run(press=True)
+    assert res.status == "success" and len(asked) == 2, [r.summary for r in asked]   # the two steps, nothing else
     exits = res.steps[0].incidents.exits
     assert exits and exits[0].allowed and "while a step waited for the person" in exits[0].reason, exits
     assert rec.other() == ["GET /refresh"], rec.other()

@@ -241,6 +241,9 @@ _KEY_TYPES = {"down": "keyDown", "up": "keyUp", "raw": "rawKeyDown", "rawDown": 
 _BUTTON_BITS = {"left": 1, "right": 2, "middle": 4, "back": 8, "forward": 16, "none": 0}
 
 
+_PRESSES = frozenset({"mousePressed", "keyDown", "rawKeyDown"})
+
+
 class InputForwarder:
     """Mouse, wheel and key input for one tab, in CSS px of the page viewport.
 
@@ -259,6 +262,8 @@ class InputForwarder:
         try:
             await tab.cdp.send(method, params, session_id=tab.session_id, timeout=10)
             self.sent += 1
+            if params.get("type") in _PRESSES or method == "Input.insertText":
+                tab.person_input_at = time.monotonic()  # the person acts in the page (not a mere move or wheel)
             return True
         except asyncio.CancelledError:
             raise

@@ -118,6 +118,9 @@ class PageTarget:
         self.dialogs = DialogWatcher(cdp.send)  # JavaScript dialogs: seen before anything talks to the page
         self.opener_id: str | None = None       # the target id of the tab that opened this one (a popup)
         self.title = ""                         # the page's title as last read (Browser.refresh_titles)
+        # when a person last pressed a button or key in this page through the window (InputForwarder):
+        # Vigil's own clock, which the page cannot set (time.monotonic(); 0: never)
+        self.person_input_at = 0.0
         self.owner: Any = None                  # the Browser whose tab this is
 
     # -- set-up ------------------------------------------------------------------------------

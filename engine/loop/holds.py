@@ -14,7 +14,8 @@ Where the DOM can lie, the network cannot. Under `auto-safe` and `ask` (never un
   approved with a "downloads a file" reason; under `ask`, those that start outside an approved step
   (between steps, or during a step run on a standing grant, which no person looked at).
 
-While the loop waits at the gate for a person's decision on a step, the page is theirs (they may take
+While the loop waits at the gate for a person's decision on a step and the person has just pressed something in
+the page themselves (through the window), the page is theirs (they may take
 over and sign in on another site): navigations then are let through and reported, not asked. Else a
 held thing is put to the person through the loop's gate (an `ApprovalRequest` whose sensitive
 reason says what the page is doing, asked one question at a time with the steps and dialogs), or
@@ -30,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import time
 import urllib.parse
 from typing import Any
 
@@ -40,6 +42,7 @@ from engine.models.browsing import DownloadInfo, HeldExit, PageIncidents
 
 _LEAVES = re.compile(r"^leaves \S+ for (\S+)")
 _MAX_PER_STEP = 5   # held exits kept in one step's incidents (the rest are counted in the run's totals)
+PERSON_INPUT_S = 3.0  # a press of the person's in the page this recent makes the page theirs while a step is asked
 
 
 def _site(url: str) -> str:
@@ -175,11 +178,19 @@ class BrowserHolds:
         return False
 
     def _person_has_the_page(self) -> bool:
-        """A person is being asked about a step now: the page is theirs to use (taking over to sign in on
-        another site, following a link) and they see where it goes; asking them would wait for their own
-        answer. The page's own exits while they decide are let through and reported."""
+        """A person is being asked about a step now and has just pressed a button or key in the page
+        themselves (through the window, within PERSON_INPUT_S): the page is theirs to use (taking over to
+        sign in on another site, following a link) and they see where it goes; asking them would wait for
+        their own answer. Such exits are let through and reported. A page that leaves on its own while the
+        person only reads the question (a timer) is held like any other exit."""
         w = self.watch
-        return person_present(self.loop.gate) and w.gate_lock.locked() and not w.asking_page
+        if not (person_present(self.loop.gate) and w.gate_lock.locked() and not w.asking_page):
+            return False
+        b = self._browser
+        now = time.monotonic()
+        tabs = list(b.tabs) if b is not None else [self.loop.page]
+        return any(now - float(getattr(getattr(t, "target", t), "person_input_at", 0.0) or 0.0) < PERSON_INPUT_S
+                   for t in tabs)
 
     async def _download(self, info: DownloadInfo) -> str | None:
         if self.downloads_ok or self.loop.policy == "auto" or self._person_has_the_page():
