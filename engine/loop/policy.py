@@ -104,15 +104,16 @@ def is_file_input(node: VirtualNode) -> bool:
 
 
 def is_submit_button(node: VirtualNode) -> bool:
-    """A button that submits: type=submit (or an image input), or a button in a <form> whose type
-    is not button/reset (the HTML default for <button> is submit)."""
+    """A button that submits: type=submit (or an image input), or a button in a <form> — or outside one
+    but naming it (`form=ID`) — whose type is not button/reset (the HTML default for <button> is submit)."""
     typ = _attr(node, "type")
     if node.tag == "input":
         return typ in ("submit", "image")
     if typ == "submit":
         return True
     if node.tag == "button" or node.role == "button":
-        return typ not in ("button", "reset") and _in_form(node)
+        owned = _in_form(node) or (node.tag == "button" and bool(_attr(node, "form")))
+        return typ not in ("button", "reset") and owned
     return False
 
 

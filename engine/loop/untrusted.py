@@ -132,10 +132,15 @@ def _snippet(text: str) -> str:
     return t if len(t) <= MAX_SNIPPET else t[:MAX_SNIPPET - 1] + "…"
 
 
+_F_UNSEEN = 2048  # the walker's mark for rendered text no person can see (js/walker/head.js): never sent to a model
+_TEXT_BUDGET = 200_000  # characters of page text looked at per observation (a long page's viewport text fits)
+
+
 def find_instructions(snapshot: DomSnapshot | None, events: Iterable[PageEvent] = (), *,
                       full_page: bool = False, limit: int = 5) -> list[InstructionHit]:
     """Instruction-like text in what a planner is sent about this page: the names and values of the
-    elements in the semantic payload (whole, not cut), the title, and recent page events."""
+    elements in the semantic payload (whole, not cut), the title, the text a person sees in the viewport
+    (headings, paragraphs, a picture's alt text …), and recent page events."""
     hits: list[InstructionHit] = []
     if snapshot is not None:
         m = instruction_in(snapshot.title)
@@ -154,6 +159,25 @@ def find_instructions(snapshot: DomSnapshot | None, events: Iterable[PageEvent] 
                     break
             if len(hits) >= limit:
                 return hits
+        # the text a person — and a model reading the page (MCP's `reading`, the semantic payload's `txt`) —
+        # sees in the viewport: headings, paragraphs, cells, a picture's alt text
+        seen = {h.node_id for h in hits if h.node_id}
+        budget = _TEXT_BUDGET
+        for n in snapshot.nodes():
+            if budget <= 0:
+                break
+            if n.node_id in seen or not n.visible or n.interactive or n.flags & _F_UNSEEN:
+                continue
+            text = n.text or (n.name if n.role in ("img", "heading", "alert", "status") else "")
+            if not text:
+                continue
+            budget -= len(text)
+            m = instruction_in(text)
+            if m:
+                what = "picture's alt text" if n.role == "img" and not n.text else f"{n.role or n.tag} text"
+                hits.append(InstructionHit(f"the page's {what} ({n.node_id})", _snippet(text), m, n.node_id))
+                if len(hits) >= limit:
+                    return hits
     for e in events:
         m = instruction_in(e.text)
         if m:

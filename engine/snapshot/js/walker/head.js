@@ -100,7 +100,9 @@ function vigilWalk(KEY, opts) {
     // a link that downloads asks under auto-safe (engine/loop/policy.py), whatever its address
     'download',
     // what names and describes an element is judged for risk on its own (engine/loop/risk.py)
-    'aria-labelledby', 'aria-describedby']);
+    'aria-labelledby', 'aria-describedby',
+    // a button outside its form still submits it (form=ID), to where it says (formaction)
+    'form', 'formaction']);
   const FORM_TAGS = new Set(['input', 'select', 'textarea', 'button']);
   const TEXT_ATTR = new Set(['aria-label', 'title', 'alt', 'placeholder']);   // read as words: no invisible characters
   // Structural roles an element gets from its tag that a page may still make a click target.
