@@ -4,6 +4,8 @@ SHELL := /bin/bash
 VENV  := .venv
 PY    := $(VENV)/bin/python
 VIGIL := $(VENV)/bin/vigil
+# test workers (pytest-xdist): 2 on this project's 2-core machines; `make test TEST_WORKERS=0` runs in one process
+TEST_WORKERS ?= 2
 
 .DEFAULT_GOAL := help
 .PHONY: help setup run check test bench clean
@@ -31,7 +33,7 @@ check: setup
 
 test: export QT_QPA_PLATFORM = offscreen
 test: check
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup tests
 
 bench: setup
 	$(VIGIL) bench snapshot

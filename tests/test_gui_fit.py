@@ -138,6 +138,7 @@ def test_window_fits_the_screen(qtbot, aio, demo, settings, size):
         assert after != before and after == view.width()
 
 
+@pytest.mark.xdist_group("xvfb")  # one worker starts the X servers, one at a time (xvfb-run -a can race)
 def test_window_fits_under_xvfb():
     """The same checks under a real X server (Xvfb at 1024x640), in a child process."""
     if IN_XVFB:

@@ -214,6 +214,7 @@ def _xvfb(wm: str | None, tmp_path: Path, stored) -> None:
 
 
 @pytest.mark.skipif(IN_XVFB, reason="this is the run under Xvfb itself")
+@pytest.mark.xdist_group("xvfb")  # one worker starts the X servers, one at a time (xvfb-run -a can race)
 @pytest.mark.parametrize("wm", [None, "openbox"])
 def test_the_windows_fit_under_xvfb_at_1366x768(wm, tmp_path, stored):
     _xvfb(wm, tmp_path, stored)
