@@ -308,6 +308,7 @@ def _check_download(keeper, folder: Path, res, problems: list[str]) -> None:
 @pytest.mark.parametrize("pid", LOOP)
 def test_loop(pid, harness, servers, work):
     p = PATTERNS[pid]
+    _SHARED["harness"] = harness  # (the tab it opens is closed with the module: _shared_tab_closed)
     problems = harness.run(_run_loop(harness.browser, p, servers, work), timeout=100)
     assert not problems, f"{pid} (problem {p.problem}) not held through the loop: " + "; ".join(problems)
 
@@ -510,6 +511,19 @@ def _mcp_worker(pids: list[str], work: Path, home, results: dict, done: dict) ->
             x.close()
         for e in done.values():
             e.set()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _shared_tab_closed():
+    """The loop side's one tab lives in the session's browser: closed when this module is done, so the tests
+    that count a browser's tabs (tests/test_tabs.py) find only their own."""
+    yield
+    tab, harness = _SHARED.pop("tab", None), _SHARED.pop("harness", None)
+    if tab is not None and harness is not None:
+        try:
+            harness.run(tab.close(), timeout=30)
+        except Exception:  # noqa: BLE001 - a tab the page closed itself, or a browser already gone
+            pass
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -85,6 +85,7 @@ class DownloadKeeper:
         self._live: dict[str, Any] = {}                    # url → Playwright Download under way
         self._over: dict[str, int] = {}                    # url → bytes when it was stopped at the limit
         self._seen: dict[str, str] = {}                    # browser guid → url
+        self._begun: dict[str, str] = {}                   # guid → url: begun, not yet handed over by Playwright
 
     def target_folder(self) -> Path:
         """Where the next download goes (a temporary folder is made when none was set)."""
@@ -100,6 +101,10 @@ class DownloadKeeper:
         info = DownloadInfo(name=safe_name(str(getattr(download, "suggested_filename", "") or "download")),
                             url=str(getattr(download, "url", "") or ""), tab=self._index_of_page(page))
         self.items.append(info)
+        for guid, url in list(self._begun.items()):
+            if url == info.url:
+                del self._begun[guid]
+                break
         self._live[info.url] = download
         if info.url in self._over:  # the browser's progress passed the limit before this event came
             self._cancel(download)
@@ -151,6 +156,7 @@ class DownloadKeeper:
         guid = str(p.get("guid") or "")
         if "url" in p:
             self._seen[guid] = str(p["url"])
+            self._begun[guid] = str(p["url"])
             return
         url = self._seen.get(guid)
         if url is None:
@@ -180,3 +186,16 @@ class DownloadKeeper:
     @property
     def busy(self) -> bool:
         return bool(self._tasks)
+
+    @property
+    def unannounced(self) -> bool:
+        """The browser began a download (`Page.downloadWillBegin`) that Playwright has not handed over yet:
+        it is still to be decided and saved (a step waits for it, so it is decided within its run)."""
+        return bool(self._begun)
+
+    async def announced(self, timeout: float = 2.0) -> None:
+        """Wait (at most `timeout` s) until every download the browser began has reached `started`."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.unannounced and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        self._begun.clear()  # never handed over (another address, another context): not waited for again

@@ -204,6 +204,7 @@ class PageWatch:
                 inc.switched_to = self.tab_info()
         elif self.loop.page not in b.tabs or getattr(self.loop.page, "closed", False):
             await self.back_to_opener(inc)
+        await b.downloads.announced(2.0)  # a download the browser began: decided within this step, not after the run
         if b.downloads.busy:
             await b.downloads.settle(10.0)
         inc.downloads = [x.model_copy() for x in b.downloads.items[self._downloads_mark:]]
