@@ -70,7 +70,9 @@ def test_words_are_bounded_ranked_brief_and_never_carry_a_typed_secret(harness, 
         assert "'Your password •••• is weak'" in v.feedback, v.feedback
 
         r = await _click(tab, await tab.snapshot(), "Save quietly")  # a toast gone after 40 ms
-        assert "appeared briefly: 'Settings saved'" in r.verification.feedback, r.message
+        # said even when it is gone by the time the page is read (on a loaded machine the read may still see it)
+        fb = r.verification.feedback
+        assert "appeared briefly: 'Settings saved'" in fb or "text appeared: 'Settings saved'" in fb, r.message
 
         r = await _click(tab, await tab.snapshot(), "Add to cart")  # red, but a badge and a price: no error
         assert r.verification.success and not r.verification.errors_detected, r.message

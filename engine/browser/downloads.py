@@ -86,6 +86,9 @@ class DownloadKeeper:
         self._over: dict[str, int] = {}                    # url → bytes when it was stopped at the limit
         self._seen: dict[str, str] = {}                    # browser guid → url
         self._begun: dict[str, str] = {}                   # guid → url: begun, not yet handed over by Playwright
+        # who was to decide a download when the browser began it: a run's hold decides it even when Playwright
+        # hands the download over after that run ended
+        self._deciders: dict[str, DownloadDecider | None] = {}
 
     def target_folder(self) -> Path:
         """Where the next download goes (a temporary folder is made when none was set)."""
@@ -114,11 +117,12 @@ class DownloadKeeper:
 
     async def _save(self, download: Any, info: DownloadInfo) -> None:
         info.limit = self.limit
+        decide = self._deciders.pop(info.url, None) or self.decide
         try:
-            if self.decide is not None:
+            if decide is not None:
                 self.asking += 1
                 try:
-                    refused = await self.decide(info)
+                    refused = await decide(info)
                 finally:
                     self.asking -= 1
                 if refused:
@@ -157,6 +161,7 @@ class DownloadKeeper:
         if "url" in p:
             self._seen[guid] = str(p["url"])
             self._begun[guid] = str(p["url"])
+            self._deciders[str(p["url"])] = self.decide
             return
         url = self._seen.get(guid)
         if url is None:
@@ -198,4 +203,7 @@ class DownloadKeeper:
         deadline = asyncio.get_running_loop().time() + timeout
         while self.unannounced and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.05)
-        self._begun.clear()  # never handed over (another address, another context): not waited for again
+        if self._begun:  # never handed over (another address, another context): not waited for again
+            for url in self._begun.values():
+                self._deciders.pop(url, None)
+            self._begun.clear()

@@ -195,6 +195,8 @@ class BrowserHolds:
     async def _download(self, info: DownloadInfo) -> str | None:
         if self.downloads_ok or self.loop.policy == "auto" or self._person_has_the_page():
             return None
+        if self._browser is None:  # begun during the run, handed over after it ended: nobody can be asked now
+            return "the run had ended before the browser handed the download over, and nobody approved it"
         where = urllib.parse.urlsplit(info.url).hostname or "the page"
         why = f"the page downloads {info.name} from {where} to this machine (not what the step was approved for)"
         return await self._ask(why, f"The page is downloading {info.name} ({info.url}). Keep it (approve) or "
