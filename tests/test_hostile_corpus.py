@@ -145,6 +145,7 @@ async def _run_loop(browser, p: Pattern, servers, work: Path) -> list[str]:
     else:
         tab = _SHARED["tab"] = await browser.new_tab(_url(p, servers))
     before_tabs = list(browser.tabs)
+    earlier_files = set(_files_under(getattr(keeper, "_temp", None)))
     mark = log.mark()
     store = None
     try:
@@ -193,7 +194,7 @@ async def _run_loop(browser, p: Pattern, servers, work: Path) -> list[str]:
         elif p.extra == "flood":
             _check_flood(browser, tab, loop, res, before_tabs, problems)
         elif p.extra in ("download", "big_download"):
-            _check_download(keeper, folder, res, problems)
+            _check_download(keeper, folder, res, problems, earlier_files)
         elif p.extra == "upload":
             body = [h for h in hits if h.path.startswith("/upload/")]
             if not body:
@@ -295,8 +296,10 @@ def _check_flood(browser, tab, loop, res, before_tabs, problems: list[str]) -> N
         problems.append(f"after the flood, the page opened {len(second[0].incidents.tabs_opened)} more tab(s)")
 
 
-def _check_download(keeper, folder: Path, res, problems: list[str]) -> None:
-    kept = _files_under(folder) + _files_under(getattr(keeper, "_temp", None))
+def _check_download(keeper, folder: Path, res, problems: list[str], earlier: set[Path]) -> None:
+    # (the browser's temporary download folder is shared with the other tests of this worker's browser: only the
+    # files that appeared during this pattern count)
+    kept = _files_under(folder) + [f for f in _files_under(getattr(keeper, "_temp", None)) if f not in earlier]
     if kept:
         problems.append("kept: " + ", ".join(f"{f.name} ({f.stat().st_size} bytes)" for f in kept))
     for s in res.steps:
