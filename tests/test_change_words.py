@@ -74,6 +74,8 @@ def test_words_are_bounded_ranked_brief_and_never_carry_a_typed_secret(harness, 
         fb = r.verification.feedback
         assert "appeared briefly: 'Settings saved'" in fb or "text appeared: 'Settings saved'" in fb, r.message
 
+        # the toast pushed the next button down while it showed: look for the button once it is gone
+        await tab.page.wait_for_function("() => !document.querySelector('#toasts p')")
         r = await _click(tab, await tab.snapshot(), "Add to cart")  # red, but a badge and a price: no error
         assert r.verification.success and not r.verification.errors_detected, r.message
         assert "text appeared: '1 Sale -20%'" in r.verification.feedback, r.message
