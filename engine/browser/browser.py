@@ -79,6 +79,9 @@ class Browser(Generic[TabT]):
         self._adopting: set[asyncio.Task[Any]] = set()
         self.popups = PopupGuard(lambda: self.cdp, self._default_opener)
         self.exits = ExitHold(lambda: self.cdp, self._page_of_frame, self._exit_refused)
+        self.ws_url = ""                      # the browser's DevTools websocket
+        self._shared_from: Browser[TabT] | None = None  # open_context: the Browser whose Chromium this shares
+        self._context_lock: asyncio.Lock | None = None
 
     @property
     def cdp(self) -> CDPConnection:
@@ -127,11 +130,45 @@ class Browser(Generic[TabT]):
                 raise BrowserLaunchError(f"Chromium at {self.executable} failed to start: {msg}.{hint}") from None
             ws_url = await _wait_ws(port, launch_timeout)
             self.context = await self.pw_browser.new_context(viewport=size, accept_downloads=True)
+        await self._connect(ws_url)
+
+    async def _connect(self, ws_url: str) -> None:
+        self.ws_url = ws_url
         self._cdp = await CDPConnection.connect(ws_url)
         for event in ("Page.downloadWillBegin", "Page.downloadProgress"):  # from every tab's own session
             self._cdp.on(event, lambda p, sid: self.downloads.progress(p))
         await self.popups.listen()
         self.context.on("page", self._on_page)
+
+    async def open_context(self) -> Browser[TabT]:
+        """Another `Browser` on this one's Chromium, in a fresh browser context (cookies, storage, cache
+        apart): its own tabs, CDP socket, downloads, popup guard and exit hold; the process and the
+        Playwright connection are shared. Closing it closes only its context. (`engine.fleet` runs each
+        run of a fleet in one.)"""
+        sub: Browser[TabT] = Browser(self._make_tab)
+        sub._shared_from = self
+        sub._pw, sub.pw_browser = self._pw, self.pw_browser
+        sub.headless, sub.executable, sub.viewport, sub.attached = (self.headless, self.executable, self.viewport,
+                                                                    self.attached)
+        size = {"width": self.viewport[0], "height": self.viewport[1]}
+        if self._context_lock is None:
+            self._context_lock = asyncio.Lock()
+        async with self._context_lock:  # one new context at a time: ours is the one id that appears
+            before = await self._context_ids()
+            sub.context = await self.pw_browser.new_context(viewport=size, accept_downloads=True)
+            new = (await self._context_ids()) - before
+        sub.popups.context_id = next(iter(new)) if len(new) == 1 else None
+        try:
+            await sub._connect(self.ws_url)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await sub.context.close()
+            raise
+        return sub
+
+    async def _context_ids(self) -> set[str]:
+        res = await self.cdp.send("Target.getBrowserContexts", timeout=10)
+        return set(res.get("browserContextIds") or [])
 
     async def new_tab(self, url: str | None = None, *, timeout: float = 30.0, wait_until: str = "load") -> TabT:
         """Open a tab (page); `url` is loaded after Vigil's per-document script is in place. The new tab
@@ -355,6 +392,10 @@ class Browser(Generic[TabT]):
             t.closed = True
         if self._cdp is not None:
             await self._cdp.close()
+        if self._shared_from is not None:  # a context of another Browser's Chromium (open_context): only it goes
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.context.close(), 10)
+            return
         with contextlib.suppress(Exception):
             # An attached browser was not ours to start: leave it running (stopping the
             # Playwright driver below disconnects). A launched one is closed.

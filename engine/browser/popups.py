@@ -67,6 +67,7 @@ class PopupGuard:
         self._binding = "__vigil_popups_" + secrets.token_hex(6)
         self._session_targets: dict[str, str] = {}   # a tab's main session id → its target id
         self.opened_by: dict[str, str | None] = {}     # every new page's target id → its opener's (None: Vigil's)
+        self.context_id: str | None = None  # set: pages of other browser contexts are not ours (Browser.open_context)
 
     async def listen(self) -> None:
         """Have the browser announce every new target (once per browser)."""
@@ -128,6 +129,8 @@ class PopupGuard:
         info = p.get("targetInfo") or {}
         if sid is not None or info.get("type") != "page":
             return
+        if self.context_id is not None and info.get("browserContextId") != self.context_id:
+            return  # a page of another context of the same Chromium (another run's)
         opener = info.get("openerId") or self._default_opener()
         self.opened_by[str(info.get("targetId") or "")] = opener or None
         if self.limit is None or not opener:

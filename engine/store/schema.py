@@ -114,6 +114,40 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "json_extract(body, '$.result.verification.success')) = 0 "
         "AND COALESCE(json_extract(body, '$.action.name'), '') != 'fail'",
     ),
+    6: (
+        # a fleet (`vigil fleet`): many runs supervised together; each run's latest attempt is a row of fleet_runs
+        # (its session, state, browser), and every session it recorded carries the fleet's id. The fleet file's
+        # path and digest are kept, not its contents (a script may type a password): `--resume` reads it again
+        """CREATE TABLE fleets (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            path TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            options TEXT NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL,
+            owner_pid INTEGER,
+            owner_start TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL)""",
+        """CREATE TABLE fleet_runs (
+            fleet_id TEXT NOT NULL REFERENCES fleets(id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            task TEXT NOT NULL,
+            url TEXT NOT NULL,
+            status TEXT NOT NULL,
+            session_id TEXT,
+            browser TEXT,
+            steps INTEGER NOT NULL DEFAULT 0,
+            answer TEXT,
+            reason TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            started_at TEXT,
+            ended_at TEXT,
+            PRIMARY KEY (fleet_id, idx))""",
+        "ALTER TABLE sessions ADD COLUMN fleet_id TEXT",
+        "CREATE INDEX sessions_by_fleet ON sessions(fleet_id)",
+    ),
 }
 LATEST_VERSION = max(MIGRATIONS)
 
