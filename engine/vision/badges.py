@@ -1,44 +1,61 @@
-"""Where a Set-of-Mark ID badge goes: next to its box without hiding what a person needs to read.
+"""Where a Set-of-Mark ID badge goes: on or next to its own box, without hiding what a person reads.
 
 One placement for the stored pictures (`engine.vision.som`) and the live overlay of the window
 (`gui.widgets.overlay`), in whatever units the caller draws in (image px, widget px), so badges keep
 the size of their font at any zoom and only their positions are computed.
 
-Each badge is placed, in reading order, at the first good spot of: above its box (left end, then
-right end), left of it, right of it, below it, then inside its top corners; crowded spots one row
-further out come last. A spot is good when it covers no badge already placed, no text of the page
-(label and caption boxes from the snapshot, the box's own text when it shows some), no other
-element's box, and — in pictures — little page ink; the least bad spot wins when none is clean.
+Each badge gets the best of its candidate spots, ranked by what the spot would do wrong, worst first:
+cover a badge already placed; be ambiguous (not attached to its own box — inside it or touching it —
+or facing a neighbour's box about as much as its own, as a badge on the line between two calendar
+rows does); cover another element's box; cover words (text boxes of the snapshot, an estimate of
+where a box's own words are drawn, and — in pictures — page ink). Only then the badge's size (a
+normal badge before a small one: small badges are for dense grids, tucked into a corner of their own
+box that holds no words) and the remaining cost. Spots are tried in reading order: above (left end,
+right end), left, right, below, inside the corners; a row further out last.
+
+A box fully covered by another element (occluded) gets its badge only on a spot attached to its box
+that covers no other element's box and no badge; otherwise none (its outline and hover card stay).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 Rect = tuple[float, float, float, float]  # x0, y0, x1, y1; x1/y1 exclusive
 
-# weights of what a badge may cover, per px² (a placed badge is never covered when any spot avoids it)
+# weights of what a badge may cover, per px²
 TEXT_WEIGHT = 1.0
 BOX_WEIGHT = 0.6
+OCCLUDED_BOX_WEIGHT = 0.2  # the box of an element another one covers: what shows there is the cover
 INK_WEIGHT = 0.5
 # a spot inside the box, or a row away from it, costs this share of the badge's area even when it
 # covers nothing: outside and touching the box reads best, where there is room
 INSIDE_COST = 0.15
 FAR_COST = 0.3
-INSIDE = (8, 9)  # indexes in `candidates`
-EDGE = 1.0  # overlaps thinner than this (a shared border, a line box's half-leading) do not count
+EDGE = 1.0    # overlaps thinner than this (a shared border, a line box's half-leading) do not count
+NEAR = 3.0    # a neighbour's box this close to a badge faces it (px)
+FACING = 0.5  # ambiguous: a neighbour faces the badge at least this share as much as its own box does
+TEXT_SHARE = 0.08  # a spot covers words when this share of the badge lies on (estimated) text
+LINE = 17.0   # CSS px: the height of one line of ordinary (14–16 px) text, its content box
 
 
 @dataclass(frozen=True)
 class BadgeSpec:
-    """One badge to place: the box it names, the badge's size, and whether the box shows text of its
-    own (a button's caption, a field's value), which a badge inside the box would hide."""
+    """One badge to place.
+
+    `box` is where the badge attaches (a wrapped link's first line); `parts` every box of the element
+    (its line boxes; default `box`) — what other badges must not cover. `small` is the size of the
+    badge in its small font, tried where a normal badge has no clean spot. `text` are the rects where
+    the box's own words are drawn (or estimated to be), which a badge inside the box would hide."""
 
     box: Rect
     width: float
     height: float
-    own_text: bool = False
+    small: tuple[float, float] | None = None
+    text: tuple[Rect, ...] = ()
+    occluded: bool = False
+    parts: tuple[Rect, ...] = ()
 
 
 def overlap(a: Rect, b: Rect) -> float:
@@ -56,6 +73,20 @@ def _shrunk(r: Rect, by: float = EDGE) -> Rect:
 
 def contains(outer: Rect, inner: Rect) -> bool:
     return outer[0] <= inner[0] and outer[1] <= inner[1] and outer[2] >= inner[2] and outer[3] >= inner[3]
+
+
+def facing(a: Rect, b: Rect, near: float = NEAR) -> float:
+    """How long an edge of `a` faces `b` across a gap of at most `near` (0 when they meet only at a
+    corner or are further apart); rects that overlap face each other over their whole shared span."""
+    gx = max(b[0] - a[2], a[0] - b[2])  # negative: the x spans overlap by that much
+    gy = max(b[1] - a[3], a[1] - b[3])
+    if gx < -EDGE and gy < -EDGE:
+        return max(-gx, -gy)
+    if gx <= near and gy < -EDGE:
+        return -gy
+    if gy <= near and gx < -EDGE:
+        return -gx
+    return 0.0
 
 
 class RectGrid:
@@ -78,65 +109,129 @@ class RectGrid:
     def hits(self, r: Rect) -> set[Rect]:
         return {o for k in self._keys(r) for o in self.cells.get(k, ()) if overlap(r, o)}
 
+    def near(self, r: Rect, by: float) -> set[Rect]:
+        """Rects within `by` of `r` (touching or overlapping it included)."""
+        g = (r[0] - by, r[1] - by, r[2] + by, r[3] + by)
+        return {o for k in self._keys(g) for o in self.cells.get(k, ()) if overlap(g, o)}
 
-def candidates(box: Rect, w: float, h: float) -> list[tuple[float, float]]:
-    """Top-left corners to try, best first: above (left end, right end), left (top, bottom), right,
-    below, inside the top corners; then one row further out above and below."""
+
+# candidate kinds: attached outside, inside, detached (a row further out)
+OUT, IN, FAR = 0, 1, 2
+
+
+def candidates(box: Rect, w: float, h: float, inset: float = 0.0) -> list[tuple[float, float, int]]:
+    """Top-left corners to try with their kind, best first: above (left end, right end), left (top,
+    bottom), right, below, inside the corners (`inset` from the edge); then detached spots one row
+    further out."""
     x0, y0, x1, y1 = box
-    return [(x0, y0 - h), (x1 - w, y0 - h),          # above
-            (x0 - w, y0), (x0 - w, y1 - h),          # left
-            (x1, y0), (x1, y1 - h),                  # right
-            (x0, y1), (x1 - w, y1),                  # below
-            (x0, y0), (x1 - w, y0),                  # inside, top corners
-            (x0, y0 - 2 * h), (x1 - w, y0 - 2 * h), (x0, y1 + h), (x1 - w, y1 + h),  # a row further out
-            (x0 - w, y0 - h), (x1, y0 - h), (x0 - w, y1), (x1, y1)]                # the outer corners
+    i = inset
+    return [(x0, y0 - h, OUT), (x1 - w, y0 - h, OUT),            # above
+            (x0 - w, y0, OUT), (x0 - w, y1 - h, OUT),            # left
+            (x1, y0, OUT), (x1, y1 - h, OUT),                    # right
+            (x0, y1, OUT), (x1 - w, y1, OUT),                    # below
+            (x0 + i, y0 + i, IN), (x1 - w - i, y0 + i, IN),      # inside, top corners
+            (x0 + i, y1 - h - i, IN), (x1 - w - i, y1 - h - i, IN),  # inside, bottom corners
+            (x0, y0 - 2 * h, FAR), (x1 - w, y0 - 2 * h, FAR), (x0, y1 + h, FAR), (x1 - w, y1 + h, FAR),
+            (x0 - w, y0 - h, FAR), (x1, y0 - h, FAR), (x0 - w, y1, FAR), (x1, y1, FAR)]
+
+
+@dataclass
+class _World:
+    boxes: RectGrid
+    occluded_boxes: set[Rect]
+    texts: RectGrid
+    placed: RectGrid
+    ink: Callable[[Rect], float] | None
+
+
+def _judge(s: BadgeSpec, r: Rect, kind: int, world: _World) -> tuple[float, bool, float, float, float]:
+    """(area of badges covered, ambiguous, box area covered, text share, cost) of badge rect `r`."""
+    w, h = r[2] - r[0], r[3] - r[1]
+    area = w * h
+    badges = sum(overlap(r, o) for o in world.placed.hits(r))
+    core = _shrunk(r)
+    own_parts = set(s.parts) | {s.box}
+    boxes = 0.0
+    cost = 0.0
+    own_face = facing(r, s.box, EDGE) if kind != IN else max(w, h)
+    other_face = 0.0
+    for o in world.boxes.near(r, NEAR):
+        if o in own_parts or contains(o, s.box):
+            continue  # the element itself, or a box around it (a row around its cell)
+        if o in world.occluded_boxes:
+            cost += OCCLUDED_BOX_WEIGHT * overlap(core, o)
+            continue
+        covered = overlap(core, o)
+        boxes += covered
+        cost += BOX_WEIGHT * covered
+        if kind != IN or covered:
+            other_face = max(other_face, facing(r, o))
+    ambiguous = kind == FAR or own_face <= 0 or other_face >= FACING * own_face
+    text = sum(overlap(core, t) for t in world.texts.hits(core))
+    if kind == IN:
+        text += sum(overlap(core, t) for t in s.text)
+    cost += TEXT_WEIGHT * text
+    share = text / area
+    if world.ink is not None:
+        ink = world.ink(r)
+        cost += INK_WEIGHT * ink * area
+        share = max(share, ink)
+    if kind == IN:
+        cost += INSIDE_COST * area
+    elif kind == FAR:
+        cost += FAR_COST * area
+    return badges, ambiguous, boxes, share, cost
 
 
 def place_badges(specs: Iterable[BadgeSpec], area: Rect, *, text: Iterable[Rect] = (),
-                 ink: Callable[[Rect], float] | None = None) -> list[Rect]:
-    """A rect for every badge, in the order given (give them in reading order).
+                 ink: Callable[[Rect], float] | None = None, inset: float = 1.0) -> list[Rect | None]:
+    """A rect for every badge, in the order given (give them in reading order); None for an occluded
+    element's badge that has no spot of its own (see the module text).
 
     `area` is where badges may go (the image, the visible page); `text` the rects of page text that
     should stay readable; `ink(rect)` — optional — the share (0…1) of the rect covered by page
-    content, for pictures where the page's pixels are at hand."""
+    content, for pictures where the page's pixels are at hand; `inset` how far a badge inside its box
+    keeps from the box's edge (its outline). A badge's size tells which font it is drawn in: the
+    spec's `small` size when it equals that."""
     specs = list(specs)
-    boxes, texts, placed = RectGrid(), RectGrid(), RectGrid()
+    world = _World(RectGrid(), set(), RectGrid(), RectGrid(), ink)
     for s in specs:
-        boxes.add(s.box)
+        for part in s.parts or (s.box,):
+            world.boxes.add(part)
+            if s.occluded:
+                world.occluded_boxes.add(part)
     for t in text:
         if t[2] > t[0] and t[3] > t[1]:
-            texts.add(t)
-    out: list[Rect] = []
+            world.texts.add(t)
+    out: list[Rect | None] = [None] * len(specs)
     ax0, ay0, ax1, ay1 = area
-    for s in specs:
-        w, h = s.width, s.height
+    # elements one can see first: an occluded element's badge takes what is left
+    for idx in sorted(range(len(specs)), key=lambda i: specs[i].occluded):
+        s = specs[idx]
+        sizes = [(s.width, s.height, 0)] + ([(s.small[0], s.small[1], 1)] if s.small else [])
         best, best_key = None, None
-        for i, (x, y) in enumerate(candidates(s.box, w, h)):
-            r = (x, y, x + w, y + h)
-            if x < ax0 or y < ay0 or x + w > ax1 or y + h > ay1:
-                continue
-            badges = sum(overlap(r, o) for o in placed.hits(r))
-            core = _shrunk(r)
-            cost = TEXT_WEIGHT * sum(overlap(core, t) for t in texts.hits(core) if t != s.box)
-            cost += BOX_WEIGHT * sum(overlap(core, o) for o in boxes.hits(core)
-                                     if o != s.box and not contains(o, s.box))
-            if s.own_text:
-                cost += TEXT_WEIGHT * overlap(core, s.box)
-            if ink is not None:
-                cost += INK_WEIGHT * ink(r) * w * h
-            if i in INSIDE:
-                cost += INSIDE_COST * w * h
-            elif i > INSIDE[-1]:
-                cost += FAR_COST * w * h
-            key = (badges > 0, badges, round(cost, 1), i)
-            if best_key is None or key < best_key:
-                best, best_key = r, key
-        if best is None:  # a badge wider or taller than the area: its top-left corner, clipped
+        for w, h, small in sizes:
+            for i, (x, y, kind) in enumerate(candidates(s.box, w, h, inset)):
+                r = (x, y, x + w, y + h)
+                if x < ax0 or y < ay0 or x + w > ax1 or y + h > ay1:
+                    continue
+                badges, ambiguous, boxes, share, cost = _judge(s, r, kind, world)
+                if s.occluded and (badges > 0 or boxes > 0 or kind == FAR):
+                    continue  # never over another element, never loose
+                wordy = share > TEXT_SHARE
+                # a clean spot: the normal size first; on words anyway, whichever covers least
+                key = (badges > 0, ambiguous, boxes > 0, wordy, 0 if wordy else small, round(badges, 1),
+                       round(cost, 1), small, i)
+                if best_key is None or key < best_key:
+                    best, best_key = r, key
+        if best is None and not s.occluded:  # a badge wider or taller than the area: its top-left corner
+            w, h = s.small or (s.width, s.height)
             x = min(max(s.box[0], ax0), max(ax0, ax1 - w))
             y = min(max(s.box[1], ay0), max(ay0, ay1 - h))
             best = (x, y, x + w, y + h)
-        placed.add(best)
-        out.append(best)
+        if best is not None:
+            world.placed.add(best)
+        out[idx] = best
     return out
 
 
@@ -149,26 +244,76 @@ def text_colour(bg: tuple[int, int, int]) -> tuple[int, int, int]:
     return (0, 0, 0) if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else (255, 255, 255)
 
 
-def text_rects(snapshot, to_rect: Callable[[tuple[float, float, float, float]], Rect | None]) -> list[Rect]:
-    """Rects (through `to_rect`, from a node's CSS-px bounds) of every rendered node in view that
-    shows text of its own: labels, captions, headings, paragraphs."""
-    out = []
-    for n in snapshot.nodes():
-        if n.text and n.text.strip() and n.rendered and n.visible_ratio > 0:
-            r = to_rect(n.bounds)
-            if r is not None:
-                out.append(r)
-    return out
+Bounds = tuple[float, float, float, float]  # x, y, w, h in CSS px (a node's bounds)
+
+
+def text_extent(bounds: Bounds, text: str) -> Bounds:
+    """Where a box's own words are drawn, estimated from its size and the length of its text (the
+    snapshot has no text boxes): text that fits on one line (~7.5 px a character, 14–16 px type) is a
+    band one line high through the middle of the box, as wide as the box (the alignment is unknown) —
+    cells, buttons and fields centre their line or pad it evenly; longer text fills the whole box."""
+    x, y, w, h = bounds
+    if h <= LINE + 2 or len(text.strip()) * 7.5 > w:
+        return bounds
+    return (x, y + (h - LINE) / 2, w, LINE)
+
+
+def line_boxes(node) -> list[Bounds]:
+    """The boxes an element is drawn in: one per line of a wrapped inline element (its `line_rects`,
+    when the snapshot has them), else its bounds."""
+    lines = getattr(node, "line_rects", None)
+    if lines and len(lines) >= 2:
+        return [tuple(r) for r in lines if r[2] > 0 and r[3] > 0] or [node.bounds]
+    return [node.bounds]
+
+
+def own_words(node) -> str | None:
+    """The words a node draws in its own box (its text, value, placeholder, or its name drawn as a
+    caption), or None when a badge inside it hides nothing of it. A secret's value counts as words
+    (its dots), never read."""
+    if node.text and node.text.strip():
+        return node.text
+    if node.redacted:
+        return "••••••••"
+    if node.value not in (None, ""):
+        return str(node.value)
+    if ph := (node.attrs or {}).get("placeholder"):
+        return str(ph)
+    if node.name and node.role not in ("textbox", "searchbox", "combobox", "spinbutton", "checkbox",
+                                       "radio", "switch", "slider"):
+        return node.name
+    return None
 
 
 def shows_own_text(node) -> bool:
     """Whether a badge inside this node's box would hide something it shows: its text, a value, a
     placeholder, or its name drawn as a caption (buttons, links, tabs …)."""
-    if node.text and node.text.strip():
-        return True
-    if node.value not in (None, "") or node.redacted:
-        return True
-    if (node.attrs or {}).get("placeholder"):
-        return True
-    return bool(node.name) and node.role not in ("textbox", "searchbox", "combobox", "spinbutton", "checkbox",
-                                                 "radio", "switch", "slider")
+    return own_words(node) is not None
+
+
+Measure = Callable[[Rect], "Rect | None"]  # a box → the part of it the page draws on (None: blank)
+
+
+def words_rect(bounds: Bounds, words: str, to_rect: Callable[[Bounds], Rect | None],
+               measure: Measure | None = None) -> Rect | None:
+    """Where the words `words` of a box with CSS-px `bounds` are, through `to_rect`: measured on the
+    page's pixels when `measure` is given (None when the box is blank there), else `text_extent`."""
+    if measure is not None:
+        full = to_rect(bounds)
+        return measure(full) if full is not None else None
+    return to_rect(text_extent(bounds, words))
+
+
+def text_rects(snapshot, to_rect: Callable[[Bounds], Rect | None], measure: Measure | None = None,
+               nodes: Sequence | None = None) -> list[Rect]:
+    """Rects (through `to_rect`, from CSS-px bounds) of the words of every rendered node in view that
+    shows text of its own — labels, captions, headings, paragraphs, cells — line by line for a
+    wrapped inline element; measured on the pixels with `measure`, else estimated (`words_rect`)."""
+    out = []
+    for n in (snapshot.nodes() if nodes is None else nodes):
+        if n.text and n.text.strip() and n.rendered and n.visible_ratio > 0:
+            for b in line_boxes(n):
+                r = words_rect(b, n.text, to_rect, measure)
+                if r is not None:
+                    out.append(r)
+    return out

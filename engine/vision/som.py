@@ -1,11 +1,14 @@
 """Set-of-Mark: every interactive element boxed on the screenshot and tagged with its node ID.
 
 Boxes come from the snapshot (top-level viewport CSS px, iframe content already offset) and are
-mapped to image px with one scale factor. Each box is outlined in its role's colour; its ID sits
-in a filled badge placed outside the box where there is room — above, then left, then inside a
-corner — so it covers no other badge, no label or caption text and, where it can, no page ink
-(`engine.vision.badges`). Elements another element covers (occluded) get a dashed grey-and-white
-outline and a grey badge. A key strip appended below the page names the colours in use.
+mapped to image px with one scale factor. Each box is outlined in its role's colour — a link that
+wraps onto several lines one box per line — and its ID sits in a filled badge attached to it
+(`engine.vision.badges`): outside the box where there is room, else in a smaller font in a corner
+of the box that holds no words (dense grids: calendars, tables), never on another badge, never
+equally near a neighbour's box, and where it can be helped not over another element, a label, the
+box's own words or page ink. Elements another element covers (occluded) get a dashed grey-and-white
+outline and a grey badge where one fits beside them without covering another element, else none.
+A key strip appended below the page names the colours in use.
 """
 
 from __future__ import annotations
@@ -22,7 +25,16 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont, ImageStat
 from engine.browser.target import HasTarget, PageTarget
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
-from engine.vision.badges import BadgeSpec, overlap, place_badges, shows_own_text, text_colour, text_rects
+from engine.vision.badges import (
+    BadgeSpec,
+    line_boxes,
+    overlap,
+    own_words,
+    place_badges,
+    text_colour,
+    text_rects,
+    words_rect,
+)
 from engine.vision.screenshot import capture_screenshot, grab_viewport
 
 Rect = tuple[int, int, int, int]  # x0, y0, x1, y1 in image px, end exclusive
@@ -59,10 +71,17 @@ class Mark:
     node_id: str
     role: str
     group: str
-    box: Rect
-    label: Rect
+    box: Rect  # the whole element (the union of its lines)
+    label: Rect | None  # the badge; None: an occluded element with no free spot for one
     colour: RGB  # outline colour actually drawn
     occluded: bool
+    lines: tuple[Rect, ...] = ()  # a wrapped element's line boxes (two or more), each outlined
+    small: bool = False  # the badge is drawn in the small font (a dense grid)
+
+    @property
+    def parts(self) -> tuple[Rect, ...]:
+        """The boxes drawn for this element: its lines, or its one box."""
+        return self.lines or (self.box,)
 
 
 @dataclass
@@ -116,9 +135,11 @@ def _to_image(bounds: tuple[float, float, float, float], scale: float, size: tup
     return r if r[2] - r[0] >= 1 and r[3] - r[1] >= 1 else None
 
 
-class _Ink:
-    """How much page content (contrast edges) lies under a rect: badges prefer blank background to
-    covering text the snapshot does not list (drawn text, images)."""
+class Ink:
+    """Page content (contrast edges) on a picture of the page: how much of it lies under a badge's
+    spot (badges prefer blank background), and where inside a box the page draws its words."""
+
+    RIM = 3  # px of a box's edge left out when measuring its words: its border, its focus ring
 
     def __init__(self, image: Image.Image):
         self.edges = image.convert("L").filter(ImageFilter.FIND_EDGES).point(lambda v: 255 if v > 40 else 0)
@@ -130,6 +151,18 @@ class _Ink:
         inner = (x0 + 2, y0 + 2, x1 - 2, y1 - 2) if x1 - x0 > 6 and y1 - y0 > 6 else (x0, y0, x1, y1)
         frac = ImageStat.Stat(self.edges.crop(inner)).mean[0] / 255
         return 0.0 if frac < 0.12 else frac  # a border line or two is not content
+
+    def words(self, r) -> tuple[int, int, int, int] | None:
+        """The part of box `r` the page draws on inside its rim (its words, an icon), or None when
+        it is blank there: the box's text as drawn, where the snapshot has no text box."""
+        x0, y0, x1, y1 = (int(round(v)) for v in r)
+        rim = self.RIM if x1 - x0 > 4 * self.RIM and y1 - y0 > 4 * self.RIM else 0
+        x0, y0 = max(0, x0 + rim), max(0, y0 + rim)
+        x1, y1 = min(self.edges.width, x1 - rim), min(self.edges.height, y1 - rim)
+        if x1 <= x0 or y1 <= y0:
+            return None
+        bb = self.edges.crop((x0, y0, x1, y1)).getbbox()
+        return None if bb is None else (x0 + bb[0], y0 + bb[1], x0 + bb[2], y0 + bb[3])
 
 
 def _dashed_rect(d: ImageDraw.ImageDraw, r: Rect, colours: tuple[RGB, RGB], width: int, dash: int) -> None:
@@ -196,57 +229,84 @@ def draw_som(image: Image.Image, snapshot, *, scale: float | None = None,
         scale = image.width / vw
     size = image.size
     unit = max(10, round(12 * scale))  # label font px: 12 per CSS px, never below 10 image px
+    small_unit = max(8, round(9 * scale))  # the small badges of dense grids
     lw = max(2, round(2 * scale))
-    font = _font(unit)
+    font, small_font = _font(unit), _font(small_unit)
     tb = font.getbbox("0123456789f_")  # digits, letters and an underscore's descent
     padx, pady = max(2, unit // 4), max(2, unit // 6)
     lab_h = tb[3] - tb[1] + 2 * pady
+    spadx, spady = 2, 1
 
-    placed: list[tuple[VirtualNode, Rect]] = []
+    def to_img(b):
+        return _to_image(b, scale, size)
+
+    placed: list[tuple[VirtualNode, Rect, tuple[Rect, ...]]] = []
     for n in _select(snapshot, nodes):
-        r = _to_image(n.bounds, scale, size)
-        if r is not None:
-            placed.append((n, r))
+        r = to_img(n.bounds)
+        if r is None:
+            continue
+        lines = tuple(x for x in (to_img(b) for b in line_boxes(n)) if x is not None)
+        placed.append((n, r, lines if len(lines) >= 2 else ()))
     placed.sort(key=lambda t: (t[1][1], t[1][0]))  # reading order
 
-    specs = [BadgeSpec(box, int(math.ceil(font.getlength(n.node_id))) + 2 * padx, lab_h, shows_own_text(n))
-             for n, box in placed]
-    ink = _Ink(image)
-    spots = place_badges(specs, (0, 0, size[0], size[1]), ink=ink.share,
-                         text=text_rects(snapshot, lambda b: _to_image(b, scale, size)))
+    def small_size(node_id: str) -> tuple[float, float]:
+        sb = small_font.getbbox(node_id)
+        return int(math.ceil(small_font.getlength(node_id))) + 2 * spadx, sb[3] - sb[1] + 2 * spady
+
+    ink = Ink(image)
+    specs = []
+    for n, box, lines in placed:
+        words = own_words(n)
+        own = tuple(t for t in (words_rect(b, words, to_img, ink.words) for b in line_boxes(n))
+                    if t is not None) if words else ()
+        specs.append(BadgeSpec((lines or (box,))[0], int(math.ceil(font.getlength(n.node_id))) + 2 * padx, lab_h,
+                               small=small_size(n.node_id), text=own, occluded=n.occluded, parts=lines or (box,)))
+    spots = place_badges(specs, (0, 0, size[0], size[1]), ink=ink.share, inset=lw / 2,
+                         text=text_rects(snapshot, to_img, ink.words))
     marks: list[Mark] = []
-    for (n, box), spot in zip(placed, spots, strict=True):
-        x0, y0, x1, y1 = (int(round(v)) for v in spot)
-        lab = (x0, y0, x1, y1)
+    for (n, box, lines), spec, spot in zip(placed, specs, spots, strict=True):
+        lab = None if spot is None else (int(round(spot[0])), int(round(spot[1])),
+                                         int(round(spot[2])), int(round(spot[3])))
+        small = spot is not None and spec.small is not None and spot[3] - spot[1] == spec.small[1] != lab_h
         group = role_group(n.role)
         colour = OCCLUDED_COLOUR if n.occluded else ROLE_GROUPS[group][1]
-        marks.append(Mark(n.node_id, n.role, group, box, lab, colour, n.occluded))
+        marks.append(Mark(n.node_id, n.role, group, box, lab, colour, n.occluded, lines, small))
 
     tint = Image.new("RGBA", size, (0, 0, 0, 0))
     td = ImageDraw.Draw(tint)
     for m in marks:
-        td.rectangle((m.box[0], m.box[1], m.box[2] - 1, m.box[3] - 1), fill=m.colour + (FILL_ALPHA,))
+        for r in m.parts:
+            td.rectangle((r[0], r[1], r[2] - 1, r[3] - 1), fill=m.colour + (FILL_ALPHA,))
     out = Image.alpha_composite(image.convert("RGBA"), tint).convert("RGB")
     d = ImageDraw.Draw(out)
     # covered elements first, so a visible element's outline is never drawn over by them; a
     # white halo just outside each solid outline keeps it visible on dark backgrounds
     order = sorted(marks, key=lambda m: not m.occluded)
     for m in order:
-        if m.occluded:
-            _dashed_rect(d, m.box, (m.colour, WHITE), lw, max(4, 3 * lw))
-        else:
-            d.rectangle((m.box[0] - 1, m.box[1] - 1, m.box[2], m.box[3]), outline=WHITE, width=1)
+        for r in m.parts:
+            if m.occluded:
+                _dashed_rect(d, r, (m.colour, WHITE), lw, max(4, 3 * lw))
+            else:
+                d.rectangle((r[0] - 1, r[1] - 1, r[2], r[3]), outline=WHITE, width=1)
     for m in order:
         if not m.occluded:
-            d.rectangle((m.box[0], m.box[1], m.box[2] - 1, m.box[3] - 1), outline=m.colour, width=lw)
+            for r in m.parts:
+                d.rectangle((r[0], r[1], r[2] - 1, r[3] - 1), outline=m.colour, width=lw)
     for m in marks:
         lab = m.label
-        if overlap((lab[0] - 1, lab[1] - 1, lab[2] + 1, lab[3] + 1), m.box) == 0:  # detached: lead to the box
-            cx = min(max((lab[0] + lab[2]) // 2, m.box[0]), m.box[2] - 1)
-            cy = min(max((lab[1] + lab[3]) // 2, m.box[1]), m.box[3] - 1)
+        if lab is None:
+            continue
+        anchor = m.parts[0]
+        if overlap((lab[0] - 1, lab[1] - 1, lab[2] + 1, lab[3] + 1), anchor) == 0:  # detached: lead to the box
+            cx = min(max((lab[0] + lab[2]) // 2, anchor[0]), anchor[2] - 1)
+            cy = min(max((lab[1] + lab[3]) // 2, anchor[1]), anchor[3] - 1)
             d.line(((lab[0] + lab[2]) // 2, (lab[1] + lab[3]) // 2, cx, cy), fill=m.colour, width=1)
         d.rectangle((lab[0], lab[1], lab[2] - 1, lab[3] - 1), fill=m.colour, outline=WHITE)
-        d.text((lab[0] + padx, lab[1] + pady - tb[1]), m.node_id, font=font, fill=text_colour(m.colour))
+        if m.small:
+            sb = small_font.getbbox(m.node_id)
+            d.text((lab[0] + spadx, lab[1] + spady - sb[1]), m.node_id, font=small_font, fill=text_colour(m.colour))
+        else:
+            d.text((lab[0] + padx, lab[1] + pady - tb[1]), m.node_id, font=font, fill=text_colour(m.colour))
 
     key = None
     if legend and marks:
