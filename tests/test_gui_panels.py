@@ -337,7 +337,11 @@ def test_inspector_shows_semantic_json_tokens_and_markup_literally(qapp, qtbot, 
     assert "<b>bold</b> <script>alert(1)</script>" in text
     assert f"{sem.tokens:,} tokens" in insp.header_text()
     assert f"{sem.tokens:,} tok" in insp.tabs.tabText(0)
-    assert insp.tree_view.toPlainText() == snap.serialize("tree").text
+    tree = insp.tree_view.toPlainText()
+    assert json.loads(tree) == snap.serialize("tree").data
+    assert tree.count("\n") > 20 and max(map(len, tree.splitlines())) < 200, "the tree is indented, not one line"
+    assert "mode:" not in insp.header_text()
+    assert insp.header_text().startswith("What the model is sent for this page: the page as a list of elements")
     assert insp.skeleton_view.toPlainText() == snap.serialize("skeleton").text
     assert "<b>Title</b>" in insp.header_text()
     assert insp.header.textFormat() == Qt.TextFormat.PlainText
@@ -361,7 +365,8 @@ def test_inspector_shows_exchanges(qapp, qtbot, make):
                   negotiation=[{"kind": "screenshot", "reason": "the icons have no labels", "tokens": 765}])
     insp.show_exchange(ex)
     h = insp.header_text()
-    assert "mode: tools" in h and "1,234 tokens" in h and "screenshot (the icons have no labels)" in h
+    assert h.startswith("Sent to the model m1 (answers by tool calls): the page as a list of elements (semantic)")
+    assert "1,234 tokens" in h and "then asked for a screenshot (why: the icons have no labels)" in h
     body = insp.exchange_view.toPlainText()
     assert "You are <b>an agent</b>" in body and "click(3)" in body
     assert "A" * 200 not in body, "image bytes elided"
@@ -375,7 +380,8 @@ def test_inspector_shows_exchanges(qapp, qtbot, make):
                           "error": None, "response": {"success": True, "data": {"action": "click(1)"}}}]}
     insp.show_exchange(backend)
     h = insp.header_text()
-    assert "mode: backend" in h and "skeleton (need the layout)" in h
+    assert h.startswith("Sent to the backend http://127.0.0.1:1/api/agent/interact: the page as a list")
+    assert "the page's layout as minimal HTML (skeleton) (why: need the layout)" in h
     assert "click(1)" in insp.exchange_view.toPlainText()
     # a real screenshot shows as an image
     from PySide6.QtGui import QImage

@@ -1,8 +1,10 @@
 """The payload inspector: exactly what the planner received for the current step.
 
-Tabs: the semantic JSON (pretty-printed), the tree and skeleton serializations, the screenshot
-(when the step escalated to one) and the raw model / backend exchange (image bytes elided). A
-header line gives the mode, the token count and the negotiation (kinds requested and why).
+Tabs: the semantic JSON and the tree (both pretty-printed: indented, short lists on one line), the
+skeleton serialization, the screenshot (when the step escalated to one) and the raw model / backend
+exchange (image bytes elided). The header says in plain words what was sent and to whom — "Sent to
+the model: the page as a list of elements (semantic) · 1,005 tokens" — and what more the model or
+backend asked for, and why.
 
 Page content is untrusted: every text here goes into QPlainTextEdit or plain-text labels, never
 into anything that renders rich text or HTML.
@@ -42,8 +44,26 @@ def _pretty(value: Any) -> str:
     """Indented JSON, with short lists of plain values (coordinates, boxes, states) on one line."""
     try:
         return _format(json.loads(json.dumps(value, ensure_ascii=False, default=str)), "")
+    except RecursionError:  # nested deeper than Python recurses: indented by the standard library's loop
+        return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
+
+
+# what each payload kind is, in words a person reads in the header
+KIND_WORDS = {
+    "semantic": "the page as a list of elements (semantic)",
+    "tree": "the page as a tree of elements (tree)",
+    "skeleton": "the page's layout as minimal HTML (skeleton)",
+    "full": "the whole page as HTML (full)",
+    "screenshot": "a screenshot",
+    "reading": "the page's text and controls in reading order (reading)",
+}
+MODE_WORDS = {"tools": "answers by tool calls", "json": "answers in JSON"}
+
+
+def kind_words(kind: Any) -> str:
+    return KIND_WORDS.get(str(kind), str(kind))
 
 
 def _format(value: Any, pad: str) -> str:
@@ -114,6 +134,7 @@ class PayloadInspector(QWidget):
         self.exchange_tokens: int | None = None
         self.negotiation: list[dict] = []
         self._page: str = ""
+        self._to = "the model"
         self._update_header()
 
     # -- snapshot payloads -------------------------------------------------------------------------
@@ -135,7 +156,10 @@ class PayloadInspector(QWidget):
             except Exception as exc:  # one failing format must not hide the others
                 view.setPlainText(f"Could not build the {fmt} serialization: {type(exc).__name__}: {exc}")
                 continue
-            view.setPlainText(s.text)
+            if fmt == "tree" and s.data is not None:
+                view.setPlainText(_pretty(s.data))  # indented, not one line of JSON
+            else:
+                view.setPlainText(s.text)
             self.tokens[fmt] = s.tokens
         self._page = f"{snap.title or snap.url}"
         for i, name in enumerate(("semantic", "tree", "skeleton")):
@@ -166,6 +190,7 @@ class PayloadInspector(QWidget):
         if exchange is None:
             self.exchange_view.setPlainText("")
             self.mode, self.exchange_tokens, self.negotiation = None, None, []
+            self._to = "the model"
             self._update_header()
             return
         if hasattr(exchange, "model_dump"):
@@ -179,6 +204,8 @@ class PayloadInspector(QWidget):
 
     def _show_model(self, ex: dict) -> None:
         self.mode = str(ex.get("mode") or "model")
+        self._to = f"the model {ex.get('model', '')}".rstrip() + (
+            f" ({MODE_WORDS[self.mode]})" if self.mode in MODE_WORDS else "")
         self.exchange_tokens = int(ex.get("tokens") or 0) or None
         self.negotiation = [{"kind": n.get("kind"), "reason": n.get("reason"), "tokens": n.get("tokens")}
                             for n in ex.get("negotiation") or [] if isinstance(n, dict)]
@@ -213,6 +240,7 @@ class PayloadInspector(QWidget):
 
     def _show_backend(self, ex: dict) -> None:
         self.mode = "backend"
+        self._to = f"the backend {ex.get('endpoint', '')}".rstrip()
         calls = ex.get("calls") or []
         self.negotiation = []
         for i, kinds in enumerate(ex.get("requested") or []):
@@ -247,18 +275,23 @@ class PayloadInspector(QWidget):
 
     # -- header ------------------------------------------------------------------------------------
     def _update_header(self) -> None:
-        bits = []
-        if self._page:
-            bits.append(self._page)
-        bits.append(f"mode: {self.mode or 'snapshot'}")
+        """One plain sentence of what was sent, to whom, how big, and what more was asked for."""
+        if not self.tokens and self.exchange_tokens is None and not self._page:
+            self.header.setText("No payload yet: nothing has been sent to a model for this page.")
+            return
+        lead = f"Sent to {self._to}" if self.mode else "What the model is sent for this page"
+        bits = [f"{lead}: {kind_words('semantic')}"]
         tok = self.exchange_tokens if self.exchange_tokens is not None else self.tokens.get("semantic")
         if tok is not None:
             bits.append(f"{tok:,} tokens")
+        if self._page:
+            bits.append(f"page: {self._page}")
         if self.negotiation:
-            bits.append("negotiation: " + "; ".join(
-                f"{n.get('kind')}" + (f" ({n['reason']})" if n.get("reason") else "") for n in self.negotiation))
+            bits.append("then asked for " + "; ".join(
+                kind_words(n.get("kind")) + (f" (why: {n['reason']})" if n.get("reason") else "")
+                for n in self.negotiation))
         else:
-            bits.append("no negotiation")
+            bits.append("nothing more was asked for")
         self.header.setText(" · ".join(bits))
 
     def header_text(self) -> str:
