@@ -24,6 +24,13 @@ def _gui_parser() -> argparse.ArgumentParser:
     p.add_argument("--mcp", type=int, nargs="?", const=0, metavar="PORT",
                    help="also serve MCP clients (streamable HTTP on 127.0.0.1:PORT, any free port without one; "
                         "bearer token printed at start): their steps wait in this window's approval bar")
+    p.add_argument("--fleet", metavar="FILE", help="open the Fleet view on this fleet file (see `vigil fleet`): "
+                   "every run, one approval queue")
+    p.add_argument("--parallel", type=int, default=None, help="with --fleet: runs at once (default 1)")
+    p.add_argument("--approve", choices=("ask", "auto-safe", "auto"), default=None,
+                   help="with --fleet: the policy of runs that set none (default ask)")
+    p.add_argument("--browsers", metavar="URL[,URL…]", help="with --fleet: remote DevTools endpoints for the runs")
+    p.add_argument("--max-steps", type=int, default=None, help="with --fleet: per run, unless it sets its own")
     return p
 
 
@@ -102,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     from gui import qt_messages
     from gui.app import run_gui
     qt_messages.install()
+    if args.fleet:
+        from gui.fleet_app import run_fleet_gui
+        code = run_fleet_gui(args)
+        _leave(code)
+        return code
     url = None
     if args.url:
         try:

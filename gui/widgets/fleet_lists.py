@@ -1,0 +1,170 @@
+"""The Fleet view's two lists: every run with its state (a table), and the questions waiting for the
+person in the order they were asked (a list that says when it has painted each one, for the fleet's
+"proposed → shown" figure). Plain widgets: they show what they are given and say what was picked."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QListWidget,
+    QListWidgetItem,
+    QTableWidget,
+    QTableWidgetItem,
+)
+
+STATE_LOOK: dict[str, tuple[str, str]] = {  # state → (words, colour)
+    "queued": ("queued", "#6b7280"),
+    "running": ("running", "#2563eb"),
+    "waiting": ("waiting for you", "#b45309"),
+    "done": ("✔ done", "#15803d"),
+    "failed": ("✘ failed", "#b91c1c"),
+    "stopped": ("■ stopped", "#4b5563"),
+}
+RUN_COLUMNS = ("Run", "State", "Steps", "Browser", "Outcome")
+
+
+def state_words(state: str) -> str:
+    return STATE_LOOK.get(state, (state, ""))[0]
+
+
+class RunTable(QTableWidget):
+    """One row per run, in the fleet file's order; `run_picked(name)` when the person selects one."""
+
+    run_picked = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(0, len(RUN_COLUMNS), parent)
+        self.setObjectName("fleetRuns")
+        self.setHorizontalHeaderLabels(list(RUN_COLUMNS))
+        self.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.verticalHeader().setVisible(False)
+        head = self.horizontalHeader()
+        head.setSectionResizeMode(QHeaderView.ResizeToContents)
+        head.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.Stretch)
+        self._rows: dict[str, int] = {}
+        self.itemSelectionChanged.connect(self._picked)
+
+    def set_runs(self, runs) -> None:
+        self.setRowCount(len(runs))
+        self._rows = {}
+        for i, run in enumerate(runs):
+            self._rows[run.name] = i
+            self.update_run(run)
+
+    def update_run(self, run) -> None:
+        row = self._rows.get(run.name)
+        if row is None:
+            return
+        words, colour = STATE_LOOK.get(run.state, (run.state, "#111827"))
+        outcome = run.answer if run.state == "done" else (run.reason or "")
+        cells = (run.name, words, str(run.steps), run.browser or "", outcome or "")
+        for col, text in enumerate(cells):
+            item = self.item(row, col)
+            if item is None:
+                item = QTableWidgetItem()
+                self.setItem(row, col, item)
+            item.setText(text)  # plain text: a run's outcome may quote the page
+            item.setToolTip(text if col == len(cells) - 1 else f"{run.name}: {run.task}")
+            if col == 1:
+                item.setForeground(QBrush(QColor(colour)))
+
+    def state_of(self, name: str) -> str:
+        row = self._rows.get(name)
+        item = self.item(row, 1) if row is not None else None
+        return item.text() if item is not None else ""
+
+    def select_run(self, name: str) -> None:
+        row = self._rows.get(name)
+        if row is not None and self.currentRow() != row:
+            self.selectRow(row)
+
+    def selected_run(self) -> str | None:
+        rows = self.selectionModel().selectedRows()
+        if not rows:
+            return None
+        item = self.item(rows[0].row(), 0)
+        return item.text() if item is not None else None
+
+    def _picked(self) -> None:
+        name = self.selected_run()
+        if name is not None:
+            self.run_picked.emit(name)
+
+
+class QueueList(QListWidget):
+    """The waiting questions, oldest first: "[run] step N: what it would do". `entry_picked(id)` when one
+    is selected. `on_shown(id)` is called once per entry, from the first paint that drew it."""
+
+    entry_picked = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("fleetQueue")
+        self.setWordWrap(True)
+        self.on_shown: Callable[[int], None] | None = None
+        self._unshown: set[int] = set()
+        self.painted_at: dict[int, float] = {}
+        self.itemSelectionChanged.connect(self._picked)
+
+    def add_entry(self, entry) -> None:
+        item = QListWidgetItem(self._words(entry))
+        item.setData(Qt.UserRole, entry.id)
+        item.setToolTip(self._words(entry))
+        if entry.request.sensitive_reasons or entry.request.warnings:
+            item.setForeground(QBrush(QColor("#b91c1c")))
+        self.addItem(item)
+        self._unshown.add(entry.id)
+        self.viewport().update()
+
+    @staticmethod
+    def _words(entry) -> str:
+        req = entry.request
+        flag = " ⚠" if req.sensitive_reasons or req.warnings else ""
+        return f"[{entry.run}] step {req.step_index + 1}: {req.summary}{flag}"
+
+    def remove_entry(self, entry_id: int) -> None:
+        for i in range(self.count()):
+            if self.item(i).data(Qt.UserRole) == entry_id:
+                self.takeItem(i)
+                break
+        self._unshown.discard(entry_id)
+
+    def entry_ids(self) -> list[int]:
+        return [self.item(i).data(Qt.UserRole) for i in range(self.count())]
+
+    def select_entry(self, entry_id: int) -> None:
+        for i in range(self.count()):
+            if self.item(i).data(Qt.UserRole) == entry_id:
+                self.setCurrentRow(i)
+                return
+
+    def selected_entry(self) -> int | None:
+        items = self.selectedItems()
+        return items[0].data(Qt.UserRole) if items else None
+
+    def _picked(self) -> None:
+        eid = self.selected_entry()
+        if eid is not None:
+            self.entry_picked.emit(eid)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().paintEvent(event)
+        if not self._unshown:
+            return
+        now, view = time.time(), self.viewport().rect()
+        for i in range(self.count()):
+            item = self.item(i)
+            eid = item.data(Qt.UserRole)
+            if eid in self._unshown and self.visualItemRect(item).intersects(view):  # drawn in this paint
+                self._unshown.discard(eid)
+                self.painted_at[eid] = now
+                if self.on_shown is not None:
+                    self.on_shown(eid)

@@ -1,0 +1,142 @@
+"""The Fleet view: one approval queue for several runs, answered through the window in an order different
+from the order asked; each run's page shown when its question is; "Stop this run" stops only that run.
+Real Chromium (the fleet's own, a browser context per run), a real local HTTP server that records what
+each run's page sent."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from PySide6.QtCore import Qt
+
+from gui_helpers import aio, run  # noqa: F401  (fixtures)
+
+PAGE = b"""<!doctype html><html><body>
+<h1>Order</h1><label>Name <input id=n></label>
+<button onclick="fetch('/saved?who=' + location.search.slice(1), {method: 'POST'});
+                 out.textContent = 'saved'">Save</button>
+<p id=out></p></body></html>"""
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    posts: list[str] = []
+
+    def do_GET(self):  # noqa: N802
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(PAGE)
+
+    def do_POST(self):  # noqa: N802
+        type(self).posts.append(self.path)
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture
+def site():
+    _Recorder.posts = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/", _Recorder.posts
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _fleet(url: str, names: list[str]):
+    from engine.fleet import Fleet, load_fleet
+
+    script = [{"action": "click", "target": {"role": "button", "name": "Save"}, "expect": "any_change"},
+              {"action": "finish", "answer": "saved"}]
+    spec = load_fleet({"runs": [{"name": n, "task": f"save {n}", "url": f"{url}?{n}", "script": script}
+                                for n in names]})
+    return Fleet(spec, parallel=len(names), approve="ask", max_steps=6)
+
+
+def test_one_queue_answered_out_of_order_through_the_window(qtbot, aio, site):  # noqa: F811
+    from engine.models import Decision
+    from gui.fleet_window import FleetWindow
+
+    url, posts = site
+    fleet = _fleet(url, ["alpha", "beta", "gamma"])
+    window = FleetWindow(fleet)
+    qtbot.addWidget(window)
+    window.show()
+    run(qtbot, window.start())
+    try:
+        qtbot.waitUntil(lambda: len(fleet.queue.waiting) == 3, timeout=60_000)
+        asked = [e.id for e in fleet.queue.waiting]
+        assert asked == sorted(asked) and len({fleet.queue.get(i).run for i in asked}) == 3
+        assert window.queue_list.entry_ids() == asked  # the list is in the order asked
+        assert {r.state for r in fleet.runs} == {"waiting"}
+        assert "waiting for you" in window.runs.state_of("gamma")
+        # nothing was sent before anyone approved
+        assert posts == []
+
+        # "Stop this run" on the first asked: only it stops, and its click never happens
+        first = fleet.queue.get(asked[0])
+        window.queue_list.select_entry(first.id)
+        qtbot.waitUntil(lambda: window.page.tab is fleet.run_named(first.run).tab, timeout=10_000)
+        qtbot.mouseClick(window.stop_run_btn, Qt.LeftButton)
+        qtbot.waitUntil(lambda: fleet.run_named(first.run).state == "stopped", timeout=20_000)
+
+        # the other two: the last asked first, through the list and the approval bar's Approve
+        for eid in reversed(asked[1:]):
+            entry = fleet.queue.get(eid)
+            window.queue_list.select_entry(eid)
+            qtbot.waitUntil(lambda e=entry: window.approval.request is e.request, timeout=5_000)
+            qtbot.waitUntil(lambda e=entry: window.page.tab is fleet.run_named(e.run).tab, timeout=10_000)
+            assert window.page.highlighted("target") is not None  # its target is outlined on its own page
+            qtbot.mouseClick(window.approval.approve_btn, Qt.LeftButton)
+            qtbot.waitUntil(lambda e=entry: not e.waiting, timeout=5_000)
+        order = [p.split("who=")[1] for p in _wait_posts(qtbot, posts, 2)]
+        assert order == [fleet.queue.get(asked[2]).run, fleet.queue.get(asked[1]).run]  # approved order, not asked
+
+        # whatever else they ask (the finish), approved from the queue until the fleet ends
+        def drain() -> bool:
+            for e in list(fleet.queue.waiting):
+                window.answer(e.id, Decision.approve())
+            return window.result is not None
+
+        qtbot.waitUntil(drain, timeout=60_000)
+        states = {r.name: r.state for r in window.result.runs}
+        assert states[first.run] == "stopped"
+        assert sorted(s for n, s in states.items() if n != first.run) == ["done", "done"]
+        assert window.result.exit_code == 1
+        assert len(posts) == 2  # the stopped run sent nothing
+        shown = [e.shown_after_ms for e in fleet.queue.history if e.decision is not None and e.shown_at is not None]
+        assert len(shown) >= 3
+        print(f"\nproposed → shown in the Fleet view's queue: median {statistics.median(shown):.1f} ms, "
+              f"max {max(shown):.1f} ms over {len(shown)} steps")
+        assert statistics.median(shown) < 100
+    finally:
+        run(qtbot, window.shutdown(), timeout=60)
+
+
+def _wait_posts(qtbot, posts, n):
+    qtbot.waitUntil(lambda: len(posts) >= n, timeout=20_000)
+    return list(posts)
+
+
+def test_gui_fleet_with_a_bad_file_says_what_is_wrong_before_any_window(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    bad = tmp_path / "fleet.yaml"
+    bad.write_text("runs:\n  - task: no url here\n    script: [{action: finish, answer: x}]\n")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", VIGIL_HOME=str(tmp_path / "store"))
+    for args, words in (([str(tmp_path / "missing.yaml")], "missing.yaml"), ([str(bad)], "url"),
+                        ([str(bad), "--parallel", "0"], "--parallel")):
+        p = subprocess.run([sys.executable, "-m", "gui.launcher", "gui", "--fleet", *args], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2, p.stderr
+        assert "BAD_ARGUMENT" in p.stderr and words in p.stderr, p.stderr
+        assert "Traceback" not in p.stderr
