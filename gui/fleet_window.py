@@ -82,6 +82,10 @@ class FleetWindow(QMainWindow):
         self.page = PageView()
         self.approval = ApprovalBar()
         self.approval.hide()
+        self.approval.policy.hide()  # each run keeps its own policy (the fleet file's, or --approve)
+        for label in self.approval.findChildren(QLabel):
+            if label.text() == "Policy:":
+                label.hide()
         self.approval.decided.connect(self._answer)
         self.approval.take_over_requested.connect(lambda text: spawn(self._quick(text)))
         self.approval.grant_offer = self._grant_offer
@@ -174,7 +178,7 @@ class FleetWindow(QMainWindow):
 
     def _say_run(self, run: Any) -> None:
         extra = f" — {run.reason}" if run.reason and run.finished and run.state != "done" else ""
-        self.run_label.setText(f"{run.name} · {state_words(run.state)} · step {run.steps} · {run.task}{extra}")
+        self.run_label.setText(f"{run.name} · {state_words(run.state)} · {run.steps} step(s) done · {run.task}{extra}")
         self.stop_run_btn.setEnabled(not run.finished)
 
     def _say(self, text: str) -> None:
