@@ -34,6 +34,7 @@ from engine.models import (
     StepRecorded,
 )
 from engine.models.loop import LoopEvent
+from engine.observe.live import LiveFollower
 from engine.store import Store
 from engine.store.recorder import SessionRecorder
 from gui.browser_tabs import BrowserTabs
@@ -60,6 +61,7 @@ class Supervisor(BrowserTabs, QObject):
     tabs_changed = Signal(object, object)       # the browser's tabs (list[TabInfo]), the active index (or None)
     tab_switched = Signal(object)               # the Tab the window now shows (a new tab, a closed popup's opener)
     viewport_changed = Signal(int, int)         # the page was resized to (width, height) CSS px
+    page_ahead = Signal(float)                  # page changed at (monotonic) after the shown snapshot; 0: caught up
 
     def __init__(self, *, headless: bool = True, viewport: tuple[int, int] = (1280, 800)) -> None:
         super().__init__()
@@ -90,6 +92,10 @@ class Supervisor(BrowserTabs, QObject):
         self._handlers: dict[type, Callable[[Any], None]] = {
             MessageAdded: self._on_message, PlanUpdated: self._on_plan, StepRecorded: self._on_step_recorded,
             AwaitingApproval: self._on_awaiting, StatusChanged: self._on_status, SnapshotTaken: self._on_snapshot_taken}
+        self.live: LiveFollower | None = None   # the live view: snapshots as the page changes, between steps
+        self.live_enabled = True
+        self.snapshot_at = 0.0                  # time.monotonic() when the shown snapshot was published
+        self.tab_switched.connect(self._follow)
 
     # -- the session store -----------------------------------------------------------------------
     def open_store(self) -> bool:
@@ -176,6 +182,7 @@ class Supervisor(BrowserTabs, QObject):
             self._followed.add(id(self.tab))
             self._watch_dialogs(self.tab)
             self.browser.on_tabs(self._on_tabs)
+            self._follow(self.tab)
         except VigilError as exc:
             self.error.emit(f"Could not start the browser: {exc.message}")
             self.busy.emit("")
@@ -274,10 +281,58 @@ class Supervisor(BrowserTabs, QObject):
         except VigilError as exc:
             self.error.emit(f"Snapshot failed: {exc.message}")
             return None
+        self._publish(snap)
+        return snap
+
+    def _publish(self, snap) -> None:
+        """Show a snapshot (the window's, the loop's or the live view's); the page is caught up with it
+        unless it changed again since."""
+        self.snapshot_at = time.monotonic()
         if snap is not self.snapshot:
             self.previous, self.snapshot = self.snapshot, snap
             self.snapshot_changed.emit(snap, self.previous)
             self._retitle_tabs()
+        live = self.live
+        if live is None or not live.watch.pending():
+            if live is not None:
+                live.changed_at = None
+            self.page_ahead.emit(0.0)
+
+    # -- the live view: the overlay, the tree and the status bar follow the page between steps ------------
+    def _follow(self, tab) -> None:
+        """Follow this tab's changes (the one shown); the last tab's follower stops."""
+        old, self.live = self.live, None
+        if old is not None:
+            asyncio.ensure_future(old.stop())
+        if tab is None or not self.live_enabled:
+            return
+        self.live = LiveFollower(tab.target, lambda: self._live_take(tab), may_run=self.live_may_run,
+                                 on_change=self._live_changed)
+        self.live.start()
+
+    def set_live(self, on: bool) -> None:
+        """Turn the live view on or off (off: the picture changes only with Snapshot and the loop's steps)."""
+        self.live_enabled = bool(on)
+        self._follow(self.tab if on else None)
+        if not on:
+            self.page_ahead.emit(0.0)
+
+    def live_may_run(self) -> bool:
+        """A live snapshot may be taken now: no step runs (the loop owns the page while it observes, plans,
+        acts and verifies; a step waiting for the person is the person's page), no JavaScript dialog stops
+        the page, no resize is being applied (it takes its own snapshot)."""
+        tab = self.tab
+        if tab is None or tab.pending_dialog is not None or self._resizing:
+            return False
+        return not self.running() or self.loop_state in ("awaiting_approval", "finished")
+
+    def _live_changed(self, _bits: int, at: float) -> None:
+        self.page_ahead.emit(at)
+
+    async def _live_take(self, tab):
+        snap = await tab.snapshot()
+        if tab is self.tab and self.live_may_run():
+            self._publish(snap)
         return snap
 
     # -- the supervised loop ----------------------------------------------------------------------
@@ -501,9 +556,7 @@ class Supervisor(BrowserTabs, QObject):
     def _on_snapshot_taken(self, ev: SnapshotTaken) -> None:
         snap = self.tab.latest_snapshot if self.tab is not None else None
         if snap is not None and snap is not self.snapshot:
-            self.previous, self.snapshot = self.snapshot, snap
-            self.snapshot_changed.emit(snap, self.previous)
-            self._retitle_tabs()
+            self._publish(snap)
 
     async def _marked(self, index: int, jpeg: bytes, snap, phash: str) -> None:
         """The step's own after-screenshot with the Set-of-Mark of the snapshot taken with it (drawn
@@ -530,6 +583,11 @@ class Supervisor(BrowserTabs, QObject):
     async def shutdown(self) -> None:
         """Stop the loop, then close the browser (the window stops its screencast first)."""
         t0 = time.monotonic()
+        self.live_enabled = False
+        live, self.live = self.live, None
+        if live is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(live.stop(), 5)
         if self.loop is not None and self.running():
             self.loop.stop()
             with contextlib.suppress(Exception):

@@ -1,8 +1,9 @@
 """`vigil bench …`: measurements of the engine on generated and real pages, each run on demand (never by
 the test suite's timing): `snapshot` (speed and size against Playwright's aria snapshot), `store` (what
 recording costs per step), `step` (a supervised step's phases against plain Playwright), `miniwob`
-(MiniWoB++ tasks solved by a planner), `real` (the real-app corpus) and `read` (can an agent read the page and
-learn what its action did, against Playwright's snapshot). Each module has its
+(MiniWoB++ tasks solved by a planner), `real` (the real-app corpus), `read` (can an agent read the page and
+learn what its action did, against Playwright's snapshot) and `live` (the live view: popup-to-badges time and
+idle cost). Each module has its
 `add_bench_parser(bench_subparsers)` and `bench_command(args)`."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import importlib
 
 from engine.bench.snapshot import generate_page
 
-BENCHES = ("snapshot", "store", "miniwob", "real", "step", "read")
+BENCHES = ("snapshot", "store", "miniwob", "real", "step", "read", "live", "fleet")
 
 __all__ = ["BENCHES", "add_parsers", "generate_page", "run"]
 

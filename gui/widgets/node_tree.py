@@ -38,6 +38,13 @@ from gui.widgets.elided_label import ElidedLabel
 from gui.widgets.node_columns import NAME_MIN_WIDTH, ColumnFitter
 from gui.widgets.node_models import FlatModel, NodeTreeModel, locator_code, locator_missing
 
+MAX_OPEN = 5000  # node IDs remembered as open in the tree
+
+
+def _doc(snap: Any) -> str:
+    """The document a snapshot is of (its address without the fragment): node IDs are kept within one."""
+    return str(getattr(snap, "url", "") or "").split("#", 1)[0]
+
 __all__ = ["NAME_MIN_WIDTH", "NodeTreePanel"]
 
 
@@ -89,6 +96,7 @@ class NodeTreePanel(QWidget):
         self._flat = False
         self._programmatic = False
         self._match_count: int | None = None
+        self._open: set[str] = set()   # node IDs open in the complete tree (kept across the live view's snapshots)
 
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setPlaceholderText("Filter by ID, role or name…")
@@ -160,6 +168,8 @@ class NodeTreePanel(QWidget):
         self.role_combo.currentIndexChanged.connect(lambda _i: self.apply_filter())
         self.tier_combo.currentIndexChanged.connect(lambda _i: self.apply_filter())
         self.flat_button.toggled.connect(self.set_flattened)
+        self.view.expanded.connect(lambda idx: self._track_open(idx, True))
+        self.view.collapsed.connect(lambda idx: self._track_open(idx, False))
         self._connect_selection()
 
     # -- setup helpers -----------------------------------------------------------------------------
@@ -190,20 +200,66 @@ class NodeTreePanel(QWidget):
 
     @Slot(object)
     def set_snapshot(self, snap: Any, previous: Any = None) -> None:
-        """Show a new snapshot; IDs new since `previous` are marked. Filters stay as typed."""
+        """Show a new snapshot; IDs new since `previous` are marked. Filters stay as typed. The live view
+        sends snapshots as the page changes: the selected node (when it is still there), the nodes opened
+        in the tree and the scroll position stay as the person left them; a new document starts afresh."""
+        same_doc = self._snap is not None and snap is not None and _doc(self._snap) == _doc(snap)
+        keep = self.selected_node_id() if same_doc else None
+        scroll = (self.view.verticalScrollBar().value(), self.view.horizontalScrollBar().value())
+        if not same_doc:
+            self._open.clear()
+        opened = list(self._open)
         self._snap = snap
         self._show_locator(None)
-        self.columns.reset()
+        self.columns.reset(keep_depth=same_doc)
         self.model.set_snapshot(snap, previous)
         self.flat_model.set_snapshot(snap, previous)
         self._fill_roles()
         self.apply_filter()
         vm = self.view.model()
         if not self._flat and vm.rowCount() and self._accept_all():
-            self.view.expand(vm.index(0, 0))
-            body = self._find_child_tag(vm.index(0, 0), "body")
-            if body.isValid():
-                self.view.expand(body)
+            if opened:
+                self._reopen(opened)
+            else:
+                self.view.expand(vm.index(0, 0))
+                body = self._find_child_tag(vm.index(0, 0), "body")
+                if body.isValid():
+                    self.view.expand(body)
+        if keep and self._reselect(keep):
+            self.view.verticalScrollBar().setValue(scroll[0])
+            self.view.horizontalScrollBar().setValue(scroll[1])
+        elif same_doc:
+            self.view.verticalScrollBar().setValue(scroll[0])
+
+    def _track_open(self, idx: QModelIndex, is_open: bool) -> None:
+        nid = self._id_of(idx) if not self._flat else None
+        if nid is None:
+            return
+        if is_open:
+            if len(self._open) < MAX_OPEN:
+                self._open.add(nid)
+        else:
+            self._open.discard(nid)
+
+    def _reopen(self, ids: list[str]) -> None:
+        """Open again the nodes the person had open (those still in the snapshot)."""
+        for nid in ids:
+            idx = self._map(False, self.model.index_of(nid))
+            if idx.isValid():
+                self.view.expand(idx)
+
+    def _reselect(self, node_id: str) -> bool:
+        """Select the node again after a new snapshot, without scrolling to it or telling anyone."""
+        idx = self.view_index(node_id)
+        if not idx.isValid():
+            return False
+        self._programmatic = True
+        try:
+            self.view.selectionModel().setCurrentIndex(
+                idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        finally:
+            self._programmatic = False
+        return True
 
     def _find_child_tag(self, parent: QModelIndex, tag: str) -> QModelIndex:
         m = self.view.model()

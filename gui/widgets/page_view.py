@@ -12,6 +12,13 @@ over the frame as a Qt layer (nothing is injected into the page) with its ID bad
 hovering a box or a badge shows the node (and brings its badge to the front), and clicking one
 selects the node (`node_clicked`) instead of clicking the page.
 
+The live view: the window's supervisor takes a new snapshot whenever the page changes between steps
+(engine.observe.live). Until it lands, what is drawn is older than the page, and says so: after a scroll
+of the page the boxes move with it at once (shifted by the scroll the frame's metadata reports, except
+the boxes seen to stay put when the page scrolled before: fixed headers, sticky bars), every box is drawn
+faint, and a small mark at the top right of the page says "updating…", or "stale · 3 s" once the
+snapshot lags by more than STALE_AFTER_S (`set_page_ahead`).
+
 Lifecycle: `attach(tab)`, `await start()`, … `await stop()` — always stop before the browser
 closes (a frame arriving while Chromium shuts down must not reach a dying widget).
 """
@@ -20,22 +27,23 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import logging
+import time
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from engine.browser.screencast import InputForwarder, Screencast
-from engine.vision.badges import shows_own_text
 from engine.vision.mask import FILL, LiveMasker, device_rect
-from engine.vision.som import OCCLUDED_COLOUR, ROLE_GROUPS, role_group
 from gui.widgets.overlay import (
     HIGHLIGHT_STYLES,
     OverlayBox,
     badge_font,
     layout_badges,
     node_tooltip,
+    overlay_items,
     paint_boxes,
     paint_highlights,
 )
@@ -45,6 +53,8 @@ log = logging.getLogger("vigil.gui.page_view")
 
 MIN_VIEWPORT = (240, 160)  # CSS px: a page squeezed below this is scaled instead
 FIT_DELAY_MS = 150         # a window being dragged bigger resizes the page once it rests
+STALE_AFTER_S = 1.0        # a snapshot lagging the page longer than this is called stale, with its lag
+PINNED_PX = 1.5            # a box that moved less than this while the page scrolled stays put when it scrolls
 
 
 class PageView(PageInput, QWidget):
@@ -89,6 +99,14 @@ class PageView(PageInput, QWidget):
         self._badges: dict = {}
         self._badge_key: tuple | None = None
         self._font = badge_font(self.font())
+        # the live view: how far the drawn snapshot lags the page
+        self._ahead_since = 0.0            # time.monotonic() when the page changed after the snapshot; 0: caught up
+        self._pinned: set[str] = set()     # boxes that stay put when the page scrolls (fixed, sticky)
+        self._shifted: tuple[tuple, list[OverlayBox]] | None = None
+        self._mark_font = QFont(self.font())
+        self._mark_font.setPixelSize(11)
+        self._stale_timer = QTimer(self, interval=500)
+        self._stale_timer.timeout.connect(self.update)
         # fitting the page to the panel
         self._preset: tuple[int, int] | None = None  # None: the page follows the panel
         self._fit_timer = QTimer(self, singleShot=True, interval=FIT_DELAY_MS)
@@ -301,24 +319,10 @@ class PageView(PageInput, QWidget):
     # -- overlay -----------------------------------------------------------------------------
     def set_snapshot(self, snap) -> None:
         """Use this snapshot for the overlay and highlights (redraws)."""
-        self._snapshot = snap
-        self._boxes = []
-        self._text_rects = []
-        if snap is not None:
-            for n in snap.nodes():
-                if not (n.rendered and n.visible_ratio > 0):
-                    continue
-                x, y, w, h = n.bounds
-                if w <= 0 or h <= 0:
-                    continue
-                if n.text and n.text.strip():
-                    self._text_rects.append((x, y, w, h))
-                if not n.interactive:
-                    continue
-                g = role_group(n.role)
-                colour = OCCLUDED_COLOUR if n.occluded else ROLE_GROUPS[g][1]
-                self._boxes.append(OverlayBox(n.node_id, n.role, g, (x, y, w, h), colour, n.occluded,
-                                              shows_own_text(n)))
+        prev, self._snapshot = self._snapshot, snap
+        self._pinned = _pinned_ids(prev, snap, self._pinned)
+        self._shifted = None
+        self._boxes, self._text_rects = overlay_items(snap)  # boxes (line by line), words to keep readable
         self._hover_id = None
         self._badge_key = None
         self.update()
@@ -338,6 +342,8 @@ class PageView(PageInput, QWidget):
         """The page scrolled or was resized since the snapshot: the boxes no longer sit on their
         elements (drawn faint until the next snapshot)."""
         snap, meta = self._snapshot, self._meta
+        if snap is not None and self._ahead_since:
+            return True
         if snap is None or "scrollOffsetY" not in meta:
             return False
         ctx = snap.context
@@ -349,8 +355,55 @@ class PageView(PageInput, QWidget):
                 or abs(float(meta.get("scrollOffsetX") or 0) - float(ctx.scroll_x or 0)) > 1.5)
 
     def overlay_boxes(self) -> list[OverlayBox]:
-        """The boxes the overlay draws (one per interactive rendered node in view), in document order."""
+        """The boxes of the snapshot (one per interactive rendered node in view), in document order, where
+        the snapshot saw them (`drawn_boxes()`: where they are drawn now)."""
         return list(self._boxes)
+
+    # -- the live view: a snapshot older than the page --------------------------------------------
+    def set_page_ahead(self, since: float) -> None:
+        """The page changed at `since` (time.monotonic()) and the snapshot shown is older; 0: caught up."""
+        self._ahead_since = float(since or 0.0)
+        if self._ahead_since:
+            self._stale_timer.start()
+        else:
+            self._stale_timer.stop()
+        self.update()
+
+    @property
+    def page_ahead_since(self) -> float:
+        return self._ahead_since
+
+    def stale_mark(self) -> str:
+        """The mark drawn over the page while the snapshot is older than it ("" when it is not)."""
+        if self._snapshot is None or not self.overlay_stale:
+            return ""
+        lag = time.monotonic() - self._ahead_since if self._ahead_since else 0.0
+        return f"stale · {lag:.0f} s" if lag > STALE_AFTER_S else "updating…"
+
+    def scroll_shift(self) -> tuple[float, float]:
+        """How far (CSS px) the page scrolled since the snapshot: the boxes are drawn moved back by it."""
+        snap, meta = self._snapshot, self._meta
+        if snap is None or "scrollOffsetY" not in meta:
+            return (0.0, 0.0)
+        ctx = snap.context
+        dx = float(ctx.scroll_x or 0) - float(meta.get("scrollOffsetX") or 0)
+        dy = float(ctx.scroll_y or 0) - float(meta.get("scrollOffsetY") or 0)
+        return (dx if abs(dx) > 0.5 else 0.0, dy if abs(dy) > 0.5 else 0.0)
+
+    def drawn_boxes(self) -> list[OverlayBox]:
+        """The boxes where they are drawn now: shifted with the page's scroll since the snapshot (boxes
+        that stay put when the page scrolls are not)."""
+        dx, dy = self.scroll_shift()
+        if not dx and not dy:
+            return self._boxes
+        key = (dx, dy, id(self._snapshot), len(self._boxes))
+        if self._shifted is None or self._shifted[0] != key:
+            moved = [b if b.node_id in self._pinned else
+                     dataclasses.replace(b, page_rect=(b.page_rect[0] + dx, b.page_rect[1] + dy, b.page_rect[2],
+                                                       b.page_rect[3]))
+                     for b in self._boxes]
+            self._shifted = (key, moved)
+        return self._shifted[1]
 
     def highlight(self, node_id: str | None, kind: str = "selected") -> None:
         """Outline a node ("selected": solid cyan; "target": dashed orange); None clears that kind."""
@@ -370,22 +423,26 @@ class PageView(PageInput, QWidget):
         r = self._target_rect()
         if r is None or not self._boxes:
             return {}
-        key = (r.x(), r.y(), r.width(), r.height(), id(self._snapshot))
+        dx, dy = self.scroll_shift()
+        key = (r.x(), r.y(), r.width(), r.height(), id(self._snapshot), dx, dy)
         if key != self._badge_key:
-            self._badges = layout_badges(self._boxes, self._text_rects, self.page_rect_to_widget, self._font, r)
+            texts = [(x + dx, y + dy, w, h) for x, y, w, h in self._text_rects] if dx or dy else self._text_rects
+            self._badges = layout_badges(self.drawn_boxes(), texts, self.page_rect_to_widget, self._font, r,
+                                         frame=self._current_image())
             self._badge_key = key
         return self._badges
 
     def box_at(self, p: QPointF) -> OverlayBox | None:
         """The overlay box under a widget point: its badge's (the hovered badge first, as it is drawn
         on top), else the smallest box there."""
-        if self._overlay and self._boxes:
+        boxes = self.drawn_boxes()
+        if self._overlay and boxes:
             badges = self.badge_rects()
-            by_id = {b.node_id: b for b in self._boxes}
+            by_id = {b.node_id: b for b in boxes}
             hover = badges.get(self._hover_id) if self._hover_id else None
             if hover is not None and hover.contains(p):
                 return by_id[self._hover_id]
-            for b in reversed(self._boxes):
+            for b in reversed(boxes):
                 lab = badges.get(b.node_id)
                 if lab is not None and lab.contains(p):
                     return b
@@ -394,9 +451,9 @@ class PageView(PageInput, QWidget):
             return None
         x, y = pt
         best, best_area = None, None
-        for b in self._boxes:
+        for b in boxes:
             bx, by, bw, bh = b.page_rect
-            if bx <= x <= bx + bw and by <= y <= by + bh:
+            if b.hit(x, y):  # on one of its line boxes
                 area = bw * bh
                 if best_area is None or area < best_area:
                     best, best_area = b, area
@@ -422,15 +479,45 @@ class PageView(PageInput, QWidget):
             p.setClipRect(r)
             p.setRenderHint(QPainter.Antialiasing, True)
             if self._overlay and self._boxes:
-                paint_boxes(p, self._boxes, self.page_rect_to_widget, self._font, self.badge_rects(), self._hover_id,
-                            self.overlay_stale)
-            paint_highlights(p, self._snapshot, self._highlights, self.page_rect_to_widget)
+                paint_boxes(p, self.drawn_boxes(), self.page_rect_to_widget, self._font, self.badge_rects(),
+                            self._hover_id, self.overlay_stale)
+            self._paint_highlights(p)
+            if self._overlay:
+                self._paint_stale_mark(p, r)
         finally:
             p.end()
         if self._painted_frame != self.frame_count:
             self._painted_frame = self.frame_count
             self.paint_count += 1
         self.frame_painted.emit()
+
+    def _paint_highlights(self, p: QPainter) -> None:
+        """The outlines, moved with the page's scroll since the snapshot (as the boxes are)."""
+        dx, dy = self.scroll_shift()
+        if not (dx or dy):
+            paint_highlights(p, self._snapshot, self._highlights, self.page_rect_to_widget)
+            return
+        for kind, nid in self._highlights.items():
+            shift = (0.0, 0.0) if nid in self._pinned else (dx, dy)
+            paint_highlights(p, self._snapshot, {kind: nid},
+                             lambda rect, s=shift: self.page_rect_to_widget((rect[0] + s[0], rect[1] + s[1],
+                                                                             rect[2], rect[3])))
+
+    def _paint_stale_mark(self, p: QPainter, area: QRectF) -> None:
+        """"updating…" / "stale · 3 s" at the page's top right while the snapshot is older than the page."""
+        text = self.stale_mark()
+        if not text:
+            return
+        fm = QFontMetricsF(self._mark_font)
+        w, h = fm.horizontalAdvance(text) + 12, fm.height() + 4
+        box = QRectF(area.right() - w - 6, area.top() + 6, w, h)
+        p.setOpacity(0.9)
+        p.setPen(QPen(QColor(255, 255, 255), 1.0))
+        p.setBrush(QColor(180, 83, 9) if text.startswith("stale") else QColor(55, 65, 81))
+        p.drawRoundedRect(box, 4, 4)
+        p.setFont(self._mark_font)
+        p.drawText(box, Qt.AlignCenter, text)
+        p.setOpacity(1.0)
 
     def event(self, ev) -> bool:
         if ev.type() == QEvent.ToolTip:
@@ -442,3 +529,27 @@ class PageView(PageInput, QWidget):
                 ev.ignore()
             return True
         return super().event(ev)
+
+
+def _pinned_ids(prev, snap, pinned: set[str]) -> set[str]:
+    """The boxes of `snap` that stay put when the page scrolls: seen at the same place in `prev` though the
+    page scrolled in between (fixed and sticky elements); those known before stay known while they exist."""
+    if snap is None:
+        return set()
+    keep = {nid for nid in pinned if nid in snap}
+    if prev is None:
+        return keep
+    a, b = prev.context, snap.context
+    sx, sy = float(b.scroll_x or 0) - float(a.scroll_x or 0), float(b.scroll_y or 0) - float(a.scroll_y or 0)
+    if abs(sx) < 2 * PINNED_PX and abs(sy) < 2 * PINNED_PX:
+        return keep
+    for n in snap.nodes():
+        if not n.interactive or n.node_id not in prev:
+            continue
+        o = prev.get(n.node_id)
+        if (abs(o.bounds[0] - n.bounds[0]) < PINNED_PX and abs(o.bounds[1] - n.bounds[1]) < PINNED_PX
+                and n.bounds[2] > 0 and n.bounds[3] > 0):
+            keep.add(n.node_id)
+        else:
+            keep.discard(n.node_id)
+    return keep

@@ -7,20 +7,25 @@ with "…" and shown whole in its tooltip:
 - a passing message (`showMessage`) is elided to the room left of the permanent widgets, whole in
   the bar's tooltip while it shows;
 - a host's button (`ElidedToolButton`, e.g. "MCP: … drives this tab · http://…") takes at most
-  BUTTON_SHARE of the bar and elides in the middle, its whole text in its tooltip.
+  BUTTON_SHARE of the bar and elides in the middle, its whole text in its tooltip;
+- the live view's lag (`lag`): shown only while the page has changed since the snapshot the bar
+  describes — "updating…", then, once it lags by more than LAG_AFTER_S, the snapshot's age
+  ("snapshot 4 s old") — so the counts on the left are never taken for the page's present.
 """
 
 from __future__ import annotations
 
 import html
+import time
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar, QToolButton, QWidget
 
 from gui.widgets.elided_label import ElidedLabel
 
 BUTTON_SHARE = 0.4   # of the status bar's width, at most, for a host's button
 MESSAGE_PAD = 24     # px the status bar keeps around a passing message
+LAG_AFTER_S = 1.0    # a snapshot older than the page by more than this has its age said
 
 
 class ElidedToolButton(QToolButton):
@@ -106,10 +111,45 @@ class StatusBar(QStatusBar):
         self.loop.setTextFormat(Qt.PlainText)
         self.loop.setMinimumWidth(max(self.loop.fontMetrics().horizontalAdvance(w) for w in [*loop_words, "idle"]) + 8)
         self.loop.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Preferred)
+        self.lag = QLabel("")
+        self.lag.setObjectName("snapshotLag")
+        self.lag.setTextFormat(Qt.PlainText)
+        self.lag.setStyleSheet("#snapshotLag { color:#b45309; }")
+        self.lag.setMinimumWidth(self.lag.fontMetrics().horizontalAdvance("snapshot 999 s old") + 8)
+        self.lag.hide()
+        self._ahead_since = 0.0
+        self._snapshot_at = 0.0
+        self._lag_timer = QTimer(self, interval=500)
+        self._lag_timer.timeout.connect(self._show_lag)
         self.addWidget(self.snap, 1)
+        self.addPermanentWidget(self.lag)
         self.addPermanentWidget(self.loop)
         self._message = ""
         self.messageChanged.connect(self._message_changed)
+
+    def set_page_ahead(self, since: float, snapshot_at: float = 0.0) -> None:
+        """The page changed at `since` (time.monotonic()) after the snapshot described here, taken at
+        `snapshot_at`; `since` 0: the snapshot is the page's present (the lag is hidden)."""
+        self._ahead_since, self._snapshot_at = float(since or 0.0), float(snapshot_at or 0.0)
+        if self._ahead_since:
+            self._lag_timer.start()
+        else:
+            self._lag_timer.stop()
+        self._show_lag()
+
+    def lag_text(self) -> str:
+        if not self._ahead_since:
+            return ""
+        now = time.monotonic()
+        if now - self._ahead_since <= LAG_AFTER_S:
+            return "updating…"
+        return f"snapshot {now - (self._snapshot_at or self._ahead_since):.0f} s old"
+
+    def _show_lag(self) -> None:
+        text = self.lag_text()
+        self.lag.setText(text)
+        self.lag.setVisible(bool(text))
+        self.lag.setToolTip("The page changed after this snapshot; the live view takes a new one." if text else "")
 
     def showMessage(self, text: str, timeout: int = 0) -> None:  # noqa: N802 - Qt name
         self._message = text or ""
