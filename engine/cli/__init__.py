@@ -1,6 +1,6 @@
-"""The `vigil` command (`python -m engine.cli`): `snapshot`, `run` (engine.cli.run), `sessions`, `export`
-and `replay` (engine.cli.sessions), `mcp` (engine.mcp), `bench …` (engine.bench) and `run-demo`. The
-window (`vigil gui`) is gui.launcher's; it hands every other command to `main` here."""
+"""The `vigil` command (`python -m engine.cli`): `snapshot`, `run` (engine.cli.run), `fleet` (engine.cli.fleet),
+`sessions`, `export` and `replay` (engine.cli.sessions), `mcp` (engine.mcp), `bench …` (engine.bench) and
+`run-demo`. The window (`vigil gui`) is gui.launcher's; it hands every other command to `main` here."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
 
     from engine.cli.run import add_run_parser
     add_run_parser(sub)
+    from engine.cli.fleet import add_fleet_parser
+    add_fleet_parser(sub)
     from engine.cli.sessions import add_session_parsers
     add_session_parsers(sub)
     from engine.cli.export_test import add_playwright_option
@@ -97,10 +99,13 @@ def _main(argv: list[str] | None = None) -> int:
         if args.cmd == "run":
             from engine.cli.run import run_command
             return asyncio.run(run_command(args))
+        if args.cmd == "fleet":
+            from engine.cli.fleet import fleet_command
+            return asyncio.run(fleet_command(args))
         if args.cmd == "sessions":
             from engine.cli.sessions import sessions_command
             return sessions_command(args)
-        if args.cmd == "export" and getattr(args, "playwright", None):
+        if args.cmd == "export" and getattr(args, "playwright", None) and args.id and not getattr(args, "fleet", None):
             from engine.cli.export_test import export_playwright_command
             return export_playwright_command(args)
         if args.cmd == "export":

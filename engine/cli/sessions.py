@@ -20,10 +20,14 @@ def add_session_parsers(sub) -> None:
     s.add_argument("--json", action="store_true", help="one JSON array of sessions")
     s.add_argument("--delete", metavar="ID", nargs="+",
                    help="delete these sessions with their steps and pictures (ids or unique prefixes)")
+    s.add_argument("--fleet", metavar="ID", help="only the sessions of this fleet (`vigil fleet` prints its id), "
+                                                 "after a line per run of the fleet")
 
     e = sub.add_parser("export", help="write a recorded session as a self-contained HTML report, a JSON trace and/or a "
                          "Playwright test")
-    e.add_argument("id", help="session id (or a unique prefix of at least 4 characters)")
+    e.add_argument("id", nargs="?", help="session id (or a unique prefix of at least 4 characters)")
+    e.add_argument("--fleet", metavar="ID", help="with --html: one summary page of a fleet (every run, its outcome, "
+                                                 "steps and time, linking to each run's report, written beside it)")
     e.add_argument("--html", metavar="PATH", help="the HTML report (images inline, opens without network)")
     e.add_argument("--json", metavar="PATH", help="the JSON trace")
 
@@ -45,6 +49,8 @@ def _fail(cmd: str, exc: VigilError) -> int:
 
 def sessions_command(args: argparse.Namespace) -> int:
     from engine.store import Store
+    if getattr(args, "fleet", None):
+        return _fleet_sessions(args)
     try:
         with Store.open() as store:
             if args.delete:
@@ -75,9 +81,49 @@ def sessions_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fleet_sessions(args: argparse.Namespace) -> int:
+    from engine.store import Store
+    from engine.store.fleets import FleetBook
+    if args.delete:
+        print("vigil sessions: BAD_ARGUMENT: --fleet lists a fleet's sessions; delete them by id with --delete.",
+              file=sys.stderr)
+        return 2
+    try:
+        with Store.open() as store:
+            book = FleetBook(store)
+            rec = book.load(args.fleet)
+            rows = book.sessions(rec.id)
+    except VigilError as exc:
+        return _fail("sessions", exc)
+    if args.json:
+        print(json.dumps({"fleet": rec.model_dump(mode="json"), "sessions": [r.model_dump(mode="json") for r in rows]},
+                         ensure_ascii=False))
+        return 0
+    done = sum(r.status == "done" for r in rec.runs)
+    print(f"fleet {rec.id} — {rec.name}: {len(rec.runs)} runs, {done} done, {rec.status} (started "
+          f"{rec.created[:16].replace('T', ' ')})")
+    w = max(4, *(len(r.name) for r in rec.runs)) if rec.runs else 4
+    for r in rec.runs:
+        what = (r.answer if r.status == "done" else r.reason) or ""
+        print(f"  {r.name:<{w}}  {r.status:<8}  {r.steps:>3} steps  session {(r.session_id or '-')[:8]:<8}  "
+              f"{(r.browser or '-')[:30]}  {what[:80]}")
+    print()
+    print(f"{'ID':<8}  {'STATUS':<11}  {'STEPS':>5}  {'STARTED':<16}  TITLE")
+    for s in rows:
+        title = s.title if len(s.title) <= 70 else s.title[:69] + "…"
+        print(f"{s.id[:8]:<8}  {s.status:<11}  {s.steps:>5}  {s.started[:16].replace('T', ' '):<16}  {title}")
+    return 0
+
+
 def export_command(args: argparse.Namespace) -> int:
     from engine.store import Store
     from engine.store.report import write_export
+    if getattr(args, "fleet", None):
+        return _export_fleet(args)
+    if not args.id:
+        print("vigil export: BAD_ARGUMENT: say which session (vigil export ID --html report.html), or --fleet ID.",
+              file=sys.stderr)
+        return 2
     if not args.html and not args.json:
         print("vigil export: BAD_ARGUMENT: say what to write: --html report.html, --json trace.json and/or "
               "--playwright test_x.py.", file=sys.stderr)
@@ -90,6 +136,23 @@ def export_command(args: argparse.Namespace) -> int:
         return _fail("export", exc)
     for p in paths:
         print(p)
+    return 0
+
+
+def _export_fleet(args: argparse.Namespace) -> int:
+    from engine.store import Store
+    from engine.store.fleet_report import write_fleet_summary
+    if args.id or args.json or getattr(args, "playwright", None) or not args.html:
+        print("vigil export: BAD_ARGUMENT: a fleet exports as one summary page: vigil export --fleet ID --html "
+              "fleet.html (each run's report is written beside it).", file=sys.stderr)
+        return 2
+    try:
+        with Store.open() as store:
+            paths = write_fleet_summary(store, args.fleet, args.html)
+    except VigilError as exc:
+        return _fail("export", exc)
+    print(paths[0])
+    print(f"  and {len(paths) - 1} run report(s) in {paths[0].with_suffix('').name}_runs/", file=sys.stderr)
     return 0
 
 
