@@ -221,6 +221,8 @@ class MainWindow(QMainWindow):
         self.page.pick_listener = self._picked
         self.nodes.node_selected.connect(self._select_node)
         s.snapshot_changed.connect(self._on_snapshot)
+        s.page_ahead.connect(self.page.set_page_ahead)  # the live view: the snapshot shown is older than the page
+        s.page_ahead.connect(lambda t: self.status_bar.set_page_ahead(t, s.snapshot_at))
         # a frame of the page at its new size: the one painted during the resize may be of the old size (or
         # withheld by the live view's masking while the page moved), and a still page paints no other
         s.viewport_changed.connect(lambda _w, _h: spawn(self.page.request_frame()))
