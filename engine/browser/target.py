@@ -25,6 +25,7 @@ from engine.browser.cdp import CDPConnection
 from engine.browser.dialogs import DialogWatcher
 from engine.browser.navigation import _history_error, navigation_error, normalize_url
 from engine.browser.network import NetworkMonitor
+from engine.browser.stylesheets import StyleSheets
 from engine.errors import BrowserClosedError, NoContextError, TabCrashedError, VigilError
 from engine.secret_values import SecretValues
 
@@ -122,6 +123,8 @@ class PageTarget:
         # Vigil's own clock, which the page cannot set (time.monotonic(); 0: never)
         self.person_input_at = 0.0
         self.owner: Any = None                  # the Browser whose tab this is
+        # the style sheets the browser applied (CSS domain, enabled per session when first asked)
+        self.stylesheets = StyleSheets(cdp.send, self._mine)
 
     # -- set-up ------------------------------------------------------------------------------
     async def attach(self) -> None:
@@ -140,7 +143,10 @@ class PageTarget:
                        ("Page.frameStartedLoading", self._on_loading),
                        ("Page.frameStoppedLoading", self._on_loaded),
                        ("Page.javascriptDialogOpening", self._on_dialog_opening),
-                       ("Page.javascriptDialogClosed", self._on_dialog_closed)):
+                       ("Page.javascriptDialogClosed", self._on_dialog_closed),
+                       ("CSS.styleSheetAdded", self.stylesheets.on_added),
+                       ("CSS.styleSheetRemoved", self.stylesheets.on_removed),
+                       ("CSS.styleSheetChanged", self.stylesheets.on_changed)):
             c.on(ev, fn)
         res = await c.send("Target.attachToTarget", {"targetId": self.target_id, "flatten": True})
         self.session_id = res["sessionId"]
@@ -231,6 +237,7 @@ class PageTarget:
         if ft is None:
             ft = self.frames[f["id"]] = FrameTarget(f["id"], sid, f.get("parentId"))
         ft.url = f.get("url", ft.url)
+        self.stylesheets.frame_navigated(f["id"], sid, top=not f.get("parentId"))
         self.invalidate()
         if f["id"] == self.main_frame_id:
             self._navigated(ft.url)
@@ -297,6 +304,7 @@ class PageTarget:
         child = p.get("sessionId")
         if child in self.sessions and child != self.session_id:
             fid = self.sessions.pop(child)
+            self.stylesheets.session_gone(child)
             ft = self.frames.get(fid)
             if ft and ft.session_id == child:
                 self.frames.pop(fid, None)

@@ -231,7 +231,14 @@ async def _release(page: PageTarget) -> None:
 async def _walk_frame(page: PageTarget, frame_id: str, opts: dict, timeout: float, timings: dict,
                       memo: RowMemo | None = None, full: bool = True) -> dict:
     t = time.perf_counter()
+    if memo is not None:  # the flags of the style sheets this document cannot read, as the browser read them
+        xcss = await memo.css.opts(page, frame_id)
+        if xcss:
+            opts = {**opts, "xcss": xcss}
     data = await _walk(page, frame_id, opts, timeout, memo, full)
+    xs = (data.get("inc") or {}).get("xs")
+    if xs and memo is not None:
+        memo.css.asked(page, frame_id, xs)
     if data.get("suspects"):
         if await _adopt_closed_roots(page, frame_id):
             data = await _walk(page, frame_id, opts, timeout, memo, full)

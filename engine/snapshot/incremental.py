@@ -18,6 +18,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.snapshot.stylesheets import CrossOriginCss
 from engine.snapshot.vnode import VirtualNode, node_from_row
 
 
@@ -89,6 +90,7 @@ class RowMemo:
     def __init__(self) -> None:
         self._rows: dict[str, _Held] = {}
         self.last: Built | None = None
+        self.css = CrossOriginCss()  # the sheets each frame's walker could not read, as the browser reads them
 
     def opts_for(self, frame_id: str, opts: dict, *, full: bool) -> dict:
         held = self._rows.get(frame_id)
@@ -141,6 +143,7 @@ class RowMemo:
     def keep_only(self, frame_ids) -> None:
         for fid in [f for f in self._rows if f not in frame_ids]:
             del self._rows[fid]
+        self.css.keep_only(frame_ids)
 
 
 def patch(held: list, diff: dict, changed: list) -> list:

@@ -14,7 +14,7 @@
   const I = S.inc || (S.inc = incState());
   function incState() {
     const st = { prev: null, seq: 0, recs: [], over: false, style: false, marks: new Set(), observed: new WeakSet(),
-      roots: [], css: null, why: '', tok: Math.random().toString(36).slice(2), sent: 0 };
+      roots: [], css: null, xneed: [], why: '', tok: Math.random().toString(36).slice(2), sent: 0 };
     const onRecs = (rs) => {
       if (st.recs.length + rs.length > 4000) { st.over = true; st.recs.length = 0; return; }
       for (const r of rs) st.recs.push(r);
@@ -24,7 +24,7 @@
       if (st.observed.has(root)) return;
       st.observed.add(root);
       if (root.nodeType === 11) st.roots.push(root);
-      try { st.mo.observe(root, { subtree: true, childList: true, attributes: true, characterData: true }); } catch (e) {}
+      try { st.mo.observe(root, { subtree: true, childList: true, attributes: true, attributeOldValue: true, characterData: true }); } catch (e) {}
       const mark = (ev) => { const t = ev.composedPath ? ev.composedPath()[0] : ev.target; if (t && t.nodeType === 1) S.hook(t); };
       try { root.addEventListener('load', mark, true); root.addEventListener('error', mark, true); } catch (e) {}
     };
@@ -46,19 +46,24 @@
     return st;
   }
   // What the page's CSS can do across elements: :has() (a change styles its ancestors), sibling
-  // combinators (a change styles the following siblings), :focus-within (focus styles ancestors).
+  // combinators (a change styles the following siblings), :focus-within (focus styles ancestors),
+  // @container (a box's size restyles what is inside). For sibling combinators, what of an element the
+  // compounds left of them read (`sel`, see sibScan) says which changes restyle its siblings. A sheet
+  // from another origin (a CDN, another host, every sheet of a file:// page) cannot be read here: the
+  // browser reads it for Vigil (CDP's CSS domain, engine/snapshot/stylesheets.py), which hands its
+  // flags in as opts.xcss (href → [has, sib, fw, cq, how many sheets of that address it read,
+  // {e, a, c, t}: see sibScan]); one it has not read yet makes every flag assumed (`unk`), and its
+  // address is asked for (I.xneed, sent back in `inc.xs`).
   function cssFlags() {
-    const f = { has: false, sib: false, fw: false, cq: false };
+    const f = { has: false, sib: false, fw: false, cq: false, unk: 0, xk: '', em: false, any: false, cls: new Set(), att: new Set() };
     const seen = new Set();
+    const unread = new Map();   // href → sheets at it that could not be read
     const scanRules = (rules, depth) => {
       for (const r of rules) {
         const s = r.selectorText;
-        if (s) {
-          if (s.indexOf(':has(') >= 0) f.has = true;
-          if (s.indexOf('+') >= 0 || s.indexOf('~') >= 0) f.sib = true;
-          if (s.indexOf(':focus-within') >= 0) f.fw = true;
-        }
-        if ('containerQuery' in r) f.cq = true;   // @container: a box's size restyles what is inside
+        if (s) selFlags(s, f);
+        if (r.start || r.end) selFlags((r.start || '') + ', ' + (r.end || ''), f);   // @scope (a) to (b)
+        if ('containerQuery' in r) f.cq = true;
         if (r.cssRules && depth < 8) scanRules(r.cssRules, depth + 1);
         if (r.styleSheet && depth < 8) scanSheet(r.styleSheet, depth + 1);
       }
@@ -67,15 +72,105 @@
       if (!sh || seen.has(sh)) return;
       seen.add(sh);
       let rules;
-      try { rules = sh.cssRules; } catch (e) { f.has = f.sib = f.fw = f.cq = true; return; }  // cross-origin: unknown
+      try { rules = sh.cssRules; } catch (e) { const h = sh.href || ''; unread.set(h, (unread.get(h) || 0) + 1); return; }
       if (rules) scanRules(rules, depth);
     };
     for (const r of [document].concat(I.roots)) {
-      try { for (const sh of r.styleSheets) scanSheet(sh, 0); } catch (e) { f.has = true; }
+      try { for (const sh of r.styleSheets) scanSheet(sh, 0); } catch (e) { f.unk++; }
       try { for (const sh of (r.adoptedStyleSheets || [])) scanSheet(sh, 0); } catch (e) {}
     }
+    const X = opts.xcss || null;
+    I.xneed = [];
+    for (const [h, k] of unread) {
+      const x = X && h ? X[h] : undefined;
+      if (x && x[4] >= k) {
+        f.has = f.has || !!x[0]; f.sib = f.sib || !!x[1]; f.fw = f.fw || !!x[2]; f.cq = f.cq || !!x[3];
+        const q = x[5] || { a: true };
+        if (q.e) f.em = true;
+        if (q.a) f.any = true;
+        for (const c of q.c || []) f.cls.add(c);
+        for (const t of q.t || []) f.att.add(t);
+        continue;
+      }
+      f.unk++;
+      if (h && x !== null) I.xneed.push(h);   // (null: the browser could not read it either)
+    }
+    if (f.unk) { f.has = f.sib = f.fw = f.cq = f.any = true; }
     return f;
   }
+  // One selector list's flags. A `+` or `~` counts as a sibling combinator, not as an attribute
+  // selector's operator or value, nor the step of :nth-child(2n+1) (which only insertions and removals
+  // change: their parent is walked again whole); `:nth-child(… of S)` reads the siblings' state.
+  function selFlags(s, f) {
+    if (s.indexOf(':has(') >= 0) f.has = true;
+    if (s.indexOf(':focus-within') >= 0) f.fw = true;
+    if (/:nth-(?:last-)?(?:child|of-type)\([^)]*\sof\s/i.test(s)) { f.sib = true; f.any = true; }
+    if (s.indexOf('+') >= 0 || s.indexOf('~') >= 0) {
+      const t = s.replace(/\[\s*([^\]\s=~|^$*]+)[^\]]*\]/g, '[$1]')
+        .replace(/:nth-(?:last-)?(?:child|of-type)\(([^()]*)\)/gi, (m, a) => (/\sof\s/i.test(a) ? m : ''));
+      if (t.indexOf('+') >= 0 || t.indexOf('~') >= 0) sibScan(t, f);
+    }
+  }
+  // The compound just left of each sibling combinator: what of the element it matches can change its
+  // following siblings' style — its classes (`cls`), attributes (`att`; a state pseudo-class stands for
+  // the attribute it follows: :checked for `checked`, :disabled for `disabled`…), whether it has
+  // children (`em`: :empty). Anything else (another pseudo-class, a nested `&`, a combinator inside
+  // :is() or :not(), an escape) could depend on anything: `any`. (Kept in step with
+  // engine/snapshot/stylesheets.py, which reads the sheets the page cannot.)
+  const SIB_PSEUDO = {
+    hover: '', focus: '', 'focus-visible': '', active: '', 'first-child': '', 'last-child': '', 'only-child': '',
+    'first-of-type': '', 'last-of-type': '', 'only-of-type': '', 'nth-child': '', 'nth-last-child': '', 'nth-of-type': '',
+    'nth-last-of-type': '', not: '', is: '', where: '', root: '', scope: '', checked: 'checked', disabled: 'disabled',
+    enabled: 'disabled', required: 'required', optional: 'required', 'read-only': 'readonly disabled contenteditable',
+    'read-write': 'readonly disabled contenteditable', 'placeholder-shown': 'placeholder', link: 'href', 'any-link': 'href',
+    visited: 'href', open: 'open', lang: 'lang', dir: 'dir', empty: '!', blank: '!',
+  };
+  function sibScan(s, f) {
+    let depth = 0, start = 0, last = '';
+    const flush = (end) => { const c = s.slice(start, end).trim(); if (c) last = c; };
+    for (let i = 0; i < s.length; i++) {
+      const c = s[i];
+      if (c === '\\') { i++; continue; }
+      if (c === '(' || c === '[') { depth++; continue; }
+      if (c === ')' || c === ']') { depth--; continue; }
+      if (depth > 0) { if (c === '+' || c === '~') { f.sib = true; f.any = true; } continue; }
+      if (c === ',') { flush(i); last = ''; start = i + 1; }
+      else if (c === ' ' || c === '>' || c === '\n' || c === '\t' || c === '\r' || c === '\f') { flush(i); start = i + 1; }
+      else if (c === '+' || c === '~') {
+        flush(i);
+        f.sib = true;
+        if (last) leftOf(last, f); else f.any = true;   // (a relative selector: its left is the nesting parent)
+        last = ''; start = i + 1;
+      }
+    }
+  }
+  function leftOf(c, f) {
+    if (c.indexOf('&') >= 0 || /\\[0-9a-f]/i.test(c)) { f.any = true; return; }
+    const rest = c.replace(/\.((?:[^\s.#:[\]()>+~,*|\\]|\\.)+)/g, (m, k) => { f.cls.add(k.replace(/\\(.)/g, '$1')); return ' '; });
+    if (rest.indexOf('#') >= 0) f.att.add('id');
+    for (const m of rest.matchAll(/\[\s*([\w-]+)/g)) f.att.add(m[1].toLowerCase());
+    for (const m of rest.matchAll(/:([\w-]+)/g)) {
+      const v = SIB_PSEUDO[m[1].toLowerCase()];
+      if (v === undefined) f.any = true;
+      else if (v === '!') f.em = true;
+      else if (v) for (const a of v.split(' ')) f.att.add(a);
+    }
+  }
+  // Whether a mutation record's change can restyle its target's following siblings (see sibScan).
+  function sibChange(css, r) {
+    if (!css.sib) return false;
+    if (css.any) return true;
+    if (r.type === 'childList') return css.em;
+    if (r.type !== 'attributes') return false;
+    const a = r.attributeName;
+    if (a !== 'class') return css.att.has(a);
+    const was = new Set((r.oldValue || '').split(/\s+/)), now = new Set(((r.target.getAttribute && r.target.getAttribute('class')) || '').split(/\s+/));
+    for (const k of was) if (k && !now.has(k) && css.cls.has(k)) return true;
+    for (const k of now) if (k && !was.has(k) && css.cls.has(k)) return true;
+    return false;
+  }
+  // Why a walk cannot be bounded by what the CSS does: the rule, or the sheet that could not be read.
+  const cssWhy = (css, what) => (css.unk ? 'a cross-origin style sheet could not be read' : 'a style sheet uses ' + what);
   const optsKey = JSON.stringify([prefix, OX, OY, C0, opts.maxText || 200, opts.maxBlockText || 2000]);
   const deepFocus = () => {
     let f = document.activeElement;
@@ -102,6 +197,26 @@
     for (const r of I.mo.takeRecords()) recs.push(r);
     const over = I.over, style = I.style, marks = I.marks;
     I.over = false; I.style = false; I.marks = new Set();
+    // Style sheets added, removed or changed (or changes too many to tell): what the CSS can do is read
+    // again — also before a forced or first walk, so the next walk knows it (and the sheets this
+    // document cannot read are asked for at once).
+    let sheets = style || over;
+    for (const r of recs) {
+      if (sheets) break;
+      if (r.type === 'childList') {
+        for (const lst of [r.addedNodes, r.removedNodes]) for (const n of lst) {
+          const nn = n.localName;
+          if (nn === 'style' || nn === 'link') sheets = true;
+        }
+      }
+      const t = r.target;
+      const tl = t.localName || (t.parentNode && t.parentNode.localName);
+      if (tl === 'style' || t.localName === 'link') sheets = true;
+    }
+    if (!sheets) for (const el of marks) if (el.localName === 'link' || el.localName === 'style') { sheets = true; break; }
+    const xk = opts.xcss ? JSON.stringify(opts.xcss) : '';
+    if (sheets || (I.css && I.css.unk && I.css.xk !== xk)) I.css = null;
+    if (!I.css) { I.css = cssFlags(); I.css.xk = xk; }
     if (opts.full) return fail(opts.why || 'forced');
     if (!P) return fail('first walk of this document');
     if (P.key !== optsKey) return fail('the frame moved or its clip changed');
@@ -109,7 +224,8 @@
     if (P.sx !== window.scrollX || P.sy !== window.scrollY) return fail('the page scrolled');
     if (P.truncated) return fail('the last walk hit the node limit');
     if (over) return fail('too many changes');
-    if (style) { I.css = null; return fail('style sheets or fonts changed'); }
+    if (style) return fail('style sheets or fonts changed');
+    if (sheets) return fail('style sheets changed');
     if (document.fonts && document.fonts.status === 'loading') return fail('fonts are loading');
     // A float shapes the lines of the blocks after it without changing their boxes: one that moved,
     // went or changed its margins makes a full walk (a new one is caught during the walk).
@@ -120,26 +236,15 @@
     }
     const sub = new Set(), rowp = [];
     let sib = false;
-    const addSub = (el) => {
+    // (with its following siblings when the CSS can style them by it: by default, a state change)
+    const addSub = (el, sibs = sib) => {
       if (!el || el.nodeType !== 1 || !el.isConnected) return;
       sub.add(el);
-      if (sib) for (let s = el.nextElementSibling; s; s = s.nextElementSibling) sub.add(s);
+      if (sibs) for (let s = el.nextElementSibling; s; s = s.nextElementSibling) sub.add(s);
     };
-    for (const r of recs) {
-      const t = r.target;
-      if (r.type === 'childList') {
-        for (const lst of [r.addedNodes, r.removedNodes]) for (const n of lst) {
-          const nn = n.localName;
-          if (nn === 'style' || nn === 'link') { I.css = null; return fail('style sheets changed'); }
-        }
-      }
-      const tl = t.localName || (t.parentNode && t.parentNode.localName);
-      if (tl === 'style' || (t.localName === 'link')) { I.css = null; return fail('style sheets changed'); }
-    }
-    if (!I.css) I.css = cssFlags();
     const css = I.css;
-    if (css.has && (recs.length || marks.size)) return fail('the page styles with :has()');
-    if (css.cq && (recs.length || marks.size)) return fail('the page styles with container queries');
+    if (css.has && (recs.length || marks.size)) return fail(cssWhy(css, ':has()'));
+    if (css.cq && (recs.length || marks.size)) return fail(cssWhy(css, 'container queries'));
     sib = css.sib;
     for (const r of recs) {
       let t = r.target;
@@ -148,20 +253,19 @@
       if (t.nodeType === 11) { if (t.host) addSub(t.host); continue; }
       if (t.nodeType === 9) return fail('the document was replaced');
       if (r.type === 'characterData') { if (t.isConnected && t.nodeType === 1) sub.add(t); continue; }
-      addSub(t);
+      addSub(t, sibChange(css, r));
       // a slotted light child whose slot changes is re-placed: its host is re-walked
       if (r.type === 'attributes' && r.attributeName === 'slot' && t.parentNode && (t.parentNode.shadowRoot || S.closed.has(t.parentNode))) addSub(t.parentNode);
     }
     for (const el of marks) {
       if (el.localName === 'img' || el.localName === 'video' || el.localName === 'object' || el.localName === 'embed' || el.localName === 'input') addSub(el.parentElement || el);
-      else if (el.localName === 'link' || el.localName === 'style') { I.css = null; return fail('style sheets changed'); }
       else addSub(el);
     }
     for (const [el, sg] of P.controls) if (el.isConnected && ctlSig(el) !== sg) addSub(el);
     for (const [el, l, t] of P.scrollers) if (el.isConnected && (el.scrollLeft !== l || el.scrollTop !== t)) sub.add(el);
     const foc = deepFocus();
     if (foc !== P.focused) {
-      if (css.fw) return fail('focus moved and the page styles :focus-within');
+      if (css.fw) return fail('focus moved and ' + cssWhy(css, ':focus-within'));
       if (P.focused) addSub(P.focused);
       if (foc && foc !== document.body && foc !== document.documentElement) addSub(foc);
       else if (foc) rowp.push(foc);
@@ -180,7 +284,7 @@
     if (ANIM.layout) return fail('an animation moves the layout');
     for (const tg of ANIM.targets) addSub(tg);
     for (const tg of P.anims) addSub(tg);
-    for (const el of P.remote) if (el.isConnected) rowp.push(el);
+    labelDeps(P, sub, rowp, recs);
     if (sub.size > 2000) return fail('too many changes');
     // every ancestor of a changed element (through shadow hosts, and through the slot a light
     // child renders in) is re-read: its name, text block or box may come from what changed
@@ -200,6 +304,75 @@
     }
     I.why = sub.size + ' changed subtree(s)';
     return { sub: sub, touched: touched };
+  }
+  // Rows that read other parts of the page: a form control's name (or a labelable button's, output's,
+  // meter's; an aria-labelledby user's) comes from its labels and from the elements its
+  // aria-labelledby names. Only those whose label sources meet a changed subtree are walked again:
+  // the `for` target of a label in, around or removed from a changed subtree (or whose `for` changed);
+  // everything inside a label around one (the controls it wraps); and every element whose
+  // aria-labelledby or aria-describedby names an id in, around or removed from one, or an id that
+  // changed (and the element that now holds such an id: a label's target may have moved to it).
+  function labelDeps(P, sub, rowp, recs) {
+    const ids = new Set(), fors = [], wraps = [];
+    const around = new Set();
+    const forOf = (l, root) => { const f = l.getAttribute('for'); if (f) fors.push([root, f]); };
+    const inside = (n, root) => {
+      for (const l of n.getElementsByTagName('label')) forOf(l, root);
+      for (const e of n.querySelectorAll('[id]')) ids.add(e.id);
+    };
+    const todo = [];
+    for (const el of sub) {
+      inside(el, el.getRootNode());
+      todo.push(el);
+    }
+    while (todo.length) {
+      for (let n = todo.pop(); n && n.nodeType !== 9; n = upOf(n)) {
+        if (n.nodeType !== 1) continue;
+        if (around.has(n)) break;
+        around.add(n);
+        if (n.id) ids.add(n.id);
+        if (n.localName === 'label') { wraps.push(n); forOf(n, n.getRootNode()); }
+        if (n.assignedSlot) todo.push(n.assignedSlot);
+      }
+    }
+    for (const r of recs) {
+      if (r.type === 'childList') {
+        let root = null;
+        for (const n of r.removedNodes) {
+          if (n.nodeType !== 1) continue;
+          root = root || r.target.getRootNode();
+          if (n.id) ids.add(n.id);
+          if (n.localName === 'label') forOf(n, root);
+          inside(n, root);
+        }
+      } else if (r.type === 'attributes' && r.oldValue) {
+        if (r.attributeName === 'id') ids.add(r.oldValue);
+        else if (r.attributeName === 'for' && r.target.localName === 'label') fors.push([r.target.getRootNode(), r.oldValue]);
+      }
+    }
+    const add = (e) => { if (e && e.nodeType === 1 && e.isConnected) rowp.push(e); };
+    for (const l of wraps) sub.add(l);
+    for (const [root, f] of fors) add(root.getElementById ? root.getElementById(f) : document.getElementById(f));
+    if (ids.size) {
+      for (const root of [document].concat(I.roots)) {
+        if (!root.isConnected && root !== document) continue;
+        let refs = [];
+        try { refs = root.querySelectorAll('[aria-labelledby],[aria-describedby]'); } catch (e) {}
+        for (const e of refs) {
+          const v = (e.getAttribute('aria-labelledby') || '') + ' ' + (e.getAttribute('aria-describedby') || '');
+          for (const t of v.split(/\s+/)) if (t && ids.has(t)) { rowp.push(e); break; }
+        }
+        if (root.getElementById) for (const x of ids) add(root.getElementById(x));
+      }
+    }
+    // a native checkbox or radio shrunk to nothing takes its label's box: walked again every time
+    for (const el of P.remote) {
+      if (el.localName !== 'input' || !el.isConnected) continue;
+      const ty = el.type;
+      if (ty !== 'checkbox' && ty !== 'radio') continue;
+      const k = P.map.get(el), r = k === undefined ? null : P.memo[k].r;
+      if (!r || r[2] < 2 || r[3] < 2) rowp.push(el);
+    }
   }
   let HOVER = null;  // the pointer's :hover chain, read once per walk
   function fail(why) { I.why = why; return null; }
