@@ -36,7 +36,7 @@ FAR_COST = 0.3
 EDGE = 1.0    # overlaps thinner than this (a shared border, a line box's half-leading) do not count
 NEAR = 3.0    # a neighbour's box this close to a badge faces it (px)
 FACING = 0.5  # ambiguous: a neighbour faces the badge at least this share as much as its own box does
-TEXT_SHARE = 0.08  # a spot covers words when this share of the badge lies on (estimated) text
+TEXT_SHARE = 0.02  # a spot covers words when this share of the badge lies on (measured or estimated) text
 LINE = 17.0   # CSS px: the height of one line of ordinary (14–16 px) text, its content box
 
 
@@ -156,8 +156,8 @@ def _judge(s: BadgeSpec, r: Rect, kind: int, world: _World) -> tuple[float, bool
     own_face = facing(r, s.box, EDGE) if kind != IN else max(w, h)
     other_face = 0.0
     for o in world.boxes.near(r, NEAR):
-        if o in own_parts or contains(o, s.box):
-            continue  # the element itself, or a box around it (a row around its cell)
+        if o in own_parts or (contains(o, s.box) and not s.occluded):
+            continue  # the element itself, or a box around it (a row around its cell; not the cover of a covered one)
         if o in world.occluded_boxes:
             cost += OCCLUDED_BOX_WEIGHT * overlap(core, o)
             continue
@@ -263,8 +263,14 @@ def line_boxes(node) -> list[Bounds]:
     when the snapshot has them), else its bounds."""
     lines = getattr(node, "line_rects", None)
     if lines and len(lines) >= 2:
-        return [tuple(r) for r in lines if r[2] > 0 and r[3] > 0] or [node.bounds]
-    return [node.bounds]
+        return [tuple(r) for r in lines if r[2] > 0 and r[3] > 0] or [shown_bounds(node)]
+    return [shown_bounds(node)]
+
+
+def shown_bounds(node) -> Bounds:
+    """Where the element can be seen: its bounds cut by the scroll areas around it (`visible_bounds`,
+    when the snapshot has it), else its bounds."""
+    return getattr(node, "visible_bounds", None) or node.bounds
 
 
 def own_words(node) -> str | None:

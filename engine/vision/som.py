@@ -31,6 +31,7 @@ from engine.vision.badges import (
     overlap,
     own_words,
     place_badges,
+    shown_bounds,
     text_colour,
     text_rects,
     words_rect,
@@ -140,6 +141,7 @@ class Ink:
     spot (badges prefer blank background), and where inside a box the page draws its words."""
 
     RIM = 3  # px of a box's edge left out when measuring its words: its border, its focus ring
+    MARGIN = (1, 3)  # px kept around measured words: left and right, above and below
 
     def __init__(self, image: Image.Image):
         self.edges = image.convert("L").filter(ImageFilter.FIND_EDGES).point(lambda v: 255 if v > 40 else 0)
@@ -162,7 +164,10 @@ class Ink:
         if x1 <= x0 or y1 <= y0:
             return None
         bb = self.edges.crop((x0, y0, x1, y1)).getbbox()
-        return None if bb is None else (x0 + bb[0], y0 + bb[1], x0 + bb[2], y0 + bb[3])
+        if bb is None:
+            return None
+        m, mv = self.MARGIN  # the glyphs' whole line: accents above, descenders below, a pixel of air
+        return (x0 + bb[0] - m, y0 + bb[1] - mv, x0 + bb[2] + m, y0 + bb[3] + mv)
 
 
 def _dashed_rect(d: ImageDraw.ImageDraw, r: Rect, colours: tuple[RGB, RGB], width: int, dash: int) -> None:
@@ -242,7 +247,7 @@ def draw_som(image: Image.Image, snapshot, *, scale: float | None = None,
 
     placed: list[tuple[VirtualNode, Rect, tuple[Rect, ...]]] = []
     for n in _select(snapshot, nodes):
-        r = to_img(n.bounds)
+        r = to_img(shown_bounds(n))
         if r is None:
             continue
         lines = tuple(x for x in (to_img(b) for b in line_boxes(n)) if x is not None)

@@ -25,6 +25,7 @@ from engine.vision.badges import (
     line_boxes,
     own_words,
     place_badges,
+    shown_bounds,
     text_colour,
     text_extent,
     words_rect,
@@ -85,7 +86,7 @@ def overlay_items(snap) -> tuple[list[OverlayBox], list[tuple[float, float, floa
     for n in snap.nodes():
         if not (n.rendered and n.visible_ratio > 0):
             continue
-        x, y, w, h = n.bounds
+        x, y, w, h = shown_bounds(n)
         if w <= 0 or h <= 0:
             continue
         parts = line_boxes(n)
