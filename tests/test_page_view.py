@@ -155,7 +155,7 @@ def test_click_type_and_wheel_reach_the_page(qtbot, open_view):
     qtbot.waitUntil(lambda: view.overlay_stale, timeout=5000)
 
 
-def test_overlay_boxes_and_badges_select_nodes_and_do_not_click(qtbot, open_view):
+def test_overlay_boxes_and_badges_select_nodes_on_alt_click_and_clicks_reach_the_page(qtbot, open_view):
     tab, view = open_view(size=(800, 600))
     snap = run(qtbot, tab.snapshot())
     view.set_snapshot(snap)
@@ -174,21 +174,27 @@ def test_overlay_boxes_and_badges_select_nodes_and_do_not_click(qtbot, open_view
     for i, a in enumerate(rects):
         for b in rects[i + 1:]:
             assert a.intersected(b).isEmpty(), "two badges overlap"
-    # click the button's box: node_clicked, and the page is NOT clicked
+    # Alt+click the button's box: node_clicked, and the page is NOT clicked
     btn = snap.find(role="button")[0]
     with qtbot.waitSignal(view.node_clicked, timeout=2000) as got:
-        qtbot.mouseClick(view, Qt.LeftButton, pos=at(view, *btn.center))
+        qtbot.mouseClick(view, Qt.LeftButton, Qt.AltModifier, pos=at(view, *btn.center))
     assert got.args == [btn.node_id] and view.highlighted("selected") == btn.node_id
     qtbot.wait(300)
     assert page_eval(qtbot, tab, "window.clicks || 0") == 0
-    # hovering a badge hovers its node (its badge is then drawn on top); clicking it selects the node
+    # hovering a badge hovers its node (its badge is then drawn on top); Alt+clicking it selects the node
     other = next(b for b in boxes if b.node_id != btn.node_id)
     spot = badges[other.node_id].center().toPoint()
     qtbot.mouseMove(view, spot)
     assert view._hover_id == other.node_id
     with qtbot.waitSignal(view.node_clicked, timeout=2000) as got:
-        qtbot.mouseClick(view, Qt.LeftButton, pos=spot)
+        qtbot.mouseClick(view, Qt.LeftButton, Qt.AltModifier, pos=spot)
     assert got.args == [other.node_id]
+    # a plain click on the box reaches the page (the overlay stays on) and selects nothing
+    view.highlight(None, "selected")
+    with qtbot.assertNotEmitted(view.node_clicked, wait=300):
+        qtbot.mouseClick(view, Qt.LeftButton, pos=at(view, *btn.center))
+    wait_page(qtbot, tab, "window.clicks === 1")
+    assert view.highlighted("selected") is None
     # tooltips: page text escaped, password never shown
     tip = view.tooltip_text(btn.node_id)
     assert "<b>bold" not in tip and "&lt;b&gt;bold" in tip
@@ -209,7 +215,7 @@ def test_overlay_boxes_and_badges_select_nodes_and_do_not_click(qtbot, open_view
     assert view.highlighted("target") is None
     view.set_overlay(False)
     qtbot.mouseClick(view, Qt.LeftButton, pos=at(view, *btn.center))
-    wait_page(qtbot, tab, "window.clicks === 1")
+    wait_page(qtbot, tab, "window.clicks === 2")
     # the painted frame with the overlay differs from the page pixels (a box was drawn)
     view.set_overlay(True)
     view.highlight(btn.node_id, kind="target")
@@ -264,3 +270,32 @@ def test_stop_then_close_browser_is_clean(qtbot, aio_module, server):
     qtbot.mouseClick(view, Qt.LeftButton, pos=QPoint(100, 100))  # no crash
     view.update()
     qtbot.wait(100)
+
+
+def test_overlay_calendar_badges_sit_in_their_own_day_off_every_day_number(qtbot, open_view):
+    """The live overlay places the flatpickr calendar's badges as the stored pictures do: each day's
+    badge inside or touching its own cell, over no day number of any cell (test_som_dense)."""
+    from test_som_dense import DAYS_JS, check_calendar_badges
+
+    tab, view = open_view("real/datepicker.html", size=(1280, 800))
+    wait_page(qtbot, tab, "document.documentElement.dataset.ready === '1'", timeout=20000)
+    page_eval(qtbot, tab, "document.querySelector('#departure').click()")
+    wait_page(qtbot, tab, "document.querySelector('.flatpickr-calendar.open')")
+    qtbot.wait(500)  # flatpickr's opening animation
+    frames = view.frame_count
+    run(qtbot, view.request_frame())
+    qtbot.waitUntil(lambda: view.frame_count > frames and view.paint_count >= 2, timeout=5000)
+    snap = run(qtbot, tab.snapshot())
+    view.set_snapshot(snap)
+    view.set_overlay(True)
+    assert view.scale == 1.0
+    days = page_eval(qtbot, tab, f"({DAYS_JS})()")
+    badges = {}
+    for nid, r in view.badge_rects().items():
+        tl, br = view.to_page(r.topLeft()), view.to_page(r.bottomRight())
+        badges[nid] = (tl[0], tl[1], br[0], br[1])
+    assert check_calendar_badges(badges, days, snap) == 31
+    qtbot.wait(200)
+    out = os.environ.get("VIGIL_ARTIFACTS")
+    if out:
+        view.grab().save(os.path.join(out, "overlay_calendar.png"))

@@ -303,10 +303,14 @@ Measure = Callable[[Rect], "Rect | None"]  # a box → the part of it the page d
 def words_rect(bounds: Bounds, words: str, to_rect: Callable[[Bounds], Rect | None],
                measure: Measure | None = None) -> Rect | None:
     """Where the words `words` of a box with CSS-px `bounds` are, through `to_rect`: measured on the
-    page's pixels when `measure` is given (None when the box is blank there), else `text_extent`."""
+    page's pixels when `measure` is given and finds them, else estimated (`text_extent`)."""
     if measure is not None:
         full = to_rect(bounds)
-        return measure(full) if full is not None else None
+        got = measure(full) if full is not None else None
+        if got is not None:
+            return got
+        # blank there on the pixels at hand (a frame older than the snapshot, words the colour of the
+        # background): the estimate, so as not to take a box with words for an empty one
     return to_rect(text_extent(bounds, words))
 
 
