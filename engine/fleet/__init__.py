@@ -17,7 +17,9 @@ BAD_ARGUMENT) naming the file, the run (number, name, CSV line) and what is wron
 Running (engine.fleet.runner)
 -----------------------------
 `fleet = Fleet(spec, parallel=1, approve="ask"|"auto-safe"|"auto", browsers=None | ["http://h:9222",
-"ws://…"], max_steps=30, store=Store | None, fleet_id=None, headless=True, timeout=30.0, keep=None)`
+"ws://…"], max_steps=30, store=Store | None, fleet_id=None, headless=True, timeout=30.0, keep=None,
+browser=None)` — `browser`: an already launched `Browser` (the window's) to open the runs' contexts in instead of
+launching a local Chromium; it is left open at the end.
 `result = await fleet.run()` → `FleetResult(fleet, runs, seconds)`: `.ok`, `.exit_code` (0 all done, else 1),
 `.to_json()` → {"fleet": ID, "runs": [{"name","task","status","session","browser","steps","answer"|"reason"}]}.
 - `fleet.id` (12 hex), `fleet.runs: list[FleetRun]` (in the file's order), `fleet.queue: ApprovalQueue`,

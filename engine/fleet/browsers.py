@@ -51,9 +51,11 @@ class BrowserPool:
     pool.release(endpoint, browser)`; `await pool.close()` at the end (a local Chromium is closed, remote
     ones are left running)."""
 
-    def __init__(self, endpoints: list[str] | None = None, *, headless: bool = True, timeout: float = 15.0) -> None:
+    def __init__(self, endpoints: list[str] | None = None, *, headless: bool = True, timeout: float = 15.0,
+                 local: Browser[Tab] | None = None) -> None:
         urls = [u.strip() for u in (endpoints or []) if u.strip()]
         self.endpoints = [Endpoint(label=u, url=u) for u in urls] or [Endpoint(label=LOCAL)]
+        self.local = local  # a Browser already launched to use instead of launching one (left open at the end)
         self.headless, self.timeout = headless, timeout
         self.on_dead: Callable[[Endpoint], None] | None = None
         self._lock = asyncio.Lock()
@@ -72,6 +74,9 @@ class BrowserPool:
                                                                            for e in self.endpoints))
 
     async def _start(self, e: Endpoint) -> None:
+        if e.url is None and self.local is not None:
+            e.base = self.local
+            return
         b: Browser[Tab] = Browser(Tab)
         try:
             await b.start(headless=self.headless, cdp_url=e.url, executable=None, viewport=(1280, 800), args=None,
@@ -134,7 +139,7 @@ class BrowserPool:
     async def close(self) -> None:
         self._closing = True
         for e in self.endpoints:
-            if e.base is not None:
+            if e.base is not None and e.base is not self.local:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(e.base.close(), 20)
                 e.base = None

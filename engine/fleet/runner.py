@@ -121,11 +121,12 @@ class Fleet:
 
     `store`: an open `engine.store.Store` to record each run as a session grouped under the fleet's id
     (None: nothing is kept). `keep`: runs finished in an earlier attempt (by index), kept as they are
-    (`engine.fleet.resume`)."""
+    (`engine.fleet.resume`). `browser`: a launched `Browser` to open the runs' contexts in instead of launching a
+    local Chromium (left open at the end; the window passes its own)."""
 
     def __init__(self, spec: FleetSpec, *, parallel: int = 1, approve: str = "ask", browsers: list[str] | None = None,
                  max_steps: int = 30, store: Any = None, fleet_id: str | None = None, headless: bool = True,
-                 timeout: float = 30.0, keep: dict[int, FleetRun] | None = None) -> None:
+                 timeout: float = 30.0, keep: dict[int, FleetRun] | None = None, browser: Any = None) -> None:
         if parallel < 1:
             raise VigilError("--parallel must be at least 1.", code=ErrorCode.BAD_ARGUMENT)
         if max_steps < 1:
@@ -137,7 +138,7 @@ class Fleet:
         self.store, self.headless, self.timeout = store, headless, timeout
         self.id = fleet_id or new_fleet_id()
         self.queue = ApprovalQueue()
-        self.pool = BrowserPool(self.browsers, headless=headless)
+        self.pool = BrowserPool(self.browsers, headless=headless, local=browser)
         self.runs = [(keep or {}).get(s.index) or FleetRun(spec=s) for s in spec.runs]
         self._listeners: list[Callable[[FleetChange], None]] = []
         self._stopping: str | None = None
