@@ -9,8 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-import shiboken6
-from PySide6.QtCore import QPoint, QPointF, QRect, QSettings, Qt
+from PySide6.QtCore import QRect, QSettings, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -21,7 +20,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTabWidget,
-    QToolBar,
     QVBoxLayout,
     QWidget,
 )
@@ -30,13 +28,15 @@ from engine.models import ChatMessage
 from engine.snapshot.serialize.limits import status_words, walk_cut
 from gui.aio import spawn
 from gui.controller import Supervisor
+from gui.run_wiring import LOOP_WORDS, RunWiring, step_words
+from gui.take_over import TakeOver
 from gui.widgets.approval_bar import ApprovalBar
 from gui.widgets.chat_view import ChatView
 from gui.widgets.inspector import PayloadInspector
 from gui.widgets.node_models import locator_missing
 from gui.widgets.node_tree import NodeTreePanel
+from gui.widgets.page_input import NOTHING_TO_PICK
 from gui.widgets.page_view import PageView
-from gui.widgets.picture_window import PictureWindow
 from gui.widgets.plan_view import PlanView
 from gui.widgets.sessions_panel import SessionsPanel
 from gui.widgets.settings_dialog import SettingsDialog
@@ -44,21 +44,17 @@ from gui.widgets.status_bar import StatusBar
 from gui.widgets.step_overlay import StepOverlay
 from gui.widgets.tab_strip import TabStrip, with_tab_strip
 from gui.window_layout import clamp_to, first_geometry, screen_at, to_bytes, window_settings
+from gui.window_toolbar import FIT, OVERLAY_ON_WORDS, PAGE_SIZES, build_toolbar
+
+__all__ = ["MainWindow", "step_words"]
 
 log = logging.getLogger("vigil.gui")
 PLANNER_CHOICES = ("heuristic", "openai", "backend")
-FIT = "Fit to panel"
 SIDE_SHARE, SIDE_MAX = 0.3, 520  # the side panel's first width: this share of the window, at most this
-# the page size choices: the page follows the panel, or a device size scaled to fit it
-PAGE_SIZES: dict[str, tuple[int, int] | None] = {
-    FIT: None, "1280×800 desktop": (1280, 800), "1440×900 desktop": (1440, 900), "1920×1080 desktop": (1920, 1080),
-    "1024×768 tablet": (1024, 768), "390×844 phone": (390, 844)}
-# the loop's states as the status bar says them
-LOOP_WORDS = {"observing": "observing the page", "planning": "planning", "awaiting_approval": "waiting for approval",
-              "acting": "acting", "verifying": "acting"}
+VIA_WORDS = {"label": "its label's control", "widget": "the control of this widget"}  # pick mode: found how
 
 
-class MainWindow(QMainWindow):
+class MainWindow(RunWiring, QMainWindow):
     def __init__(self, sup: Supervisor, *, suggested_task: str = "", settings: QSettings | None = None) -> None:
         super().__init__()
         self.sup = sup
@@ -74,39 +70,7 @@ class MainWindow(QMainWindow):
 
     # -- layout --------------------------------------------------------------------------------
     def _build(self, suggested_task: str) -> None:
-        bar = QToolBar("Navigation")
-        bar.setMovable(False)
-        self.addToolBar(bar)
-        self.act_back = QAction("◀", self, toolTip="Back")
-        self.act_fwd = QAction("▶", self, toolTip="Forward")
-        self.act_reload = QAction("⟳", self, toolTip="Reload")
-        for a in (self.act_back, self.act_fwd, self.act_reload):
-            bar.addAction(a)
-        self.url = QLineEdit()
-        self.url.setPlaceholderText("http(s) URL or a local HTML file")
-        bar.addWidget(self.url)
-        self.viewport = QComboBox()
-        self.viewport.addItems(list(PAGE_SIZES))
-        self.viewport.setToolTip("Page size: follow the panel (the page re-lays out as you resize it), or a "
-                                 "device size scaled to fit")
-        bar.addWidget(self.viewport)
-        self.act_overlay = QAction("Set-of-Mark", self, checkable=True,
-                                   toolTip="Draw every interactive node's box and ID")
-        self.act_snapshot = QAction("Snapshot", self, toolTip="Take a fresh snapshot")
-        # on at every start: turning it off lasts until Vigil closes (never saved)
-        self.act_mask = QAction("Mask secrets", self, checkable=True, checked=True,
-                                toolTip="Paint over password, one-time-code, PIN and card fields (and any secret a "
-                                        "run typed) in the live page. Off: only until Vigil closes; pictures that "
-                                        "are stored, exported or sent to a model are always masked")
-        self.act_settings = QAction("Settings", self)
-        self.act_new_session = QAction("New session", self, toolTip="The next task starts a new recorded session "
-                                                                    "in this tab instead of adding to this one")
-        # pick mode: hover a node on the live page to see its Playwright locator, click to copy it
-        self.act_pick = QAction("Pick locator", self, checkable=True,
-                                toolTip="Hover an element of the page to see its Playwright locator; click copies it")
-        for a in (self.act_overlay, self.act_mask, self.act_snapshot, self.act_new_session, self.act_settings,
-                  self.act_pick):
-            bar.addAction(a)
+        build_toolbar(self)
 
         self.banner = QLabel()
         self.banner.setTextFormat(Qt.PlainText)
@@ -190,6 +154,7 @@ class MainWindow(QMainWindow):
         self.act_reload.triggered.connect(lambda: spawn(s.history(0)))
         self.act_snapshot.triggered.connect(lambda: spawn(s.refresh(force=True)))
         self.act_overlay.toggled.connect(self.page.set_overlay)
+        self.act_overlay.toggled.connect(self._overlay_toggled)
         self.act_mask.toggled.connect(self.page.set_masking)
         self.act_settings.triggered.connect(self._settings)
         self.act_new_session.triggered.connect(self._new_session)
@@ -214,7 +179,11 @@ class MainWindow(QMainWindow):
         self.approval.edit_btn.clicked.connect(lambda: self.act_overlay.setChecked(True))
         self.policy.currentTextChanged.connect(s.set_policy)
         self.page.node_clicked.connect(self._select_node)
-        self.page.input_listener = s.person_input  # the person's own steps (take over)
+        # the person's own steps (take over), and the wait for them ("I'll do it in the page")
+        self.take_over = TakeOver(s, self.approval, self)
+        self.page.input_listener = self.take_over.heard
+        # a plain click on a box selects it only while the Edit panel is open (it picks the step's new target)
+        self.page.select_on_click = self.approval.editing
         self.act_pick.toggled.connect(self.page.set_picking)
         # a hovered locator stays in the status bar only while picking
         self.act_pick.toggled.connect(lambda on: None if on else self.statusBar().clearMessage())
@@ -247,13 +216,24 @@ class MainWindow(QMainWindow):
         self.banner.setText(text)
         self.banner.show()
 
-    def _picked(self, node_id: str, code: str, clicked: bool) -> None:
-        """Pick mode: the locator of the node under the pointer in the status bar (copied on a click)."""
+    def _picked(self, node_id: str, code: str, clicked: bool, via: str = "") -> None:
+        """Pick mode: the locator of the node under the pointer in the status bar (copied on a click); where
+        it came from when it is not the node itself (a label's control); and where nothing can be picked, so."""
+        if not node_id:
+            self.statusBar().showMessage(NOTHING_TO_PICK + ("; nothing copied" if clicked else ""), 0)
+            return
+        how = f" ({VIA_WORDS[via]})" if via in VIA_WORDS else ""
         if code:
-            self.statusBar().showMessage(("Copied: " if clicked else "") + code, 8000 if clicked else 0)
+            self.statusBar().showMessage(("Copied: " if clicked else "") + code + how, 8000 if clicked else 0)
             return
         why = locator_missing(self.sup.snapshot, node_id)
-        self.statusBar().showMessage("No locator for this element" + (f": {why}" if why else ""), 0)
+        self.statusBar().showMessage("No locator for this element" + (f": {why}" if why else "") + how, 0)
+
+    def _overlay_toggled(self, on: bool) -> None:
+        """The words that say how a node is selected, beside the toggle while the overlay is on."""
+        self.overlay_hint_action.setVisible(on)
+        if on:
+            self.statusBar().showMessage(OVERLAY_ON_WORDS, 8000)
 
     def _viewport_wanted(self, width: int, height: int) -> None:
         if not self._closing:  # the page panel resizes as the window closes: the engine is stopping
@@ -269,14 +249,6 @@ class MainWindow(QMainWindow):
         if self.sup.new_session():
             self.statusBar().showMessage("The next task starts a new session in this tab.", 6000)
 
-    def replay(self, session_id: str) -> None:
-        """Replay a stored session in this tab with the task row's approval policy."""
-        if self.sup.running():
-            return
-        self._fresh_run()
-        self.tabs.setCurrentIndex(0)  # the Run tab: the plan and the chat of the replay
-        spawn(self._started(self.sup.replay(session_id, self.policy.currentText())))
-
     def _go(self) -> None:
         self.url.setModified(False)
         spawn(self.sup.navigate(self.url.text().strip()))
@@ -291,6 +263,7 @@ class MainWindow(QMainWindow):
 
     def _on_snapshot(self, snap, previous) -> None:
         self.page.set_snapshot(snap)
+        self._follow_target(snap)
         self.nodes.set_snapshot(snap, previous)
         self.inspector.show_snapshot_payload(snap)
         exchange = self.sup.last_exchange()
@@ -305,106 +278,12 @@ class MainWindow(QMainWindow):
         self.status_snap.set_line(f"{cut} · {line}" if cut else line, walk_cut(snap) or "")
         self.status_snap.setStyleSheet("color:#8a1c13;font-weight:bold" if cut else "")
 
-    def _on_record(self, rec) -> None:
-        self.chat.add_step_record(rec)
-        self.plan.add_step_record(rec)  # an unverified step is marked so in the plan (not ✓)
-        exchange = self.sup.last_exchange()
-        if exchange is not None:  # what the model or backend was sent for this step
-            self.inspector.show_exchange(exchange)
-        if rec.screenshot_after:  # for whoever compares pictures; nothing a person reads at a glance
-            self.status_loop.setToolTip(f"picture after step {rec.index + 1}: perceptual hash {rec.screenshot_after}")
-        self.statusBar().showMessage(step_words(rec), 6000)
-
-    def _on_step_picture(self, index: int, png: bytes, phash: str) -> None:
-        """A button on the step's chat turn opens the screenshot taken after it, with its Set-of-Mark."""
-        self.status_loop.setToolTip(f"picture after step {index + 1}: perceptual hash {phash}")
-        turn = self.chat.turn_for_step(index)
-        if turn is None:
-            return
-        btn = QPushButton("Picture after this step")
-        btn.setToolTip("The screenshot taken after this step, with its Set-of-Mark")
-        btn.setFlat(True)
-        btn.setObjectName("stepPicture")
-        btn.setStyleSheet("#stepPicture { text-align:left; color:#1d4ed8; padding:2px 0; }")
-        btn.clicked.connect(lambda: self._show_picture(index, png))
-        turn.box.addWidget(btn)
-
-    def _show_picture(self, index: int, png: bytes) -> PictureWindow:
-        """The picture taken after step `index`, whole (fitted to a window that fits the screen), zoomable."""
-        from PySide6.QtGui import QPixmap
-        pm = QPixmap()
-        pm.loadFromData(png, "PNG")
-        view = PictureWindow(pm, f"Vigil — step {index + 1}: the page after it", anchor=self,
-                             caption=f"After step {index + 1} · {pm.width()}×{pm.height()} px, with its Set-of-Mark")
-        self._pictures = [w for w in getattr(self, "_pictures", []) if shiboken6.isValid(w) and w.isVisible()] + [view]
-        view.show()  # non-modal
-        return view
-
-    def _on_request(self, req) -> None:
-        self.approval.show_request(req)
-        target = None
-        if req.target:
-            self.page.highlight(req.target.get("id"), kind="target")
-            node = self.sup.snapshot.get(req.target["id"]) if (self.sup.snapshot is not None and req.target.get("id")
-                                                               and req.target["id"] in self.sup.snapshot) else None
-            if node is not None:
-                r = self.page.page_rect_to_widget(node.bounds)
-                target = r.translated(QPointF(self.page.mapTo(self.page_column, QPoint(0, 0))))
-        self.step_overlay.place(target)  # over the panel's bottom, or its top when the target is there
-
-    def _on_request_done(self) -> None:
-        self.approval.clear()
-        self.page.highlight(None, kind="target")
-
-    def _on_status(self, status: str, state: str, detail: str) -> None:
-        self.chat.set_task_status(status, detail)
-        running = self._run_active = status == "running" and state != "finished"
-        self.status_loop.setText(LOOP_WORDS.get(state, "running") if running else "idle")
-        self.status_loop.setProperty("state", state if running else "idle")
-        self.plan.set_running(running)
-        self.run_btn.setEnabled(not running)
-        self.stop_btn.setEnabled(running)
-        self.act_new_session.setEnabled(not running and self.sup.recording)
-        self.sessions.set_running(running)
-
-    def _policy_from_bar(self, policy: str) -> None:
-        self.policy.setCurrentText(policy)  # also tells the running loop
-
     def _select_node(self, node_id: str) -> None:
         self.page.highlight(node_id, kind="selected")
         self.nodes.select_node(node_id)
         if self.approval.retarget(node_id):  # Edit is open: the picked node is the step's new target
             self.page.highlight(node_id, kind="target")
             self.step_overlay.refresh()
-
-    def _run(self) -> None:
-        text = self.task.text().strip()
-        if not text or self.sup.running():
-            return
-        self._fresh_run()
-        spawn(self._started(self.sup.run_task(text, self.planner.currentText(), self.policy.currentText())))
-
-    async def _started(self, starting) -> None:
-        """Await the start of a run; a run that never started (a planner that cannot be made, a session
-        with nothing to replay) leaves the plan panel idle again."""
-        await starting
-        if not self.sup.running():
-            self.plan.set_running(False)
-
-    def _fresh_run(self) -> None:
-        self.banner.hide()
-        if self.sup.store_error:  # still true for this run
-            self.show_error(self.sup.store_error)
-        self.chat.clear()
-        self.plan.set_plan(None)
-        self.plan.set_running(True)
-
-    async def _quick(self, text: str) -> None:
-        d = await self.sup.quick_command(text)
-        if d is not None:
-            self.sup.decide(d)
-        else:
-            self.approval.show_take_over_error(f"Could not ground {text!r} on this page; see the banner.")
 
     def set_page_size(self, choice: str) -> None:
         """"Fit to panel", or one of the device sizes (scaled to fit the panel)."""
@@ -539,21 +418,3 @@ class MainWindow(QMainWindow):
         await self.shutdown()
         self.close()
 
-
-def step_words(rec) -> str:
-    """The status bar's line for a finished step: what ran and whether it was verified, at a glance."""
-    if rec.action is None:
-        what = "the person acted in the page"
-    elif rec.action.name in ("finish", "fail"):
-        what = rec.action.name  # its words are the chat's task header already
-    else:
-        what = rec.action.to_string()
-    if rec.status != "completed":
-        verdict = rec.status
-    elif rec.verification is None:
-        verdict = "done"
-    else:
-        verdict = "verified" if rec.verification.success else "not verified"
-    total = rec.timings_ms.get("total")
-    took = f" · {total:.0f} ms" if total else ""
-    return f"Step {rec.index + 1}: {what} — {verdict}{took}"

@@ -114,6 +114,46 @@ def test_an_ordinary_step_keeps_enter_on_approve(qtbot, bar):
     assert [d.kind for d in bar.got] == ["approve"]
 
 
+def test_waiting_for_the_person_in_the_page_answers_nothing_until_done(qtbot, bar):
+    """"I'll do it in the page" before the person acted: the bar waits — no stray Enter or Space answers the step
+    (Approve is gone, Done is off until the host says they acted) —, Escape and "Back to the question" return
+    to the step's buttons, and only Done answers, with a take-over in the page."""
+    from gui.widgets.in_page_wait import NOTHING_YET
+
+    acted = {"yet": False}
+    bar.in_page_waits = lambda: not acted["yet"]
+    waiting: list[bool] = []
+    bar.waiting_changed.connect(waiting.append)
+    _show(qtbot, bar, _step())
+    qtbot.mouseClick(bar.take_over_btn, Qt.LeftButton)
+    qtbot.mouseClick(bar.in_page_btn, Qt.LeftButton)
+    assert bar.waiting_in_page() and waiting == [True] and not bar.approve_btn.isVisible()
+    assert bar.in_page_panel.so_far.text() == NOTHING_YET and not bar.in_page_done_btn.isEnabled()
+    for key in (Qt.Key_Return, Qt.Key_Enter, Qt.Key_Space):
+        qtbot.keyClick(bar, key)
+    qtbot.mouseClick(bar.in_page_done_btn, Qt.LeftButton)  # off: nothing happens
+    assert bar.got == [] and bar.waiting_in_page()
+    qtbot.keyClick(bar, Qt.Key_Escape)  # back to the question
+    assert not bar.waiting_in_page() and waiting == [True, False] and bar.approve_btn.isVisible()
+    assert bar.approve_btn.isDefault() and bar.got == []
+    qtbot.mouseClick(bar.take_over_btn, Qt.LeftButton)
+    qtbot.mouseClick(bar.in_page_btn, Qt.LeftButton)
+    qtbot.mouseClick(bar.in_page_back_btn, Qt.LeftButton)
+    assert not bar.waiting_in_page() and bar.is_pending() and bar.got == []
+    qtbot.mouseClick(bar.take_over_btn, Qt.LeftButton)
+    qtbot.mouseClick(bar.in_page_btn, Qt.LeftButton)
+    bar.set_in_page_progress(["click(12)", 'type(12, "lamp", clear=false)'], True)
+    assert bar.in_page_panel.so_far.text() == 'So far: 1. click(12) · 2. type(12, "lamp", clear=false)'
+    qtbot.mouseClick(bar.in_page_done_btn, Qt.LeftButton)
+    assert [(d.kind, d.action) for d in bar.got] == [("take_over", None)] and not bar.is_pending()
+    # once the person has acted, "I'll do it in the page" answers at once
+    acted["yet"] = True
+    _show(qtbot, bar, _step())
+    qtbot.mouseClick(bar.take_over_btn, Qt.LeftButton)
+    qtbot.mouseClick(bar.in_page_btn, Qt.LeftButton)
+    assert [(d.kind, d.action) for d in bar.got] == [("take_over", None)] * 2
+
+
 def test_a_re_asked_step_shows_old_to_new_target_and_why_it_came_back(qtbot, bar):
     _show(qtbot, bar, _step())
     qtbot.mouseClick(bar.approve_btn, Qt.LeftButton)

@@ -1,7 +1,8 @@
 """Locators in the window: the Nodes tab shows the selected node's locator with Copy locator, the
 overlay tooltip names it, pick mode on the live view outlines the node under the pointer and tells its
-locator (a click copies it and never reaches the page), and the Sessions tab exports a session as a
-Playwright test."""
+locator (a click copies it and never reaches the page; over a label, its control; over nothing, says so),
+clicks with Set-of-Mark on reach the page while Alt+click selects, and the Sessions tab exports a session
+as a Playwright test."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import html
 import pytest
 
 from gui_helpers import aio, open_window, run, wait_fitted  # noqa: F401  (fixtures)
+from real_corpus import corpus_installed  # noqa: F401  (fixture)
 
 
 @pytest.fixture
@@ -121,3 +123,91 @@ def test_export_as_test_from_the_sessions_tab(qtbot, server, tmp_path):
         assert run(qtbot, w.sessions.export_test_to(sid, str(tmp_path / "notes.txt"))) is None
         assert w.banner.isVisible() and "Export as test failed" in w.banner.text()
         assert not (tmp_path / "notes.txt").exists()
+
+
+def _page_text(qtbot, w, selector: str, want: str, timeout: float = 5.0) -> str:
+    """The page's text at `selector` once it is `want` (or what it is when `timeout` runs out)."""
+    import time
+    end = time.monotonic() + timeout
+    got = run(qtbot, w.sup.tab.page.text_content(selector))
+    while got != want and time.monotonic() < end:
+        qtbot.wait(100)
+        got = run(qtbot, w.sup.tab.page.text_content(selector))
+    return got
+
+
+@pytest.mark.usefixtures("aio", "home")
+def test_clicks_with_set_of_mark_on_reach_the_page_and_alt_click_selects(qtbot, server):
+    """With Set-of-Mark on a click on a box reaches the page (its handler runs) and selects nothing; Alt+click
+    selects the node (in the view and the Nodes tab) and the page gets no click. The window says so beside the
+    toggle and in the status bar."""
+    from PySide6.QtCore import Qt
+
+    with open_window(qtbot, server.url("offline_shop.html")) as w:
+        wait_fitted(qtbot, w)
+        w.act_overlay.setChecked(True)
+        qtbot.waitUntil(w.overlay_hint.isVisible, timeout=5000)  # beside the toggle, once the toolbar laid out
+        assert w.overlay_hint.text() == "Alt+click a box selects its node"
+        assert w.statusBar().currentMessage().startswith("Set-of-Mark on: clicks still go to the page; Alt+click")
+        snap = w.sup.snapshot
+        order, create = snap.find("button", "Place order")[0], snap.find("button", "Create account")[0]
+        boxes = {b.node_id for b in w.page.overlay_boxes()}
+        assert {order.node_id, create.node_id} <= boxes
+        qtbot.mouseClick(w.page, Qt.LeftButton, pos=w.page.to_widget(*order.center).toPoint())
+        run(qtbot, w.page.drain_input())
+        assert _page_text(qtbot, w, "#status", "Order placed") == "Order placed", "the click did not reach the page"
+        assert w.page.highlighted("selected") is None and w.nodes.selected_node_id() is None
+
+        qtbot.mouseClick(w.page, Qt.LeftButton, Qt.AltModifier, pos=w.page.to_widget(*create.center).toPoint())
+        assert w.page.highlighted("selected") == create.node_id and w.nodes.selected_node_id() == create.node_id
+        run(qtbot, w.page.drain_input())
+        qtbot.wait(300)
+        assert run(qtbot, w.sup.tab.page.text_content("#status")) == "Order placed", "Alt+click reached the page"
+        w.act_overlay.setChecked(False)
+        qtbot.waitUntil(lambda: not w.overlay_hint.isVisible(), timeout=5000)
+
+
+@pytest.mark.usefixtures("aio", "home", "corpus_installed")
+def test_pick_over_a_label_copies_its_controls_locator_and_says_when_there_is_nothing(qtbot, server):
+    """Pick locator on a real library page (Radix UI): over the words of a checkbox's label it outlines and
+    copies the checkbox's locator — which Playwright resolves to exactly that button — and says it came
+    from the label; over empty space it says there is nothing to pick and copies nothing."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtGui import QGuiApplication
+
+    with open_window(qtbot, server.url("real/radix.html")) as w:
+        wait_fitted(qtbot, w)
+        run(qtbot, w.sup.tab.page.wait_for_selector("html[data-ready]", state="attached"))
+        snap = run(qtbot, w.sup.refresh(force=True))
+        terms = snap.find("checkbox", "Accept terms and conditions")[0]
+        want = 'page.get_by_role("checkbox", name="Accept terms and conditions", exact=True)'
+        x, y = run(qtbot, w.sup.tab.page.evaluate("""() => {
+            const r = document.createRange(); r.selectNodeContents(document.querySelector('label[for=terms]'));
+            const b = r.getClientRects()[0]; return [b.x + b.width / 2, b.y + b.height / 2]; }"""))
+        assert not (terms.bounds[0] <= x <= terms.bounds[0] + terms.bounds[2]), "the point is on the label's words"
+        w.act_pick.setChecked(True)
+        pos = w.page.to_widget(x, y).toPoint()
+        qtbot.mouseMove(w.page, pos)
+        qtbot.waitUntil(lambda: w.page.highlighted("pick") == terms.node_id, timeout=5000)
+        assert w.statusBar().currentMessage() == want + " (its label's control)"
+        QGuiApplication.clipboard().setText("")
+        qtbot.mouseClick(w.page, Qt.LeftButton, pos=pos)
+        assert QGuiApplication.clipboard().text() == want and w.page.picked == (terms.node_id, want)
+        loc = eval(want, {"page": w.sup.tab.page})  # noqa: S307 - the locator line just copied
+        assert run(qtbot, loc.count()) == 1 and run(qtbot, loc.evaluate("e => e.id")) == "terms"
+        assert run(qtbot, w.sup.tab.page.evaluate("document.getElementById('terms').getAttribute('aria-checked')")) \
+            == "false", "the pick click reached the page"
+
+        # empty space, right of the form: nothing to pick, said; a click copies nothing
+        vw, vh = snap.context.viewport.width, snap.context.viewport.height
+        empty = w.page.to_widget(vw - 4, vh - 4).toPoint()
+        qtbot.mouseMove(w.page, empty)
+        qtbot.waitUntil(lambda: w.page.highlighted("pick") is None, timeout=5000)
+        assert w.statusBar().currentMessage() == "Nothing to pick here: no element under the pointer takes input"
+        assert w.page.toolTip() == "Nothing to pick here: no element under the pointer takes input"
+        QGuiApplication.clipboard().setText("")
+        qtbot.mouseClick(w.page, Qt.LeftButton, pos=empty)
+        assert QGuiApplication.clipboard().text() == "" and w.page.picked == (terms.node_id, want)
+        assert w.statusBar().currentMessage().endswith("; nothing copied")
+        qtbot.mouseMove(w.page, empty + QPoint(1, 1))
+        w.act_pick.setChecked(False)

@@ -104,7 +104,6 @@ def test_take_over_in_the_live_view_records_the_persons_steps(qtbot, server, tmp
 
     with open_window(qtbot, server.url("offline_shop.html")) as window:
         wait_fitted(qtbot, window)
-        window.act_overlay.setChecked(False)  # clicks go to the page, not to the boxes
         qtbot.keyClicks(window.task, "click Place order")
         qtbot.keyClick(window.task, Qt.Key_Return)
         qtbot.waitUntil(window.approval.is_pending, timeout=20000)
@@ -122,6 +121,9 @@ def test_take_over_in_the_live_view_records_the_persons_steps(qtbot, server, tmp
                                     for t in window.chat.turns() if t.role == "user"), timeout=20000)
         said = next(t.message.content for t in window.chat.turns()
                     if t.role == "user" and "I acted in the page myself:" in t.message.content)
+        turn = window.chat.turn_for_step(0)
+        qtbot.waitUntil(lambda: turn.observation is not None, timeout=5000)
+        _header_consistent(turn)  # acted first, then pressed: the header agrees with the ✔
         window.sup.stop_task()
         qtbot.waitUntil(lambda: not window.sup.running(), timeout=20000)
         assert run(qtbot, window.sup.tab.page.input_value("#name")) == "Grace"
@@ -143,3 +145,89 @@ def test_take_over_in_the_live_view_records_the_persons_steps(qtbot, server, tmp
     assert 'page.get_by_role("textbox", name="Full name", exact=True).press_sequentially("Grace")' in text
     assert 'page.get_by_role("checkbox", name="Gift wrap", exact=True).click()' in text
     assert "(the person's step)" in text
+
+
+def _said(window) -> str | None:
+    return next((t.message.content for t in window.chat.turns()
+                 if t.role == "user" and "I acted in the page myself" in t.message.content), None)
+
+
+def _header_consistent(turn) -> None:
+    """The agent's turn of a step the person took over: no failure mark beside the person's ✔."""
+    head = turn.header.text()
+    assert "taken over by you" in head and "✘" not in head and "❌" not in head, head
+    assert turn.observation is not None and turn.observation.ok
+    assert turn.observation.text().startswith(("✔", "✅")), turn.observation.text()
+
+
+@pytest.mark.usefixtures("aio")
+def test_take_over_before_acting_waits_for_the_persons_own_input(qtbot, server):
+    """"I'll do it in the page" pressed before the person acted records nothing: the bar says to act in the
+    page, then press Done (off until they act), "Back to the question" returns to the step's buttons; what
+    they then do — with Set-of-Mark on, their clicks reach the page — is recorded exactly, once they press
+    Done, while the step's target outline follows its button as the page moves it down."""
+    from PySide6.QtCore import Qt
+
+    from gui.widgets.in_page_wait import NOTHING_YET
+
+    with open_window(qtbot, server.url("offline_shop.html")) as window:
+        wait_fitted(qtbot, window)
+        window.act_overlay.setChecked(True)
+        qtbot.keyClicks(window.task, "click Place order")
+        qtbot.keyClick(window.task, Qt.Key_Return)
+        bar = window.approval
+        qtbot.waitUntil(bar.is_pending, timeout=20000)
+        target = bar.request.target["id"]
+        y0 = window.sup.snapshot.get(target).bounds[1]
+        assert window.page.highlighted("target") == target
+
+        qtbot.mouseClick(bar.take_over_btn, Qt.LeftButton)
+        qtbot.mouseClick(bar.in_page_btn, Qt.LeftButton)
+        assert bar.waiting_in_page() and bar.in_page_panel.isVisible()
+        assert bar.in_page_panel.title.text().startswith("Act in the page, then press Done")
+        assert bar.in_page_panel.so_far.text() == NOTHING_YET and not bar.in_page_done_btn.isEnabled()
+        assert not bar.approve_btn.isVisible() and "waits for you to act in the page" in bar.step_label.text()
+        qtbot.wait(1200)  # nothing happens until the person acts
+        journal = window.sup.loop.journal
+        assert bar.is_pending() and window.sup.loop_state == "awaiting_approval"
+        assert journal.records == [] and _said(window) is None
+        assert not any(s.status == "completed" for s in (journal.plan.steps if journal.plan else []))
+
+        qtbot.mouseClick(bar.in_page_back_btn, Qt.LeftButton)  # back to the question
+        assert not bar.waiting_in_page() and bar.approve_btn.isVisible() and bar.is_pending()
+        assert bar.step_label.text() == "Step 1 is waiting for you"
+        qtbot.mouseClick(bar.take_over_btn, Qt.LeftButton)
+        qtbot.mouseClick(bar.in_page_btn, Qt.LeftButton)
+        assert bar.waiting_in_page() and not bar.in_page_done_btn.isEnabled()
+
+        # the person searches: five results appear above the form, and Place order moves down
+        q = window.sup.snapshot.find("searchbox", "Search products")[0]
+        _click_at(qtbot, window, q)  # Set-of-Mark is on: the click reaches the page, nothing is selected
+        assert window.page.highlighted("selected") is None
+        qtbot.keyClicks(window.page, "lamp")
+        qtbot.keyClick(window.page, Qt.Key_Return)
+        run(qtbot, window.page.drain_input())
+        qtbot.waitUntil(lambda: bar.in_page_done_btn.isEnabled() and "press" in bar.in_page_panel.so_far.text(),
+                        timeout=10000)
+        assert bar.in_page_panel.so_far.text() == (f'So far: 1. click({q.node_id}) · 2. type({q.node_id}, "lamp", '
+                                                   f'clear=false) · 3. press("Enter", {q.node_id})')
+        assert journal.records == [], "recorded before Done"
+        # the outline follows the button: the view's newest snapshot has it lower, and it is still the target
+        qtbot.waitUntil(lambda: window.page._snapshot is not None and target in window.page._snapshot
+                        and window.page._snapshot.get(target).bounds[1] > y0 + 40, timeout=10000)
+        assert window.page.highlighted("target") == target
+        assert run(qtbot, window.sup.tab.page.evaluate("document.querySelectorAll('#results li').length")) == 5
+
+        qtbot.mouseClick(bar.in_page_done_btn, Qt.LeftButton)
+        qtbot.waitUntil(lambda: _said(window) is not None, timeout=20000)
+        assert _said(window) == (f'I acted in the page myself: 1. click({q.node_id}); 2. type({q.node_id}, "lamp", '
+                                 f'clear=false); 3. press("Enter", {q.node_id})')
+        human = [r for r in journal.records if r.actor == "human"]
+        assert [r.action.to_string() for r in human] == [f"click({q.node_id})", f'type({q.node_id}, "lamp", '
+                                                         f'clear=false)', f'press("Enter", {q.node_id})']
+        turn = window.chat.turn_for_step(0)
+        qtbot.waitUntil(lambda: turn.observation is not None, timeout=5000)
+        _header_consistent(turn)
+        window.sup.stop_task()
+        qtbot.waitUntil(lambda: not window.sup.running(), timeout=20000)
+        assert run(qtbot, window.sup.tab.page.text_content("#status")) == "", "the agent's step never ran"

@@ -16,7 +16,9 @@ know where focus went: what is typed next is held, and goes to the field the pag
 
 from __future__ import annotations
 
+import copy
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -42,9 +44,21 @@ from engine.snapshot.vnode import VirtualNode
 log = logging.getLogger(__name__)
 
 _FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})
+_CHOICE_ROLES = frozenset({"checkbox", "radio", "switch", "slider", "listbox"})
+_CONTROL_ROLES = _FIELD_ROLES | _CHOICE_ROLES | {"button"}
+_CONTROL_TAGS = frozenset({"input", "select", "textarea", "button"})
 _CLICK_SLOP_PX = 6.0
 _MODIFIER_KEYS = frozenset({"Shift", "Control", "Alt", "Meta"})
 _MOD_NAMES = ((2, "Control"), (1, "Alt"), (4, "Meta"), (8, "Shift"))
+
+
+def _holds(n: VirtualNode, x: float, y: float) -> bool:
+    bx, by, bw, bh = n.bounds
+    return bw > 0 and bh > 0 and bx <= x <= bx + bw and by <= y <= by + bh
+
+
+def _area(n: VirtualNode) -> float:
+    return n.bounds[2] * n.bounds[3]
 
 
 def node_at(snap: DomSnapshot, x: float, y: float) -> VirtualNode | None:
@@ -54,15 +68,11 @@ def node_at(snap: DomSnapshot, x: float, y: float) -> VirtualNode | None:
     best: VirtualNode | None = None
     best_any: VirtualNode | None = None
     for n in snap.nodes():
-        if not n.rendered:
+        if not n.rendered or not _holds(n, x, y):
             continue
-        bx, by, bw, bh = n.bounds
-        if not (bw > 0 and bh > 0 and bx <= x <= bx + bw and by <= y <= by + bh):
-            continue
-        area = bw * bh
-        if n.interactive and (best is None or area <= best.bounds[2] * best.bounds[3]):
+        if n.interactive and (best is None or _area(n) <= _area(best)):
             best = n
-        if best_any is None or area <= best_any.bounds[2] * best_any.bounds[3]:
+        if best_any is None or _area(n) <= _area(best_any):
             best_any = n
     if best is not None:
         return best
@@ -70,6 +80,100 @@ def node_at(snap: DomSnapshot, x: float, y: float) -> VirtualNode | None:
     while p is not None and not p.interactive:
         p = p.parent
     return p
+
+
+def _smallest_at(snap: DomSnapshot, x: float, y: float) -> VirtualNode | None:
+    best: VirtualNode | None = None
+    for n in snap.nodes():
+        if n.rendered and _holds(n, x, y) and (best is None or _area(n) <= _area(best)):
+            best = n
+    return best
+
+
+def _usable(n: VirtualNode) -> bool:
+    """Drawn big enough to be the thing a person uses (not a native control a library shrank to 1×1 px
+    and replaced with a widget of its own)."""
+    return n.rendered and n.bounds[2] >= 2 and n.bounds[3] >= 2
+
+
+def _is_control(n: VirtualNode) -> bool:
+    return n.tag in _CONTROL_TAGS or (n.interactive and n.role in _CONTROL_ROLES)
+
+
+def label_control(snap: DomSnapshot, label: VirtualNode) -> VirtualNode | None:
+    """The control a <label> is for: its `for` element, else the control inside it. A control a library
+    hid behind a widget of its own (select2, choices, tom-select keep the native <select>) stands for
+    that widget: its nearest control ancestor, else the first control that follows it."""
+    want = (label.attrs or {}).get("for")
+    ctrl = None
+    if want:
+        ctrl = next((n for n in snap.nodes() if n.frame_id == label.frame_id and (n.attrs or {}).get("id") == want),
+                    None)
+    else:
+        ctrl = next((n for n in label.iter() if n is not label and _is_control(n)), None)
+    if ctrl is None or _usable(ctrl):
+        return ctrl
+    p, hops = ctrl.parent, 0
+    while p is not None and hops < 4:  # choices: the <select> sits inside its role=combobox box
+        if p.interactive and p.role in _CONTROL_ROLES and _usable(p):
+            return p
+        p, hops = p.parent, hops + 1
+    if ctrl.parent is not None:  # select2: its widget comes right after the hidden <select>
+        seen = False
+        for n in ctrl.parent.iter():
+            if n is ctrl:
+                seen = True
+            elif seen and n.interactive and n.role in _CONTROL_ROLES and _usable(n) and ctrl not in _ancestors(n):
+                return n
+    return None
+
+
+def _ancestors(n: VirtualNode) -> list[VirtualNode]:
+    out, p = [], n.parent
+    while p is not None:
+        out.append(p)
+        p = p.parent
+    return out
+
+
+def widget_control(node: VirtualNode) -> VirtualNode | None:
+    """A listener-only box around one form control (a select's field, chevron and value shown around its
+    input): that control. None when the box holds none, or more than one."""
+    if node.role != "clickable":
+        return None
+    inner = [n for n in node.iter() if n is not node and n.interactive and n.role in _FIELD_ROLES | _CHOICE_ROLES
+             and _usable(n)]
+    return inner[0] if len(inner) == 1 else None
+
+
+def control_at(snap: DomSnapshot, x: float, y: float, *, widgets: bool = True) -> tuple[VirtualNode | None, str]:
+    """What a person pointing at (x, y) means to use, and how it was found: a label's text means its
+    control ("label"); with `widgets`, a listener-only box around one form control (its field, chevron,
+    shown value) means that control ("widget"); else the node under the point (`node_at`, ""). (None, "")
+    where nothing there takes input."""
+    small = _smallest_at(snap, x, y)
+    p = small
+    while p is not None:
+        if p.tag == "label":
+            ctrl = label_control(snap, p)
+            if ctrl is not None:
+                return ctrl, "label"
+            break
+        if p.interactive:
+            break
+        p = p.parent
+    node = node_at(snap, x, y)
+    if node is None:
+        return None, ""
+    if node.tag == "label":  # a label that listens itself (tom-select's)
+        ctrl = label_control(snap, node)
+        if ctrl is not None:
+            return ctrl, "label"
+    if widgets:
+        inner = widget_control(node)
+        if inner is not None:
+            return inner, "widget"
+    return node, ""
 
 
 def is_field(n: VirtualNode) -> bool:
@@ -88,6 +192,8 @@ class PersonSteps:
         self._typed = ""
         self._blind = False                  # focus moved by a key (Tab): typing waits to learn where
         self._scroll: tuple[str, float] | None = None
+        self.started_at = time.monotonic()   # input the page had before this is not the person's answer
+        self.heard = 0                       # presses, keys, wheel turns and text heard (not moves)
 
     @property
     def typing_blind(self) -> bool:
@@ -98,6 +204,8 @@ class PersonSteps:
     # -- input, as the live view sends it -------------------------------------------------------
     def feed(self, method: str, args: tuple, kw: dict[str, Any]) -> None:
         """One input event as `PageInput` queues it for the page (mouse / key / wheel / insert_text)."""
+        if not (method == "mouse" and args and args[0] == "move"):
+            self.heard += 1
         try:
             if method == "mouse":
                 self._mouse(args[0], float(args[1]), float(args[2]), int(kw.get("click_count", 1)),
@@ -124,7 +232,8 @@ class PersonSteps:
         if abs(dx - x) > _CLICK_SLOP_PX or abs(dy - y) > _CLICK_SLOP_PX:
             return  # a drag (text selection, a slider): not a click
         snap = self._snapshot()
-        node = node_at(snap, x, y) if snap is not None else None
+        # a label's text stands for its control (clicking it clicks the control)
+        node = control_at(snap, x, y, widgets=False)[0] if snap is not None else None
         if node is None or snap is None:
             return
         self._flush()
@@ -211,6 +320,14 @@ class PersonSteps:
         return PerformedAction(action=action, target=target)
 
     # -- the end -------------------------------------------------------------------------------
+    def so_far(self) -> list[PerformedAction]:
+        """The actions heard so far, typing and scrolling still under way included (nothing is ended:
+        what is typed next still joins the same step)."""
+        peek = copy.copy(self)
+        peek.steps = list(self.steps)
+        peek._flush()
+        return peek.steps
+
     def finish(self, after: DomSnapshot | None = None) -> list[PerformedAction]:
         """The person's actions, in order. `after` (the page once they are done) turns a native
         <select> whose choice changed into one `select` step."""
@@ -255,7 +372,8 @@ def person_acted(j: RunJournal, bus: EventBus, p: ProposedStep, msg: ChatMessage
         if i:
             rec = rec.model_copy(update={"index": draft.index + i, "proposal": None, "decision": None})
         j.record(rec, artifacts if last else None)
-    j.update_message(msg, status="error", error="The person took over this step.")
+    j.update_message(msg, status="error", error="The person took over this step.",
+                     metadata={**msg.metadata, "taken_over": True})
     said = "; ".join(f"{k}. {pa.action.to_string()}" for k, pa in enumerate(done, 1))
     j.message("user", f"I acted in the page myself: {said}" if said else "I acted in the page myself.",
               metadata={"decision": "take_over", "performed": len(done)})

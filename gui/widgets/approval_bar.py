@@ -20,6 +20,11 @@ Signals:
 - `grant_requested(ApprovalRequest)` — "Allow … for this session": the person approves this step and grants
   steps like it on this site for the rest of the session; offered only where a host sets `grant_offer`,
   never for a sensitive step.
+- `waiting_changed(bool)` — the bar waits for the person to act in the page, or no longer does.
+
+"I'll do it in the page" before the person acted (the host's `in_page_waits` says so) waits for them: "Act
+in the page, then press Done", what they did so far (`set_in_page_progress`), Done off until they acted,
+"Back to the question" to the step's buttons (`in_page_wait`). Nothing is answered before Done.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from engine.models.loop import POLICIES, ApprovalRequest, Decision
 from gui.widgets.approval_text import change_line, change_reason, deliberate, outcome_text, target_changed, target_text
 from gui.widgets.chat_view import glyph
 from gui.widgets.dialog_question import GREEN, ClickOnly, DialogQuestion, ctrl_enter
+from gui.widgets.in_page_wait import InPageWait
 from gui.widgets.step_edit import StepEdit, plain_label, show_error
 
 __all__ = ["ApprovalBar", "outcome_text", "target_text"]
@@ -59,6 +65,7 @@ class ApprovalBar(QWidget):
     take_over_requested = Signal(str)   # a quick command in plain words
     policy_changed = Signal(str)
     grant_requested = Signal(object)    # the ApprovalRequest approved with "Allow … for this session"
+    waiting_changed = Signal(bool)      # waiting for the person to act in the page (take over), or not
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -66,6 +73,7 @@ class ApprovalBar(QWidget):
         self.setFocusPolicy(Qt.StrongFocus)
         self.request: ApprovalRequest | None = None
         self.guarded = False  # the request on show needs a click on Approve or Ctrl+Enter
+        self._offered = False  # the request on show is offered "Allow … for this session"
         self._seen: tuple[int, dict | None] | None = None  # step index and target last shown (for a re-ask)
         frame = QFrame()
         frame.setObjectName("approvalFrame")
@@ -177,6 +185,12 @@ class ApprovalBar(QWidget):
         tl.addWidget(self.take_error)
         lay.addWidget(self.take_panel)
 
+        # "I'll do it in the page" before the person acted: wait for them (see the module docstring)
+        self.in_page_waits: Callable[[], bool] | None = None
+        self.in_page_panel = InPageWait(self.in_page_done, self.close_panels)
+        self.in_page_done_btn, self.in_page_back_btn = self.in_page_panel.done_btn, self.in_page_panel.back_btn
+        lay.addWidget(self.in_page_panel)
+
         lay.addStretch(1)  # spare height goes below the bar's content, never between its lines
         self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)
 
@@ -239,6 +253,7 @@ class ApprovalBar(QWidget):
         offer = self.grant_offer(req) if self.grant_offer is not None and not req.sensitive_reasons else None
         self.grant_btn.setText(offer or "Allow for this session")
         self.grant_btn.setVisible(bool(offer))
+        self._offered = bool(offer)
         self.show()
         self._set_keys(req)
         self._show_dialog(req)
@@ -335,7 +350,33 @@ class ApprovalBar(QWidget):
         self._emit(Decision(kind="stop", reason="Stopped by the person."))
 
     def take_over_in_page(self) -> None:
-        self._emit(Decision(kind="take_over", action=None))
+        """The person does the step in the page: answered now when they acted already; else the bar waits
+        for them to act, then for Done."""
+        if self.request is None:
+            return
+        if self.in_page_waits is None or not self.in_page_waits():
+            self._emit(Decision(kind="take_over", action=None))
+            return
+        self.close_panels()
+        for b in (self.approve_btn, self.edit_btn, self.skip_btn, self.reject_btn, self.take_over_btn, self.grant_btn):
+            b.hide()
+        self.keys_hint.setText("")
+        self.step_label.setText(f"Step {self.request.step_index + 1}: Vigil waits for you to act in the page")
+        self.set_in_page_progress([], False)
+        self.in_page_panel.show()
+        self.waiting_changed.emit(True)
+
+    def waiting_in_page(self) -> bool:
+        """The bar waits for the person to act in the page (take over) and press Done."""
+        return self.request is not None and self.in_page_panel.isVisibleTo(self)
+
+    def set_in_page_progress(self, done: list[str], acted: bool) -> None:
+        """What the person did in the page so far (actions in words), and whether they acted at all (Done)."""
+        self.in_page_panel.set_progress(done, acted)
+
+    def in_page_done(self) -> None:
+        if self.waiting_in_page() and self.in_page_done_btn.isEnabled():
+            self._emit(Decision(kind="take_over", action=None))
 
     def start_edit(self) -> None:
         if self.request is None:
@@ -404,8 +445,18 @@ class ApprovalBar(QWidget):
         self._inline(self.take_error, message)
 
     def close_panels(self) -> None:
-        for panel in (self.edit_panel, self.reject_panel, self.take_panel):
+        waited = self.in_page_panel.isVisibleTo(self)
+        for panel in (self.edit_panel, self.reject_panel, self.take_panel, self.in_page_panel):
             panel.hide()
+        if waited:  # back to the question: the step's buttons again
+            req = self.request
+            if req is not None:
+                self.step_label.setText(f"Step {req.step_index + 1} is waiting for you")
+                for b in (self.approve_btn, self.edit_btn, self.skip_btn, self.reject_btn, self.take_over_btn):
+                    b.setVisible(req.dialog is None)
+                self.grant_btn.setVisible(self._offered and req.dialog is None)
+                self._set_keys(req)
+            self.waiting_changed.emit(False)
         for lab in (self.edit_error, self.reject_error, self.take_error):
             lab.clear()
             lab.hide()
@@ -413,7 +464,8 @@ class ApprovalBar(QWidget):
         self.take_command.clear()
 
     def panel_open(self) -> bool:
-        return any(p.isVisibleTo(self) for p in (self.edit_panel, self.reject_panel, self.take_panel))
+        return any(p.isVisibleTo(self) for p in (self.edit_panel, self.reject_panel, self.take_panel,
+                                                  self.in_page_panel))
 
     # -- internals ------------------------------------------------------------------------------
     _inline = staticmethod(show_error)

@@ -197,6 +197,7 @@ class MessageTurn(QFrame):
         self.outcome_badge.setToolTip("The action ran, but what it should have done was not seen on the page.")
         self.outcome_badge.hide()
         self._record_unverified: bool | None = None  # what the step's record says, once it is attached
+        self._record_human = False  # the step's record says the person did it (took over)
         if msg.role == "user":
             self.bubble.setStyleSheet("#userBubble { background:#2563eb; border-radius:10px; }"
                                       "#userBubble QLabel { color:white; }")
@@ -255,6 +256,9 @@ class MessageTurn(QFrame):
             who = f"Agent · step {step + 1}" if isinstance(step, int) else "Agent"
             if msg.metadata.get("edited"):
                 who += " · edited"
+            if self.taken_over:  # neither the agent's success nor its failure: the person's turn says how it went
+                who += " · taken over by you"
+                icon = glyph("↪", ">")
             self.header.setText(f"{who}  {icon}".rstrip())
         elif msg.role == "user":
             self.header.setText(f"You  {icon}".rstrip())
@@ -269,7 +273,8 @@ class MessageTurn(QFrame):
         self.badge.setVisible(bool(msg.actionString) and msg.role != "system")
         self.error.setText(msg.error or "")
         self.outcome_badge.setVisible(self.unverified)
-        colour = AMBER_FG if self.unverified else "#fee2e2" if msg.role == "user" else "#991b1b"
+        colour = AMBER_FG if self.unverified else "#fee2e2" if msg.role == "user" else \
+            "#4b5563" if self.taken_over else "#991b1b"
         self.error.setStyleSheet(f"color:{colour};")
         self.error.setVisible(bool(msg.error) and not self.error_repeated())
         self._fit()
@@ -347,11 +352,21 @@ class MessageTurn(QFrame):
         return bool(self.message.metadata.get("unverified")) if hasattr(self, "message") else False
 
     @property
+    def taken_over(self) -> bool:
+        """The person took this step over (did it in the page, or ran their own action): the agent's step did
+        not run, which is no failure of it — said by the loop in the message, or by the step's record."""
+        if self.role != "assistant" or not hasattr(self, "message"):
+            return False
+        return bool(self.message.metadata.get("taken_over")) or self._record_human
+
+    @property
     def outcome(self) -> str:
-        """The turn's step in one word: pending, ok, unverified or error ('' when it has no status)."""
+        """The turn's step in one word: pending, ok, unverified, taken_over or error ('' when it has no status)."""
         status = self.message.status
         if self.unverified:
             return UNVERIFIED
+        if self.taken_over:
+            return "taken_over"
         return {"pending": "pending", "success": "ok", "error": "error"}.get(status or "", "")
 
     def thought_visible(self) -> bool:
@@ -365,6 +380,7 @@ class MessageTurn(QFrame):
         self.box.addWidget(self.observation)
         if self.role == "assistant":
             self._record_unverified = self.observation.unverified
+            self._record_human = rec.actor == "human"
         self.update_message(self.message)
         total = step_duration(rec.timings_ms)
         if self.timing is not None and total is not None:

@@ -2,8 +2,14 @@
 
 `PageInput` is the input half of `PageView` (a mixin: it uses the view's mapping `to_page`, its
 overlay hit test `box_at` and its forwarder). Events go out in order, one in flight at a time;
-consecutive mouse moves collapse into the latest. With the Set-of-Mark overlay on, a left click
-on a box or a badge selects the node instead of clicking the page.
+consecutive mouse moves collapse into the latest. Clicks reach the page with the Set-of-Mark overlay on
+too: selecting a node takes Alt+click on its box or badge (SELECT_WORDS; a modifier pages rarely use —
+and while the overlay is on an Alt+click never reaches the page, where Chromium would save a link), or a
+plain click while the host says clicks pick (`select_on_click`: the approval bar's Edit panel is open).
+
+Pick mode (`set_picking`) tells the Playwright locator of what is under the pointer: a label's text
+means its control, a select's field or chevron its control (`engine.loop.person_steps.control_at`);
+where nothing takes input, it says so.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ _QT_KEYS: dict[int, str] = {
 _QT_BUTTONS = {Qt.LeftButton: "left", Qt.RightButton: "right", Qt.MiddleButton: "middle",
                Qt.BackButton: "back", Qt.ForwardButton: "forward"}
 _BUTTON_BITS = {"left": 1, "right": 2, "middle": 4, "back": 8, "forward": 16}
+SELECT_MODIFIER = Qt.AltModifier
+SELECT_WORDS = "Alt+click"  # what selects a node on the live page, as the window says it
+NOTHING_TO_PICK = "Nothing to pick here: no element under the pointer takes input"
 
 
 def cdp_modifiers(mods: Any) -> int:
@@ -46,10 +55,14 @@ class PageInput:
 
     # who hears the person's input besides the page (the controller records it as the person's steps)
     input_listener: Callable[[str, tuple, dict], None] | None = None
+    # a plain click on a box selects its node (not only Alt+click) while this says so
+    select_on_click: Callable[[], bool] | None = None
     # pick mode (as the Playwright Inspector's): hovering outlines a node and tells its locator, a click
-    # copies the locator; nothing reaches the page meanwhile. The listener hears (node id, code, clicked).
+    # copies the locator; nothing reaches the page meanwhile. The listener hears (node id, code, clicked,
+    # how it was found: "" the node under the pointer, "label" a label's control, "widget" a widget's
+    # control); node id "" where there is nothing to pick.
     picking: bool = False
-    pick_listener: Callable[[str, str, bool], None] | None = None
+    pick_listener: Callable[[str, str, bool, str], None] | None = None
     picked: tuple[str, str] | None = None   # the last node picked by a click, and its locator
 
     def set_picking(self, on: bool) -> None:
@@ -59,12 +72,15 @@ class PageInput:
             self.highlight(None, "pick")
 
     def _pick_at(self, pos, clicked: bool) -> None:
-        from engine.loop.person_steps import node_at
+        from engine.loop.person_steps import control_at
         from gui.widgets.node_models import locator_code, locator_missing
         pt, snap = self.to_page(pos), self._snapshot
-        node = node_at(snap, pt[0], pt[1]) if pt is not None and snap is not None else None
+        node, via = control_at(snap, pt[0], pt[1]) if pt is not None and snap is not None else (None, "")
         if node is None:
             self.highlight(None, "pick")
+            self.setToolTip(NOTHING_TO_PICK if pt is not None else "")
+            if self.pick_listener is not None and pt is not None:
+                self.pick_listener("", "", clicked, "")
             return
         code = locator_code(snap, node.node_id)
         self.highlight(node.node_id, "pick")
@@ -75,7 +91,16 @@ class PageInput:
             QGuiApplication.clipboard().setText(code)
             self.picked = (node.node_id, code)
         if self.pick_listener is not None:
-            self.pick_listener(node.node_id, code, clicked)
+            self.pick_listener(node.node_id, code, clicked, via)
+
+    def _selects(self, ev) -> bool:
+        """This left click selects a node instead of reaching the page: Alt is held (with the overlay on),
+        or the host says clicks pick now."""
+        if not self._overlay or ev.button() != Qt.LeftButton:
+            return False
+        if ev.modifiers() & SELECT_MODIFIER:
+            return True
+        return self.select_on_click is not None and bool(self.select_on_click())
 
     def _enqueue(self, method: str, *args, **kw) -> None:
         if not self.interactive or self._forwarder is None or not self._accepting:
@@ -136,12 +161,13 @@ class PageInput:
                 self._pick_at(pos, True)
             ev.accept()
             return
-        if self._overlay and ev.button() == Qt.LeftButton:
+        if self._selects(ev):
             box = self.box_at(pos)
-            if box is not None:
-                self._press_on_box = box.node_id
-                self.highlight(box.node_id, "selected")
-                self.node_clicked.emit(box.node_id)
+            if box is not None or ev.modifiers() & SELECT_MODIFIER:  # an Alt+click off the boxes: nothing
+                self._press_on_box = box.node_id if box is not None else ""
+                if box is not None:
+                    self.highlight(box.node_id, "selected")
+                    self.node_clicked.emit(box.node_id)
                 ev.accept()
                 return
         self._press_on_box = None
@@ -159,8 +185,9 @@ class PageInput:
         if self.picking:
             ev.accept()
             return
-        if self._overlay and ev.button() == Qt.LeftButton and self.box_at(pos) is not None:
-            self._press_on_box = self.box_at(pos).node_id
+        if self._selects(ev) and (self.box_at(pos) is not None or ev.modifiers() & SELECT_MODIFIER):
+            box = self.box_at(pos)
+            self._press_on_box = box.node_id if box is not None else ""
             ev.accept()
             return
         pt = self.to_page(pos)
@@ -208,6 +235,8 @@ class PageInput:
             if hid != self._hover_id:
                 self._hover_id = hid
                 self.update()
+        if self._press_on_box is not None:  # a press that selected a node: its drag is not the page's
+            return
         pt = self.to_page(pos)
         if pt is None:
             return

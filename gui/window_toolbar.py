@@ -1,0 +1,65 @@
+"""The window's toolbar: back / forward / reload, the address, the page size, and the view's actions
+(Set-of-Mark — with the words that say how a node is selected while it is on —, Mask secrets, Snapshot,
+New session, Settings, Pick locator). `build_toolbar(window)` sets them on the window as attributes
+(`act_back`, `url`, `viewport`, `act_overlay`, `overlay_hint`, …); the window wires them."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QMainWindow, QToolBar
+
+from gui.widgets.page_input import SELECT_WORDS
+
+FIT = "Fit to panel"
+# the page size choices: the page follows the panel, or a device size scaled to fit it
+PAGE_SIZES: dict[str, tuple[int, int] | None] = {
+    FIT: None, "1280×800 desktop": (1280, 800), "1440×900 desktop": (1440, 900), "1920×1080 desktop": (1920, 1080),
+    "1024×768 tablet": (1024, 768), "390×844 phone": (390, 844)}
+# said beside the Set-of-Mark toggle while it is on, and once in the status bar when it is turned on
+OVERLAY_HINT = f"{SELECT_WORDS} a box selects its node"
+OVERLAY_ON_WORDS = (f"Set-of-Mark on: clicks still go to the page; {SELECT_WORDS} a box or badge to select its node "
+                    "(or pick it in the Nodes tab).")
+
+
+def build_toolbar(win: QMainWindow) -> QToolBar:
+    bar = QToolBar("Navigation")
+    bar.setMovable(False)
+    win.addToolBar(bar)
+    win.act_back = QAction("◀", win, toolTip="Back")
+    win.act_fwd = QAction("▶", win, toolTip="Forward")
+    win.act_reload = QAction("⟳", win, toolTip="Reload")
+    for a in (win.act_back, win.act_fwd, win.act_reload):
+        bar.addAction(a)
+    win.url = QLineEdit()
+    win.url.setPlaceholderText("http(s) URL or a local HTML file")
+    bar.addWidget(win.url)
+    win.viewport = QComboBox()
+    win.viewport.addItems(list(PAGE_SIZES))
+    win.viewport.setToolTip("Page size: follow the panel (the page re-lays out as you resize it), or a "
+                            "device size scaled to fit")
+    bar.addWidget(win.viewport)
+    win.act_overlay = QAction("Set-of-Mark", win, checkable=True,
+                              toolTip=f"Draw every interactive node's box and ID. Clicks still go to the page; "
+                                      f"{SELECT_WORDS} a box or badge selects its node")
+    win.act_snapshot = QAction("Snapshot", win, toolTip="Take a fresh snapshot")
+    # on at every start: turning it off lasts until Vigil closes (never saved)
+    win.act_mask = QAction("Mask secrets", win, checkable=True, checked=True,
+                           toolTip="Paint over password, one-time-code, PIN and card fields (and any secret a "
+                                   "run typed) in the live page. Off: only until Vigil closes; pictures that "
+                                   "are stored, exported or sent to a model are always masked")
+    win.act_settings = QAction("Settings", win)
+    win.act_new_session = QAction("New session", win, toolTip="The next task starts a new recorded session "
+                                                              "in this tab instead of adding to this one")
+    # pick mode: hover a node on the live page to see its Playwright locator, click to copy it
+    win.act_pick = QAction("Pick locator", win, checkable=True,
+                           toolTip="Hover an element of the page to see its Playwright locator (over a label: "
+                                   "its control); click copies it")
+    bar.addAction(win.act_overlay)
+    win.overlay_hint = QLabel(OVERLAY_HINT)
+    win.overlay_hint.setObjectName("overlayHint")
+    win.overlay_hint.setStyleSheet("color:#6b7280; font-size:11px; padding:0 6px 0 0;")
+    win.overlay_hint_action = bar.addWidget(win.overlay_hint)
+    win.overlay_hint_action.setVisible(False)  # shown while Set-of-Mark is on
+    for a in (win.act_mask, win.act_snapshot, win.act_new_session, win.act_settings, win.act_pick):
+        bar.addAction(a)
+    return bar
