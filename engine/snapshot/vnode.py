@@ -25,12 +25,14 @@ VISIBLE_RATIO = 2 / 3  # the 2/3 rule: a node counts as visible when this much o
 class VirtualNode:
     __slots__ = ("node_id", "tag", "role", "name", "text", "value", "states", "bounds", "visible_ratio",
                  "flags", "tier", "frame_id", "attrs", "scroll", "occluded_by", "occluded_by_desc",
-                 "children", "parent", "depth")
+                 "line_rects", "visible_bounds", "children", "parent", "depth")
 
     def __init__(self, node_id: str, tag: str, role: str, name: str, text: str, value: str | None,
                  states: dict, bounds: tuple[float, float, float, float], visible_ratio: float, flags: int,
                  tier: str, frame_id: str, attrs: dict, scroll: dict | None,
-                 occluded_by: str | None = None, occluded_by_desc: str | None = None):
+                 occluded_by: str | None = None, occluded_by_desc: str | None = None,
+                 line_rects: list[tuple[float, float, float, float]] | None = None,
+                 visible_bounds: tuple[float, float, float, float] | None = None):
         self.node_id = node_id
         self.tag = tag
         self.role = role
@@ -47,6 +49,12 @@ class VirtualNode:
         self.scroll = scroll
         self.occluded_by = occluded_by
         self.occluded_by_desc = occluded_by_desc
+        # (x, y, w, h) of each line box of an inline element wrapped over two or more lines (a link
+        # across two lines of a paragraph), in the coordinates of `bounds` (their union); else None
+        self.line_rects = line_rects
+        # the part of `bounds` that can be seen when a scroll area or an overflow box between the
+        # element and the viewport cuts it (an option half scrolled out of its menu); else None
+        self.visible_bounds = visible_bounds
         self.children: list[VirtualNode] = []
         self.parent: VirtualNode | None = None
         self.depth = 0
@@ -112,6 +120,11 @@ class VirtualNode:
         return bool(self.flags & F_FRAME)
 
     @property
+    def shown_bounds(self) -> tuple[float, float, float, float]:
+        """Where the element can be seen: its box cut by the scroll areas and overflow boxes around it."""
+        return self.visible_bounds or self.bounds
+
+    @property
     def center(self) -> tuple[float, float]:
         x, y, w, h = self.bounds
         return (x + w / 2, y + h / 2)
@@ -159,6 +172,10 @@ class VirtualNode:
             d["occluded_by_desc"] = self.occluded_by_desc
         if self.attrs:
             d["attrs"] = self.attrs
+        if self.line_rects:
+            d["line_rects"] = [list(r) for r in self.line_rects]
+        if self.visible_bounds:
+            d["visible_bounds"] = list(self.visible_bounds)
         return d
 
     def to_tree_dict(self) -> dict[str, Any]:
@@ -195,7 +212,7 @@ def node_from_row(row: list, frame_id: str) -> VirtualNode:
     """A node from one walker row (js/walker/head.js): [parent, id, tag, role, name, text, value, flags,
     tier, x, y, w, h, visible ratio, extra]. The row's parent index is not read (the caller links)."""
     (_, nid, tag, role, name, text, value, flags, tier, x, y, w, h, ratio, extra) = row
-    states = attrs = scroll = ob = obd = None
+    states = attrs = scroll = ob = obd = lr = vb = None
     if extra:
         states = extra.get("st")
         attrs = extra.get("a")
@@ -205,8 +222,14 @@ def node_from_row(row: list, frame_id: str) -> VirtualNode:
                       "scroll_height": sc["sh"], "client_height": sc["ch"]}
         ob = extra.get("ob")
         obd = extra.get("obd")
+        lr = extra.get("lr")
+        if lr:
+            lr = [tuple(r) for r in lr]
+        vb = extra.get("vb")
+        if vb:
+            vb = tuple(vb)
     if not role:
         editable = attrs is not None and attrs.get("contenteditable") not in (None, "false")
         role = "generic" if tier == 0 else ("textbox" if editable else "clickable" if flags & 8 else "generic")
     return VirtualNode(nid, tag, role, name, text, value, states or {}, (x, y, w, h), ratio, flags, TIERS[tier],
-                       frame_id, attrs or {}, scroll, ob, obd)
+                       frame_id, attrs or {}, scroll, ob, obd, lr, vb)

@@ -44,6 +44,8 @@ def control_line(item: dict) -> str:
         s += f' "{item["n"]}"'
     if item.get("v"):
         s += f' = "{item["v"]}"'
+    if item.get("txt"):
+        s += f': {item["txt"]}'
     states = [item["s"]] if item.get("s") else []
     if item.get("occ"):
         states.append("covered")

@@ -19,6 +19,7 @@ from engine.snapshot.vnode import F_INTERACTIVE, F_RENDERED
 
 if TYPE_CHECKING:
     from engine.snapshot.dom_snapshot import DomSnapshot
+    from engine.snapshot.vnode import VirtualNode
 
 ROLE_MIN = {
     "button": "btn", "link": "link", "textbox": "inp", "searchbox": "inp", "checkbox": "chk", "radio": "radio",
@@ -39,10 +40,14 @@ LEGEND = """LEGEND for interactive_tree format:
 - occ: true when another element covers it (a click would hit the cover)
 - scr: scroll container {depth: how far scrolled, h: true when more content is below}; scroll(i) to see more
 - f: frame number (omitted for the main page)
+- r=dialog: an open dialog (not a control): n its title, txt the words it says; its controls follow it
 Only elements at least 2/3 visible in the viewport are listed; scroll to reach others. Nothing a
 person cannot see (hidden, transparent, off-screen beyond the page, zero-size) is listed."""
 
 _SHOWN = F_RENDERED | F_HIDDEN  # rendered and not hidden from a person: flags & _SHOWN == F_RENDERED
+
+DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
+DIALOG_TEXT = 300  # characters of a dialog's words in the payload
 
 _STATE_ORDER = ("disabled", "checked", "expanded", "selected", "pressed", "focused", "required", "readonly", "invalid")
 
@@ -74,6 +79,17 @@ def serialize_semantic(snap: DomSnapshot, *, full_page: bool = False, boxes: boo
         if fl & _SHOWN != F_RENDERED:  # what no person can see never reaches the model
             continue
         sc = n.scroll
+        if n.role in DIALOG_ROLES and n.visible_ratio > 0 and not fl & F_INTERACTIVE:
+            d = _dialog_entry(n, max_name)
+            if d:
+                x, y, w, h = n.bounds
+                d["xy"] = [round(x + w / 2), round(y + h / 2)]
+                if boxes:
+                    d["box"] = [round(x), round(y), round(w), round(h)]
+                f = ordinals.get(n.frame_id, 0)
+                if f:
+                    d["f"] = f
+                items.append(d)
         if not (fl & F_INTERACTIVE or sc):
             continue
         if not (full_page or n.visible):
@@ -124,3 +140,32 @@ def serialize_semantic(snap: DomSnapshot, *, full_page: bool = False, boxes: boo
     out = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     return Serialization(format="semantic", text=out, tokens=estimate_tokens(out), node_count=len(items),
                          legend=LEGEND, data=payload)
+
+
+def _dialog_entry(n: VirtualNode, max_name: int) -> dict | None:
+    """An open dialog as the model reads it: its title and its words (a confirmation's question and
+    warning), listed right before the controls inside it. Its controls' own words are theirs."""
+    title = n.name
+    words: list[str] = []
+    size = 0
+    stack = list(reversed(n.children))
+    while stack and size < DIALOG_TEXT:
+        c = stack.pop()
+        if c.flags & _SHOWN != F_RENDERED or c.flags & F_INTERACTIVE:
+            continue   # not seen, or a control (listed with its own name)
+        if not title and c.role == "heading" and c.name:
+            title = c.name
+            continue
+        if c.text and not c.folded and c.text != title:
+            words.append(c.text)
+            size += len(c.text) + 1
+        if c.children and not c.text_block:
+            stack.extend(reversed(c.children))
+    if not title and not words:
+        return None
+    e: dict = {"i": n.node_id, "r": "dialog"}
+    if title:
+        e["n"] = clean_text(cut(title, max_name * 2))
+    if words:
+        e["txt"] = clean_text(cut(" ".join(words), DIALOG_TEXT))
+    return e

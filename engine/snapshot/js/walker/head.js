@@ -17,7 +17,9 @@
 //        32768 inside a closed shadow root (Vigil walks it; Playwright's locators cannot reach it),
 //        65536 a child of a shadow root itself (the top of a tree scope; its parent row is the host)
 // tier:  0 structural, 1 non-semantic, 2 semantic
-// extra: 0 or {st: states, a: attributes, sc: scroll, ob: occluder id}
+// extra: 0 or {st: states, a: attributes, sc: scroll, ob: occluder id, obd: its description,
+//        vb: the visible part of the box [x, y, w, h] when a scroll area or overflow box cuts it,
+//        lr: the line boxes [[x, y, w, h], …] of an inline element wrapped over two or more lines}
 function vigilWalk(KEY, opts) {
   const t0 = performance.now();
   let S = window[KEY];
@@ -147,6 +149,39 @@ function vigilWalk(KEY, opts) {
   if (focused && S.closed.has(focused)) { const a = S.closed.get(focused).activeElement; if (a) focused = a; }
 
   const rootOf = (el) => el.getRootNode();
+  // Whether an absolutely placed box's `clip` / `clip-path` cuts it to (almost) nothing.
+  const cutAway = (cs) => {
+    const cl = cs.clip;
+    if (cl && cl !== 'auto') {
+      const v = cl.match(/-?[\d.]+px/g);
+      if (v && v.length === 4 && (parseFloat(v[1]) - parseFloat(v[3]) < 2 || parseFloat(v[2]) - parseFloat(v[0]) < 2)) return true;
+    }
+    const cp = cs.clipPath;
+    return cp !== 'none' && /^inset\((50|100)%\)$/.test(cp);
+  };
+  // Whether a box that is not positioned is still the containing block of absolutely placed boxes
+  // inside it (a transform, a filter, a perspective, paint or layout containment, will-change of those).
+  const holdsAbsolute = (cs) => cs.transform !== 'none' || cs.filter !== 'none' || cs.perspective !== 'none' ||
+    (cs.contain !== 'none' && /paint|layout|strict|content/.test(cs.contain)) ||
+    (cs.willChange !== 'auto' && /transform|filter|perspective/.test(cs.willChange));
+  // The line boxes of a wrapped inline element, in top coordinates (two or more lines, else null).
+  const lineRects = (el) => {
+    const cr = el.getClientRects();
+    if (cr.length < 2) return null;
+    // (the fragments of one line — text around an inline child — make one line box)
+    const lines = [];
+    let cur = null;
+    for (let i = 0; i < cr.length && lines.length < 20; i++) {
+      const r = cr[i];
+      if (r.width < 1 || r.height < 1) continue;
+      if (cur && r.top < cur[3] && r.bottom > cur[1]) {
+        cur[0] = Math.min(cur[0], r.left); cur[1] = Math.min(cur[1], r.top);
+        cur[2] = Math.max(cur[2], r.right); cur[3] = Math.max(cur[3], r.bottom);
+      } else lines.push(cur = [r.left, r.top, r.right, r.bottom]);
+    }
+    if (lines.length < 2) return null;
+    return lines.map((l) => [Math.round(l[0] + OX), Math.round(l[1] + OY), Math.round(l[2] - l[0]), Math.round(l[3] - l[1])]);
+  };
   // Newer pseudo-classes throw on older Chromium builds: treat that as "does not match".
   const safeMatches = (el, sel) => { try { return el.matches(sel); } catch (e) { return false; } };
   const byIdIn = (el, id) => {

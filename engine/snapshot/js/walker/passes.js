@@ -142,6 +142,90 @@
   // Label hunting for controls that are still unnamed.
   for (const [ri, el] of pendingNames) W(ri)[4] = wf(cut(huntLabel(el), 250));
 
+  // A label that names a control through its aria-labelledby (a component's floating label, which
+  // focuses the control when clicked) is part of that control, as a <label for> is (walk.js).
+  {
+    let rowOf = null;
+    for (let ri = 0; ri < nRows; ri++) {
+      const r = rows[ri];
+      const lb = (r[7] & 8) && r[14] && r[14].a ? r[14].a['aria-labelledby'] : null;
+      if (!lb) continue;
+      if (!rowOf) { rowOf = new Map(); for (let q = 0; q < nRows; q++) rowOf.set(memo[q].el, q); }
+      for (const id of lb.split(/\s+/)) {
+        const t = id && byIdIn(memo[ri].el, id);
+        const q = t ? rowOf.get(t) : undefined;
+        if (q === undefined || q === ri) continue;
+        const lr = rows[q];
+        if ((lr[7] & 8) && lr[3] === '' && lr[8] === 1 && !(lr[14] && lr[14].a && lr[14].a.tabindex !== undefined)) {
+          const g = W(q); g[7] &= ~8;
+        }
+      }
+    }
+  }
+  // A widget's visible field. A custom select's combobox is often a bare input inside the box a
+  // person sees and clicks (its chosen value, its chevron): a sliver of it, or moved off-screen
+  // once a value is chosen. That box — the nearest click target above the combobox, without a
+  // role of its own, holding no other field — is the combobox's box: the combobox takes its place,
+  // visibility and hit test (and, when its own value is empty, the words the field shows), and the
+  // field is no click target of its own. A chevron or an arrow inside it is part of it.
+  {
+    const cands = new Map();
+    for (let q = 0; q < occCandidates.length; q++) cands.set(occCandidates[q][0], q);
+    for (let ri = 0; ri < nRows; ri++) {
+      const r = rows[ri];
+      if (r[3] !== 'combobox' || !(r[7] & 8) || !(r[7] & 1)) continue;
+      let f = r[0], F = -1;
+      for (let d = 0; f >= 0 && d < 7; d++, f = rows[f][0]) {
+        const fr = rows[f];
+        if ((fr[7] & 9) === 9 && fr[3] === '' && fr[8] === 1) { F = f; break; }
+        if (fr[3] !== '' || (fr[7] & 8)) break;
+      }
+      if (F < 0) continue;
+      const fr = rows[F];
+      if (fr[11] < 8 || fr[12] < 8 || fr[12] > 120 || fr[13] <= 0 || (fr[7] & 2048)) continue;
+      let other = false;
+      for (let d = F + 1; d < END[F] && !other; d++) {
+        if (d === ri) { d = END[ri] - 1; continue; }
+        const dr = rows[d];
+        if ((dr[7] & 2057) === 9 && dr[13] > 0 && (dr[3] === 'combobox' || dr[3] === 'textbox' || dr[3] === 'searchbox' || dr[3] === 'listbox')) other = true;
+      }
+      if (other) continue;
+      const c = W(ri);
+      c[9] = fr[9]; c[10] = fr[10]; c[11] = fr[11]; c[12] = fr[12]; c[13] = fr[13];
+      c[7] = (c[7] & ~(2048 | (7 << 12))) | (fr[7] & (2048 | (7 << 12)));
+      if ((c[14] && c[14].vb) || (fr[14] && fr[14].vb)) {
+        const ex = c[14] = Object.assign({}, c[14] || {});
+        if (fr[14] && fr[14].vb) ex.vb = fr[14].vb; else delete ex.vb;
+      }
+      if (!c[6] && !(c[7] & 16)) {
+        const v = fieldWords(F, ri);
+        if (v) c[6] = wf(cut(v, 500));
+      }
+      const g = W(F);
+      g[7] &= ~8;
+      const qf = cands.get(F), qc = cands.get(ri);
+      if (qf !== undefined) {
+        const e = occCandidates[qf].slice();
+        e[0] = ri;
+        if (qc !== undefined) occCandidates[qc] = e; else occCandidates.push(e);
+      } else if (qc !== undefined) occCandidates[qc] = [ri, null, 0, 0, 0, 0, C0];   // (no box in view: not hit-tested)
+    }
+  }
+  // The words a widget's field shows: its chosen value(s), not a placeholder, not a remove button.
+  function fieldWords(F, ci) {
+    const out = [];
+    for (let d = F + 1; d < END[F]; d++) {
+      if (d === ci) { d = END[ci] - 1; continue; }
+      const dr = rows[d];
+      if (!(dr[7] & 1) || (dr[7] & 2048) || dr[3] === 'button') { d = END[d] - 1; continue; }
+      const cl = memo[d].el.getAttribute('class');
+      if (cl && cl.indexOf('placeholder') >= 0) { d = END[d] - 1; continue; }
+      const t = dr[5];
+      if (t && !/^[×✕✖]$/.test(t)) out.push(t);
+    }
+    return out.join(', ');
+  }
+
   // Stable IDs for elements seen for the first time: a framework may have destroyed and
   // re-created an element we knew; give it its old ID back when tag, role, name and the
   // text of its row match — the nearest such retired ID wins, however far rows shifted.

@@ -142,7 +142,7 @@
     walkedForced.push(forced ? 1 : 0);
     let id = S.ids.get(el);
     const rowIndex = rows.length;
-    let memoLst = null, memoFr = null, memoSu = false, memoPn = false, memoCand = null, memoScr = null;
+    let memoLst = null, memoFr = null, memoSu = false, memoPn = false, memoCand = null, memoScr = null, labelCtl = null;
     if (id === undefined) fresh.push([rowIndex, el]);
     // The element's attribute names, read once: most elements have none of the attributes asked
     // about below, and one look at the names spares a call into the DOM for each of them.
@@ -183,10 +183,10 @@
     const ariaHidden = (af & A_AHID) !== 0 && el.getAttribute('aria-hidden') === 'true';
     if (rendered && transp && !(tag === 'input' && (el.type === 'checkbox' || el.type === 'radio') && !ariaHidden) &&
         (cs.pointerEvents === 'none' || ariaHidden)) rendered = false;
-    let x = 0, y = 0, w = 0, h = 0, ratio = 0;
+    let x = 0, y = 0, w = 0, h = 0, ratio = 0, vbox = null;
     let rect = null;
     const pos = dead ? 'static' : cs.position;
-    const clip = pos === 'fixed' ? C0 : pos === 'absolute' ? posIn : clipIn;
+    let clip = pos === 'fixed' ? C0 : pos === 'absolute' ? posIn : clipIn;
     if (display !== 'none') {
       rect = el.getBoundingClientRect();
       x = rect.left; y = rect.top; w = rect.width; h = rect.height;
@@ -201,6 +201,12 @@
     let flags = rendered ? 1 : 0;
     // 4 in shadow, 32768 in a closed root, 65536 a child of the shadow root itself
     if (inShadow) flags |= (inShadow % 2 === 0 ? 32772 : 4) | (inShadow > 2 ? 65536 : 0);
+    // The visually-hidden pattern (an absolutely placed box cut to nothing by `clip: rect(0 0 0 0)` or
+    // `clip-path: inset(50%)`: a library's native <select> kept for its form) shows nothing of itself
+    // or of what is inside it. (Not a native checkbox or radio: it is where its label is, above.)
+    if (rendered && (pos === 'absolute' || pos === 'fixed') && !(tag === 'input' && (el.type === 'checkbox' || el.type === 'radio')) && cutAway(cs)) {
+      clip = [x, y, 0, 0, 1];
+    }
     // Visible ratio: the part of the box inside the clip (viewport ∩ overflow-clipping ancestors),
     // relative to the smaller of the box and the clip (so a huge wrapper that fills the view is visible).
     // A box under 2 px either way (the visually-hidden pattern) is not seen by anyone.
@@ -209,6 +215,13 @@
       const ax = Math.min(x + w, clip[0] + clip[2]), ay = Math.min(y + h, clip[1] + clip[3]);
       if (ax > ix && ay > iy) {
         const vis = (ax - ix) * (ay - iy);
+        // What a scroll area or an overflow box cuts off the box (more than the viewport does): the
+        // part that can be seen, for the overlay (a menu's option half scrolled out of it).
+        if (clip !== C0 && (ix > x + 0.5 || iy > y + 0.5 || ax < x + w - 0.5 || ay < y + h - 0.5)) {
+          const vx = Math.max(x, C0[0]), vy = Math.max(y, C0[1]);
+          const vx2 = Math.min(x + w, C0[0] + C0[2]), vy2 = Math.min(y + h, C0[1] + C0[3]);
+          if (ix > vx + 0.5 || iy > vy + 0.5 || ax < vx2 - 0.5 || ay < vy2 - 0.5) vbox = [Math.round(ix + OX), Math.round(iy + OY), Math.round(ax - ix), Math.round(ay - iy)];
+        }
         const denom = Math.min(w * h, Math.max(1, clip[2] * clip[3]));
         ratio = Math.min(1, vis / denom);
       }
@@ -253,6 +266,17 @@
       const testid = (af & A_TID) !== 0;
       const onattr = (af & A_ON) !== 0;
       hint = onattr || listener || (ti >= 0) || ce || (ptr && !parentPtr) || (role && !roleIsAria);
+      // A label of a control a person sees (its `for` or the field inside it) is part of that control:
+      // clicking it works the control, which is the one click target (a select's floating label, a
+      // checkbox's words, a menu toggle's icon label). A label whose control is not rendered is
+      // itself the click target: it then takes the control's name when it has none of its own.
+      if (tag === 'label' && !onattr && !(ti >= 0) && !testid && !role && !ce) {
+        const lc = el.control;
+        if (lc) {
+          labelCtl = lc;
+          if (hint && lc.getClientRects().length) hint = false;
+        }
+      }
       if (hint || testid) {
         tier = 1;
         if (!atomicAnc) interactive = true;
@@ -273,6 +297,7 @@
     if (tier > 0 || role) {
       name = nameOf(el, tag, role || '', (af & A_ARIA) !== 0);
       if (!name && tier === 1) name = contentText(el, 120);
+      if (!name && labelCtl) name = squash(labelCtl.getAttribute('aria-label') || labelCtl.title || '');
     }
     // Direct text of this element (its own text nodes), and where its element children sit in it.
     let text = '';
@@ -304,6 +329,12 @@
       if (text && (!isInl || para) && !isHost && tag !== 'slot' && BLOCK_ROLES.has(role || '')) flags |= 512;
     }
     if (pcomp) pcomp.kids.push(rowIndex);
+    // A thin, empty, unnamed box that only listens (a virtual list's scroll bar thumb, a column's
+    // resize handle) is dragged, not clicked, and says nothing: not a click target to offer.
+    if (interactive && tier === 1 && !role && !name && !text && !isHost && !(ti >= 0) && !(af & A_ON) && !ce &&
+        rect && Math.min(w, h) < 10 && !FORM_TAGS.has(tag) && (!nKids || !el.querySelector('svg,img,canvas,input,button,a,[role]'))) {
+      interactive = false; tier = 0; flags &= ~8;
+    }
     let secret = false;
     if (tag === 'input' || tag === 'textarea' || tag === 'select') {
       secret = isSecret(el, tag);
@@ -419,14 +450,21 @@
       const g = generatedText(el);
       if (g) text = limitText(g, MAXT);
     }
+    // A wrapped inline element (a link over two lines of a paragraph): one box per line.
+    let lr = null;
+    if (display === 'inline' && rect && ratio > 0 && h > 1.7 * parseFloat(cs.fontSize)) lr = lineRects(el);
     let extra = 0;
-    if (st || at || sc) { extra = {}; if (st) extra.st = st; if (at) extra.a = at; if (sc) extra.sc = sc; }
+    if (st || at || sc || vbox || lr) {
+      extra = {}; if (st) extra.st = st; if (at) extra.a = at; if (sc) extra.sc = sc; if (vbox) extra.vb = vbox; if (lr) extra.lr = lr;
+    }
     rows.push([parent, id === undefined ? null : id, tag, role || '', wf(name.length > 250 ? name.slice(0, 250) : name),
       wf(text), value === null ? null : wf(value), flags, tier,
       Math.round(x + OX), Math.round(y + OY), Math.round(w), Math.round(h),
       Math.round(ratio * 100) / 100, extra]);
     const atomicHere = atomicAnc || (interactive && ATOMIC.has(role || ''));
-    const posElHere = pos === 'static' ? posElIn : el;
+    // (a transformed or contained box is the containing block of the absolutely placed boxes in it)
+    const cbHere = pos !== 'static' || ((el.firstElementChild || isHost) && !dead && holdsAbsolute(cs));
+    const posElHere = cbHere ? el : posElIn;
     const mm = {
       el: el, cx: ownCx ? [clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posElIn] : ctxMemo(C),
       r: rect ? [rect.left, rect.top, rect.width, rect.height] : null,
@@ -436,7 +474,7 @@
     };
     if (tag === 'input' || tag === 'select' || tag === 'textarea') mm.ctl = ctlSig(el);
     mm.rem = memoPn || tag === 'input' || tag === 'select' || tag === 'textarea' || tag === 'meter' || tag === 'progress' ||
-      ((tag === 'button' || tag === 'output') && el.id !== '') || (af & A_ALB) !== 0;
+      ((tag === 'button' || tag === 'output') && el.id !== '') || (af & A_ALB) !== 0 || labelCtl !== null;
     memo.push(mm);
     NC.push(0);
     if (pos === 'fixed' || pos === 'sticky') escRows.push([rowIndex, null]);
@@ -445,8 +483,8 @@
     if (mm.ctl !== null) controls.push([el, mm.ctl]);
     if (mm.rem) remote.push(el);
     if (tag === 'svg' || tag === 'iframe' || tag === 'frame' || tag === 'math') continue;  // opaque subtrees
-    if (tag === 'slot') slotCtx.set(el, mm.sl = [childClip, pos === 'static' ? posIn : childClip, ptr, atomicHere, dead, transp, ahid, bg, posElHere]);
-    if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, pos === 'static' ? posIn : childClip, inShadow > 2 ? inShadow - 2 : inShadow, ptr, atomicHere, dead, transp, cpHere, ahid, bg, posElHere, forced);
+    if (tag === 'slot') slotCtx.set(el, mm.sl = [childClip, cbHere ? childClip : posIn, ptr, atomicHere, dead, transp, ahid, bg, posElHere]);
+    if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, cbHere ? childClip : posIn, inShadow > 2 ? inShadow - 2 : inShadow, ptr, atomicHere, dead, transp, cpHere, ahid, bg, posElHere, forced);
   }
   // A float that was not there makes the lines of the blocks after it wrap anew: walk it all.
   if (newFloat) return vigilWalk(KEY, Object.assign({}, opts, { full: true, why: 'a floating box appeared' }));
