@@ -167,9 +167,9 @@ def _judge(s: BadgeSpec, r: Rect, kind: int, world: _World) -> tuple[float, bool
         if kind != IN or covered:
             other_face = max(other_face, facing(r, o))
     ambiguous = kind == FAR or own_face <= 0 or other_face >= FACING * own_face
-    text = sum(overlap(core, t) for t in world.texts.hits(core))
+    text = sum(overlap(r, t) for t in world.texts.hits(r))  # words: not even an edge of them
     if kind == IN:
-        text += sum(overlap(core, t) for t in s.text)
+        text += sum(overlap(r, t) for t in s.text)
     cost += TEXT_WEIGHT * text
     share = text / area
     if world.ink is not None:
