@@ -297,6 +297,8 @@ class Supervisor(BrowserTabs, QObject):
             if live is not None:
                 live.changed_at = None
             self.page_ahead.emit(0.0)
+        else:  # the page changed again while this snapshot was taken
+            self.page_ahead.emit(live.changed_at or live.snapshot_at or time.monotonic())
 
     # -- the live view: the overlay, the tree and the status bar follow the page between steps ------------
     def _follow(self, tab) -> None:
@@ -306,8 +308,8 @@ class Supervisor(BrowserTabs, QObject):
             asyncio.ensure_future(old.stop())
         if tab is None or not self.live_enabled:
             return
-        self.live = LiveFollower(tab.target, lambda: self._live_take(tab), may_run=self.live_may_run,
-                                 on_change=self._live_changed)
+        self.live = LiveFollower(tab.target, tab.snapshot, may_run=self.live_may_run, on_change=self._live_changed,
+                                 on_snapshot=lambda snap, _cost: self._live_show(tab, snap))
         self.live.start()
 
     def set_live(self, on: bool) -> None:
@@ -329,11 +331,9 @@ class Supervisor(BrowserTabs, QObject):
     def _live_changed(self, _bits: int, at: float) -> None:
         self.page_ahead.emit(at)
 
-    async def _live_take(self, tab):
-        snap = await tab.snapshot()
+    def _live_show(self, tab, snap) -> None:
         if tab is self.tab and self.live_may_run():
             self._publish(snap)
-        return snap
 
     # -- the supervised loop ----------------------------------------------------------------------
     def running(self) -> bool:

@@ -17,7 +17,8 @@ streams every node of every mutation through the relay (thousands of events a se
 and says nothing of scrolls or transitions; LayerTree events fire for every composited frame.
 
 `LiveFollower` turns those signals into snapshots: at most one every `min_gap_s`, and never more than
-`max_share` of the time spent snapshotting (the gap after a snapshot grows with its cost, so a 16k-node
+`max_share` of the time spent snapshotting (the gap after a snapshot grows with its recent cost — the walk
+and showing it, not time spent waiting for another caller's snapshot — up to `max_gap_s`, so a 16k-node
 page is snapshotted less often than a form), never while `may_run()` says no (a step is running: the loop
 owns the page). The snapshot itself is the caller's (`take`: the tab's own, incremental, cached one)."""
 
@@ -245,6 +246,7 @@ def _frame_ids(node: dict | None) -> list[str]:
 class LiveConfig:
     min_gap_s: float = 0.25    # at most four snapshots a second
     max_share: float = 0.2     # of the time, at most, spent snapshotting: the gap after a snapshot ≥ 4 × its cost
+    max_gap_s: float = 3.0     # but never longer than this (a walk slowed by a loaded machine does not stall the view)
     settle_s: float = 0.03     # after a report, this long for the rest of a burst (one click: focus, class, popup)
     motion_s: float = 0.5      # a report made while a finite animation runs: its end is awaited this long at most
     paused_poll_s: float = 0.1
@@ -288,7 +290,7 @@ class LiveFollower:
     def gap(self) -> float:
         """The least time between the end of one snapshot and the start of the next."""
         c = self.config
-        return max(c.min_gap_s, self.stats.cost_s * (1.0 / c.max_share - 1.0))
+        return min(c.max_gap_s, max(c.min_gap_s, self.stats.cost_s * (1.0 / c.max_share - 1.0)))
 
     def start(self) -> None:
         if self._task is None or self._task.done():
@@ -344,20 +346,35 @@ class LiveFollower:
         except VigilError as exc:  # navigating, a dialog: the next report tries again
             log.debug("live snapshot failed: %s", exc)
             snap = None
-        end = time.monotonic()
-        cost = end - t
-        self._last_end = end
-        self.stats.snapshots += 1
-        self.stats.last_cost_s = cost
-        self.stats.cost_s = cost if self.stats.snapshots == 1 else 0.5 * (self.stats.cost_s + cost)
-        self.stats.costs_ms.append(cost * 1000)
-        del self.stats.costs_ms[:-200]
-        if snap is None:
-            return
-        if snap is not self._last:
-            self.stats.new += 1
-        self._last = snap
-        if not self.watch.pending():
-            self.changed_at = None
-        if self.on_snapshot is not None:
-            self.on_snapshot(snap, cost)
+        wall = time.monotonic() - t
+        new = snap is not None and snap is not self._last
+        # the work this snapshot cost: its walk (a new one), or a version check (the cached one) — not the
+        # time it waited for another caller's snapshot of the same page (the window's, a step's)
+        walk = _walk_s(snap) if new else None
+        work = min(wall, walk) if walk is not None else wall if new else min(wall, CHECK_COST_S)
+        if snap is not None:
+            if new:
+                self.stats.new += 1
+            self._last = snap
+            # caught up, or (a page that changed again while it was walked) behind since the walk began
+            self.changed_at = t if self.watch.pending() else None
+            if self.on_snapshot is not None:
+                p0 = time.monotonic()
+                self.on_snapshot(snap, work)
+                work += time.monotonic() - p0   # showing it (the window's tree, overlay, status bar) counts
+        self._last_end = time.monotonic()
+        st = self.stats
+        st.snapshots += 1
+        st.last_cost_s = work
+        st.cost_s = work if st.snapshots == 1 else 0.5 * (st.cost_s + work)
+        st.costs_ms.append(work * 1000)
+        del st.costs_ms[:-200]
+
+
+CHECK_COST_S = 0.05  # a cached snapshot's version check: one round trip after the next frame
+
+
+def _walk_s(snap: Any) -> float | None:
+    """How long the snapshot's own capture took (seconds), when it says."""
+    ms = getattr(getattr(snap, "stats", None), "timings_ms", {}).get("capture")
+    return float(ms) / 1000 if ms else None

@@ -1,0 +1,183 @@
+"""The live view follows the page between steps (issue 29, items 1 and 2): the window on real library pages
+of the corpus (offscreen 1366x768, real Chromium), with input sent the way a person's reaches the page
+(through the live view's PageInput → CDP). Nobody presses Snapshot here: every snapshot is the live view's.
+
+- a select's menu opened in the live view gets its option boxes, and loses them when it closes; the tree
+  and the status bar's counts follow;
+- a wheel scroll of the documentation page moves the boxes with the page at once (the frames carry the
+  scroll), then the links that came into view get boxes;
+- a page that changes every frame is snapshotted no more often than the throttle allows;
+- no live snapshot is taken while a step runs.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication
+
+from gui_helpers import aio, open_window, run, screen_named, wait_fitted  # noqa: F401
+
+CENTER_JS = """(sel) => { const e = document.querySelector(sel); const r = e.getBoundingClientRect();
+  return [r.x + r.width / 2, r.y + r.height / 2]; }"""
+OPTIONS_JS = """(sel) => Array.from(document.querySelectorAll(sel)).map((e) => [e, e.getBoundingClientRect()])
+  .filter(([e, r]) => r.width > 2 && r.height > 2 && r.bottom > 0 && r.top < innerHeight)
+  .map(([e, r]) => [e, r.x + r.width / 2, r.y + r.height / 2])
+  .filter(([e, x, y]) => { const h = document.elementFromPoint(x, y); return h && (h === e || e.contains(h)); })
+  .map(([e, x, y]) => [x, y])"""
+POPUP_BOUND_S = 2.0   # the bench's target is 0.5 s; a shared, loaded machine gets room
+
+
+def _boxed(page, points) -> bool:
+    """Every point lies in a box the overlay draws now."""
+    boxes = [b.page_rect for b in page.drawn_boxes()]
+    return bool(points) and all(any(x0 <= x <= x0 + w and y0 <= y <= y0 + h for x0, y0, w, h in boxes)
+                                for x, y in points)
+
+
+def _click_page(qtbot, w, x: float, y: float) -> None:
+    """A person's click at page CSS px (x, y) in the live view."""
+    pos = w.page.to_widget(x, y).toPoint()
+    qtbot.mouseClick(w.page, Qt.LeftButton, pos=pos)
+
+
+def _interactive_count(w) -> int:
+    line = w.status_snap.full_text()
+    return int(line.split(" interactive")[0].rsplit("· ", 1)[1].replace(",", ""))
+
+
+@pytest.mark.parametrize("page,opener,options", [
+    ("real/tom-select.html", ".ts-control", ".ts-dropdown .option"),
+    ("real/datepicker.html", "#departure",
+     ".flatpickr-calendar.open .flatpickr-day:not(.prevMonthDay):not(.nextMonthDay)"),
+])
+def test_a_menu_opened_in_the_live_view_gets_its_boxes_and_loses_them_when_closed(qtbot, aio, server, page,  # noqa: F811
+                                                                                    opener, options):
+    with open_window(qtbot, server.url(page), screen=screen_named("1366x768")) as w:
+        wait_fitted(qtbot, w)
+        w.act_overlay.setChecked(False)   # the click goes to the page (with the overlay on, a box would take it)
+        x, y = run(qtbot, w.sup.tab.page.evaluate(CENTER_JS, opener))
+        n_snapshots = w.sup.live.stats.snapshots
+        t0 = time.monotonic()
+        _click_page(qtbot, w, x, y)
+        qtbot.waitUntil(lambda: bool(run(qtbot, w.sup.tab.page.evaluate(OPTIONS_JS, options))), timeout=5000)
+        points = run(qtbot, w.sup.tab.page.evaluate(OPTIONS_JS, options))
+        try:
+            qtbot.waitUntil(lambda: _boxed(w.page, points), timeout=int(POPUP_BOUND_S * 1000) + 3000)
+        except qtbot.TimeoutError:
+            raise AssertionError(f"the options have no boxes: live {w.sup.live.stats}, gap {w.sup.live.gap():.2f} s, "
+                                 f"may run {w.sup.live_may_run()}, {len(w.page.drawn_boxes())} boxes") from None
+        took = time.monotonic() - t0
+        assert took < POPUP_BOUND_S + 1.0, f"the options got their boxes after {took:.2f} s"
+        assert w.sup.live.stats.snapshots > n_snapshots, "no live snapshot was taken"
+        # the tree and the status bar follow: the options are nodes of the tree
+        opts = [b.node_id for b in w.page.drawn_boxes() if b.node_id in w.sup.snapshot
+                and any(b.page_rect[0] <= px <= b.page_rect[0] + b.page_rect[2]
+                        and b.page_rect[1] <= py <= b.page_rect[1] + b.page_rect[3] for px, py in points)]
+        assert opts and w.nodes.view_index(opts[-1]).isValid()
+        qtbot.waitUntil(lambda: not w.page.overlay_stale, timeout=5000)
+        opened = _interactive_count(w)
+        assert opened == w.sup.snapshot.stats.interactive, "the status bar does not count the snapshot shown"
+        # close it as a person would (Escape in the live view): the boxes go
+        w.page.setFocus()
+        qtbot.keyClick(w.page, Qt.Key_Escape)
+        qtbot.waitUntil(lambda: not run(qtbot, w.sup.tab.page.evaluate(OPTIONS_JS, options)), timeout=5000)
+        qtbot.waitUntil(lambda: not any(b.node_id in opts for b in w.page.drawn_boxes()), timeout=5000)
+        closed = w.sup.snapshot
+        assert _interactive_count(w) == closed.stats.interactive and closed.stats.interactive <= opened
+
+
+def _wheel(view, pos: QPointF, dy: int) -> None:
+    ev = QWheelEvent(pos, view.mapToGlobal(pos), QPoint(0, 0), QPoint(0, dy), Qt.NoButton, Qt.NoModifier,
+                     Qt.NoScrollPhase, False)
+    QApplication.sendEvent(view, ev)
+
+
+def test_a_scroll_moves_the_boxes_at_once_then_new_links_get_boxes(qtbot, aio, server):  # noqa: F811
+    with open_window(qtbot, server.url("real/pydoc/library/json.html"), screen=screen_named("1366x768")) as w:
+        wait_fitted(qtbot, w)
+        w.act_overlay.setChecked(True)
+        first = w.sup.snapshot
+        qtbot.waitUntil(lambda: not w.page.overlay_stale, timeout=5000)
+        seen = {b.node_id: b.page_rect for b in w.page.drawn_boxes()}
+        shifted: list = []   # every painted frame while the snapshot drawn lagged the page's scroll
+
+        def painted():
+            dx, dy = w.page.scroll_shift()
+            if dy:
+                at_snapshot = {b.node_id: b.page_rect for b in w.page.overlay_boxes()}
+                drawn = {b.node_id: b.page_rect for b in w.page.drawn_boxes()}
+                moved = [n for n in drawn if abs(drawn[n][1] - (at_snapshot[n][1] + dy)) < 0.6]
+                shifted.append((dy, len(moved), len(drawn)))
+        w.page.frame_painted.connect(painted)
+        _wheel(w.page, QPointF(w.page.width() / 2, w.page.height() / 2), -360)   # three notches down
+        try:
+            qtbot.waitUntil(lambda: w.sup.snapshot is not first and w.sup.snapshot.context.scroll_y > 100
+                            and not w.page.overlay_stale, timeout=8000)
+        except qtbot.TimeoutError:
+            raise AssertionError(f"no snapshot after the scroll: page scrollY {w.page._meta.get('scrollOffsetY')}, "
+                                 f"live {w.sup.live.stats}, may run {w.sup.live_may_run()}, "
+                                 f"snapshot y {w.sup.snapshot.context.scroll_y}") from None
+        w.page.frame_painted.disconnect(painted)
+        assert shifted, "no frame was painted with the new scroll before the new snapshot landed"
+        for dy, moved, drawn in shifted:   # the boxes moved with the page at once (fixed ones stay: none here)
+            assert moved >= 0.9 * drawn, f"{moved} of {drawn} boxes moved by {dy}"
+        snap = w.sup.snapshot
+        fresh = [b for b in w.page.drawn_boxes() if b.node_id not in seen]
+        assert fresh, (f"the links that came into view have no boxes ({len(seen)} before, "
+                       f"{len(w.page.drawn_boxes())} now: {[b.role for b in w.page.drawn_boxes()][:10]})")
+        qtbot.waitUntil(lambda: not w.page.overlay_stale, timeout=5000)
+        qtbot.waitUntil(lambda: f"{snap.stats.interactive} interactive" in w.status_snap.full_text(), timeout=3000)
+        w.page.grab().save("/tmp/vigil-live-docs-scrolled.png")
+
+
+TICKER_JS = """(() => { const el = document.createElement('div'); el.id = 'ticker'; document.body.prepend(el);
+  const tick = (t) => { el.textContent = String(t); el.style.width = (t % 300) + 'px'; requestAnimationFrame(tick); };
+  requestAnimationFrame(tick); return 1; })()"""
+
+
+def test_a_page_changing_every_frame_is_snapshotted_within_the_throttle(qtbot, aio, server):  # noqa: F811
+    with open_window(qtbot, server.url("real/tom-select.html"), screen=screen_named("1366x768")) as w:
+        wait_fitted(qtbot, w)
+        live = w.sup.live
+        run(qtbot, w.sup.tab.page.evaluate(TICKER_JS))
+        qtbot.wait(500)
+        n0, r0, t0 = live.stats.snapshots, live.stats.reports, time.monotonic()
+        qtbot.wait(3000)
+        n, secs = live.stats.snapshots - n0, time.monotonic() - t0
+        cost = sum(live.stats.costs_ms[-n:]) / 1000 if n else 0.0
+        assert n >= 1, f"a page changing all the time was not followed: {live.stats}, gap {live.gap():.2f} s"
+        assert n <= secs / live.config.min_gap_s + 1, f"{n} snapshots in {secs:.1f} s"
+        assert cost <= 0.3 * secs, f"{cost:.2f} s of {secs:.1f} s spent snapshotting"
+        assert live.stats.reports - r0 <= n + 2, "the page reported more often than once per snapshot"
+        # the lag shown is that of the last snapshot, not of the first change the page ever made
+        since = w.page.page_ahead_since
+        lag = time.monotonic() - since if since else 0.0
+        assert lag <= live.gap() + max(live.stats.costs_ms[-n:]) / 1000 + 1.0, f"shown {lag:.1f} s behind"
+
+
+def test_no_live_snapshot_while_a_step_runs(qtbot, aio, server):  # noqa: F811
+    with open_window(qtbot, server.url("offline_shop.html"), screen=screen_named("1366x768")) as w:
+        wait_fitted(qtbot, w)
+        run(qtbot, w.sup.tab.page.evaluate(TICKER_JS))
+        states: list[str] = []
+        take = w.sup.live.take
+
+        async def watched():
+            states.append(w.sup.loop_state if w.sup.running() else "idle")
+            return await take()
+        w.sup.live.take = watched   # every live snapshot notes the loop's state when it is taken
+        qtbot.waitUntil(lambda: bool(states), timeout=6000)   # the live view follows the changing page
+        w.policy.setCurrentText("auto")
+        w.task.setText("type Ada into Full name and click Place order")
+        qtbot.mouseClick(w.run_btn, Qt.LeftButton)
+        qtbot.waitUntil(w.sup.running, timeout=10000)
+        during = len(states)
+        qtbot.waitUntil(lambda: not w.sup.running(), timeout=40000)
+        in_steps = [s for s in states[during:] if s in ("observing", "planning", "acting", "verifying")]
+        assert not in_steps, f"live snapshots were taken while a step ran: {in_steps}"
+        after = len(states)
+        qtbot.waitUntil(lambda: len(states) > after, timeout=6000)   # it follows the page again after the run
