@@ -38,12 +38,16 @@ async def type_text(c: ActionContext, text: str, clear: bool, submit: bool) -> N
                             "presses Enter, which submits its form. Nothing was typed. Remove the line break, or "
                             "type the text and pass submit=True to submit on purpose.", code=ErrorCode.BAD_ARGUMENT)
     r = await focus(c, clear)
-    if clear and r.get("selected"):
+    # one insertion where the page cannot tell it from typing (no key listener …: inp.typing_mode), else keys
+    mode, why = ("insert", "a secret") if c.masked else await inp.typing_mode(page, t.session_id, t.object_id, text)
+    insert = mode == "insert" and not c.masked
+    c.data["typing"] = {"mode": "keys" if mode == "keys" else "insertion", "why": why}
+    if clear and r.get("selected") and not (insert and text):  # (an insertion replaces the selected text)
         await inp.press_chord(page, "Delete")
-    watch = not submit and not c.masked  # suggestions: the lists showing before the typing are noted
+    watch = not submit and not c.masked and not insert  # suggestions: the lists showing before the typing are noted
     if watch:
         watch = bool((await call_on(page, t.session_id, t.object_id, SUGGEST, page.key, 0) or {}).get("auto"))
-    if c.masked:
+    if c.masked or insert:
         # a secret goes in as one insertion: no key event or partial value ("H", "Hu", "Hun" …) exists for a page
         # to echo into its text, title or console, where only the whole value would be recognised and scrubbed
         await inp.send_input(page, "Input.insertText", {"text": text})

@@ -9,8 +9,11 @@ not while a dialog is being decided — a person may take minutes to answer."""
 
 from __future__ import annotations
 
+import asyncio
+
 from engine.browser.keys import KeyDef, key_def, modifier_mask, parse_chord
 from engine.browser.target import PageTarget
+from engine.errors import VigilError
 
 PER_KEY_LIMIT = 256  # longer text: the rest goes in one Input.insertText
 INPUT_TIMEOUT = 30.0  # seconds an input event may wait for the page (read at each call; the time a dialog
@@ -80,3 +83,107 @@ async def type_text(page: PageTarget, text: str) -> None:
         await _key(page, "keyUp", kd, shift, None)
     if tail:
         await send_input(page, "Input.insertText", {"text": tail})
+
+
+# -- one insertion or real keystrokes ------------------------------------------------------------------
+# Events through which a page could tell one insertion from key-by-key typing: key events, and the
+# `beforeinput`/`textInput` that each keystroke (not the one insertion) fires per character. An `input`
+# listener is not among them: it sees the same final value either way (one event instead of several).
+KEY_EVENTS = frozenset({"keydown", "keypress", "keyup", "beforeinput", "textInput", "textinput"})
+TEXT_TYPES = ("", "text", "search", "email", "url", "tel", "number")
+_OBJECT_GROUP = "vigil-keys"
+
+# On the field (this): why it must get real keystrokes whatever its listeners, else the event path of a key
+# typed into it — the field, its ancestors (slots, shadow roots and hosts on the way: the composed path), its
+# document and window — for DOMDebugger.getEventListeners. Returned by reference: [why, node, node, …].
+_PATH = ("function(TYPES) { const el = this, tag = el.localName; let why = null;"
+         " const at = (n, a) => (n.getAttribute && n.getAttribute(a)) || '';"
+         " if (tag === 'input') { const ty = at(el, 'type').toLowerCase();"
+         "   if (TYPES.indexOf(ty) < 0) why = 'an input of type ' + ty; }"
+         " else if (tag !== 'textarea') why = 'not a plain text field (' + (el.isContentEditable ? 'editable content'"
+         "   : tag) + ')';"
+         " if (!why && el.hasAttribute('maxlength')) why = 'it has a maxlength';"
+         " if (!why && el.hasAttribute('list')) why = 'it has a list of suggestions (datalist)';"
+         " if (!why) for (const a of Array.from(el.attributes)) if (/mask/i.test(a.name) || a.name === 'im-insert') {"
+         "   why = 'it carries an input mask (' + a.name + ')'; break; }"
+         " if (!why) { const ac = at(el, 'aria-autocomplete').toLowerCase();"
+         "   const pop = at(el, 'aria-haspopup').toLowerCase();"
+         "   if (ac && ac !== 'none') why = 'it autocompletes (aria-autocomplete ' + ac + ')';"
+         "   else if (pop && pop !== 'false') why = 'it opens a popup (aria-haspopup)';"
+         "   else if (at(el, 'aria-controls') || at(el, 'aria-owns')) why = 'it controls another element (aria-controls"
+         " or aria-owns: a list of suggestions)'; }"
+         " if (!why) for (let n = el, i = 0; n && n.nodeType === 1 && i < 64; n = n.parentElement, i++)"
+         "   if (/(^|\\s)combobox(\\s|$)/.test(at(n, 'role'))) { why = 'it is a combobox'; break; }"
+         " const out = [why]; if (why) return out;"
+         " for (let n = el, i = 0; n && i < 4096; i++) {"
+         "   out.push(n); n = n.assignedSlot || n.parentNode || n.host || null; }"
+         " out.push(window); return out; }")
+
+
+def _where(i: int, n: int) -> str:
+    return "the field" if i == 0 else "its window" if i == n - 1 else "its document" if i == n - 2 else "an ancestor"
+
+
+async def typing_mode(page: PageTarget, session_id: str, object_id: str, text: str) -> tuple[str, str]:
+    """("insert", why) when `text` can go into the field as one insertion (`Input.insertText`) without the
+    page being able to tell it from typing, else ("keys", why). One insertion needs all of: a plain text
+    field (input of type text/search/email/url/tel/number, or textarea; not editable content), no maxlength,
+    no datalist, no attribute of an input mask (a name with "mask" in it), not a combobox or autocomplete
+    (aria-autocomplete, aria-haspopup, aria-controls/owns, role combobox on it or an ancestor), no line
+    break in the text, and no listener for a key
+    event (keydown, keypress, keyup, beforeinput, textInput) that the page registered — inline `on…` handlers
+    included — on the field, its ancestors (through shadow roots and slots), its document or its window.
+    Vigil's own listeners (its install script's) do not count. Anything unreadable means keystrokes."""
+    if not text:
+        return "keys", "no text"
+    if "\n" in text or "\r" in text:
+        return "keys", "the text has a line break"
+    send = page.cdp.send
+    try:
+        r = await send("Runtime.callFunctionOn", {"functionDeclaration": _PATH, "objectId": object_id,
+                                                  "arguments": [{"value": list(TEXT_TYPES)}],
+                                                  "objectGroup": _OBJECT_GROUP}, session_id=session_id, timeout=5)
+        arr = r.get("result", {}).get("objectId")
+        if "exceptionDetails" in r or not arr:
+            return "keys", "its event path could not be read"
+        props = (await send("Runtime.getProperties", {"objectId": arr, "ownProperties": True},
+                            session_id=session_id, timeout=5)).get("result", [])
+        items = sorted(((int(p["name"]), p.get("value") or {}) for p in props if p.get("name", "").isdigit()),
+                       key=lambda x: x[0])
+        if not items:
+            return "keys", "its event path could not be read"
+        why = items[0][1].get("value")
+        if why:
+            return "keys", str(why)
+        nodes = [v.get("objectId") for _, v in items[1:]]
+        if not nodes or not all(nodes):
+            return "keys", "its event path could not be read"
+        got = await asyncio.gather(*(send("DOMDebugger.getEventListeners", {"objectId": oid, "depth": 0,
+                                                                            "objectGroup": _OBJECT_GROUP},
+                                          session_id=session_id, timeout=5) for oid in nodes),
+                                   return_exceptions=True)
+        own = page.scripts.install_source
+        for i, res in enumerate(got):
+            if isinstance(res, BaseException):
+                return "keys", "its listeners could not be read"
+            for ls in res.get("listeners", []):
+                if ls.get("type") not in KEY_EVENTS:
+                    continue
+                if _ours(ls, own):
+                    continue
+                return "keys", f"the page listens for {ls.get('type')} on {_where(i, len(nodes))}"
+        return "insert", "no key listener, mask, list or length limit on the field"
+    except VigilError as exc:
+        return "keys", f"its listeners could not be read ({exc.message})"
+    finally:
+        try:
+            await send("Runtime.releaseObjectGroup", {"objectGroup": _OBJECT_GROUP}, session_id=session_id,
+                       timeout=5)
+        except VigilError:
+            pass
+
+
+def _ours(listener: dict, own: str) -> bool:
+    """Is this listener one of Vigil's own (its source text is part of the script Vigil installs)?"""
+    desc = (listener.get("handler") or {}).get("description") or ""
+    return len(desc) > 20 and desc in own

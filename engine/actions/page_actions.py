@@ -31,7 +31,7 @@ from engine.models import (
     VerificationResult,
 )
 from engine.observe.sentinel import PostFacts, PreState, check, default_expectation, verify
-from engine.observe.stability import Outcome, StabilityConfig, StabilityResult, wait_stable
+from engine.observe.stability import Outcome, StabilityConfig, StabilityResult, dispatched, wait_stable
 from engine.observe.stream import read_stream, recent_events
 from engine.snapshot.cache import SnapshotCache
 
@@ -213,6 +213,7 @@ class PageActions:
                                 recovered_from=c.recovered_from, data=c.data, timings_ms=timings)
         page.invalidate()
         acted = time.monotonic()
+        dispatched()  # a step may start its after-picture now (kept only if the page does not change after it)
         verification = None
         target_id = c.target.node.node_id if c.target else None
         early: list[VerificationResult] = []

@@ -170,10 +170,12 @@ def _p50(xs: list[float]) -> float:
 async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, recorder=None,
                  walls: list[float] | None = None) -> list:
     """Run the steps `rounds` times as one auto-approved scripted run; the StepRecords, in order. With
-    `walls`, each step's wall time is appended: from the previous step's record (the run's start for
-    the first) to its own — everything the loop does for it, the writes after the record included."""
+    `walls`, each step's wall time is appended: from the previous step's result (its ActionDone; the run's
+    start for the first) to its own — everything the loop does on a step's critical path, the writes of the
+    previous step's record included. (A step's record is published once its after picture is in, which the
+    step's result does not wait for: its publication is no mark of the step's end.)"""
     from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
-    from engine.models import StepRecorded
+    from engine.models import ActionDone
 
     script = [s.script(start + r) for r in range(rounds) for s in steps]
     for st in script:  # addresses relative to the page's
@@ -185,7 +187,7 @@ async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, 
     if recorder is not None:
         recorder.start(loop, "bench step", url, planner="script", policy="auto")
     stamps: list[float] = [time.perf_counter()]
-    loop.bus.subscribe(lambda ev: stamps.append(time.perf_counter()) if isinstance(ev, StepRecorded) else None)
+    loop.bus.subscribe(lambda ev: stamps.append(time.perf_counter()) if isinstance(ev, ActionDone) else None)
     result = await loop.run("bench step")
     if recorder is not None:
         recorder.finish(result)
@@ -212,7 +214,8 @@ async def _playwright(page, base: str, steps: list[Step], rounds: int, start: in
 
 
 def _empty() -> dict[str, list[float]]:
-    return {"total": [], **{p: [] for p in PHASES}, "dispatch": [], "pw": [], "wall": []}
+    return {"total": [], **{p: [] for p in PHASES}, "dispatch": [], "pw": [], "wall": [], "picture_bg": [],
+            "inserted": []}
 
 
 def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]], walls: list[float]) -> dict:
@@ -227,6 +230,10 @@ def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]], walls:
             d[p].append(tm.get(p, 0.0))
         rt = rec.result.timings_ms if rec.result else {}
         d["dispatch"].append(rt.get("locate", 0.0))
+        d["picture_bg"].append(tm.get("picture_background", 0.0))
+        typing = ((rec.result.data or {}).get("typing") or {}) if rec.result else {}
+        if typing:
+            d["inserted"].append(1.0 if typing.get("mode") == "insertion" else 0.0)
     for k, ms in pw:
         kinds.setdefault(k, _empty())["pw"].append(ms)
     out = {}
@@ -234,7 +241,9 @@ def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]], walls:
         # other: the step's wall time that no phase accounts for (events, the record and its writes, the
         # loop's own work; the writes after the record are in it since `wall` runs to the next record)
         d["other"] = [w - sum(d[p][j] for p in PHASES) for j, w in enumerate(d["wall"])]
-        row = {p: _p50(d[p]) for p in ("total", "wall", *PHASES, "dispatch", "other")}
+        row = {p: _p50(d[p]) for p in ("total", "wall", *PHASES, "dispatch", "other", "picture_bg")}
+        if d["inserted"]:  # how the text went in: one insertion (no key handler on the field) or keystrokes
+            row["typed_by"] = "insertion" if statistics.mean(d["inserted"]) >= 0.5 else "keystrokes"
         row["playwright_ms"] = _p50(d["pw"])
         row["ratio"] = round(row["wall"] / max(row["playwright_ms"], 1e-6), 2)
         row["n"] = len(d["total"])
@@ -332,10 +341,11 @@ async def _long_run(browser, demo: str, n: int) -> dict:
 def format_report(rep: dict) -> str:
     rec = "recorded into a session store" if rep.get("recorded", True) else "not recorded (--no-record)"
     lines = [f"vigil bench step — medians of {rep['rounds']} rounds per step kind; Vigil: an auto-approved step of the "
-             f"loop (pictures included, {rec}), wall time from one step's record to the next; Playwright: locator "
+             f"loop (pictures included, {rec}), wall time from one step's result to the next; Playwright: locator "
              "action + expect, same run", ""]
     hdr = (f"{'page':<26}{'step':<9}{'vigil ms':>9}{'pw ms':>7}{'ratio':>6}  {'observe':>7}{'propose':>8}"
-           f"{'approve':>8}{'locate':>7}{'act':>6}{'settle':>7}{'verify':>7}{'shots':>6}{'other':>6}")
+           f"{'approve':>8}{'locate':>7}{'act':>6}{'settle':>7}{'verify':>7}{'shots':>6}{'other':>6}  "
+           f"{'pic bg':>6}  typed by")
     lines.append(hdr)
     for pg in rep["pages"]:
         for k, r in pg["kinds"].items():
@@ -343,7 +353,7 @@ def format_report(rep: dict) -> str:
             lines.append(f"{pg['page']:<26}{k:<9}{wall:>9.0f}{r['playwright_ms']:>7.0f}{r['ratio']:>6.1f}  "
                          f"{r['observe']:>7.0f}{r['model']:>8.0f}{r['approval']:>8.0f}{r['dispatch']:>7.0f}"
                          f"{r['act']:>6.0f}{r['settle']:>7.0f}{r['verify']:>7.0f}{r['screenshots']:>6.0f}"
-                         f"{r['other']:>6.0f}")
+                         f"{r['other']:>6.0f}  {r.get('picture_bg', 0):>6.0f}  {r.get('typed_by', '')}")
     lr = rep.get("long_run")
     if lr:
         lines += ["", f"Long run: {lr['steps']} recorded steps on the demo shop in {lr['seconds']} s "
@@ -356,8 +366,10 @@ def format_report(rep: dict) -> str:
                   "snapshots and pictures)"]
     lines += ["", "observe: snapshot before the step; propose: the planner; approve: the gate; locate: finding the "
               "element before input is dispatched (inside act);", "act: the action incl. dispatch; settle: the wait "
-              "after it; verify: checking the expected outcome; shots: screenshots of the step; other: the rest of "
-              "the step (events, recording, the loop's own work)."]
+              "after it; verify: checking the expected outcome; shots: the step's wait for its pictures; other: the "
+              "rest of the step (events, recording, the loop's own work);", "pic bg: how long the after picture "
+              "took after the step's result (off the critical path: the record is published with it once it is "
+              "in); typed by: one insertion where the field has no key handler, else keystrokes."]
     return "\n".join(lines)
 
 

@@ -1,15 +1,22 @@
-"""A step's pictures and the page it left (issue [13]).
+"""A step's pictures and the page it left (issues [13], [5/7]).
 
 `StepPictures` takes the viewport pictures of a run's steps and keeps the last step's after picture
 with the snapshot taken just before it: the next step's before picture when the page is unchanged
 since (the snapshot cache hands back that same snapshot only while no mutation, scroll, resize,
-navigation or action happened), and the sign that its page is still settled.
+navigation or action happened), and the sign that its page is still settled. That picture may still
+be on its way (a `Pending` one): whoever needs it waits for it then.
 
-`AfterPicture` is a step's after picture, taken while the page settles: the settle checks the step's
-expected outcome once the page is painted and quiet, and the picture is started at that moment,
-alongside the check (`engine.observe.stability.on_quiet`). When the check sees the outcome, the
-settle ends there and that picture is the page as the step left it; when it does not, the page may
-still change, so those pictures are dropped and one is taken after the action returns."""
+`AfterPicture` is a step's after picture, kept off the step's critical path. Pictures are started
+while the action runs: in a headless browser the moment its input has been dispatched (a capture
+shows the page as it is when asked: the browser paints a new frame for it), and on every browser
+each time the settle is about to check the expected outcome on a painted, quiet page
+(`engine.observe.stability.on_quiet`). Each records the page's mark (every frame's DOM version,
+bumped by any mutation, input or scroll) just before it was asked for. At the step's end the latest
+one whose mark is the page's mark then — and that began after the last request of the action ended
+and after the last moving animation the settle saw — is the after picture: nothing changed after its
+frame. When none qualifies, a new one is taken then. Either may still be capturing: the step's result
+does not wait for it (`result()` hands back a `Pending` picture; the record is published with it once
+it is in, see AgentLoop)."""
 
 from __future__ import annotations
 
@@ -17,41 +24,129 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from engine.errors import VigilError
 from engine.loop.driver import PageDriver
 from engine.models import ActionResult
+from engine.observe.stability import PageMark, QuietPage, StabilityResult, page_mark
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.vision.screenshot import Screenshot
 
 log = logging.getLogger("vigil.loop")
 
 Take = Callable[[], Awaitable[Screenshot | None]]
+Pending = asyncio.Future  # of Screenshot | None: a picture still being taken
+
+
+@dataclass
+class _Candidate:
+    mark: asyncio.Future   # PageMark | None, read just before the picture was asked for
+    shot: asyncio.Future   # Screenshot | None
+    early: bool            # started at the dispatch (else at an outcome check)
+
+
+def _target(page: object) -> object | None:
+    """The page's CDP target (a Tab's), or None for a driver without one (then no mark is read)."""
+    return getattr(page, "target", None)
+
+
+def _headless(target: object) -> bool:
+    return bool(getattr(getattr(target, "owner", None), "headless", False))
 
 
 class AfterPicture:
-    def __init__(self, take: Take) -> None:
+    def __init__(self, take: Take, page: PageDriver | None = None) -> None:
         self._take = take
-        self._tasks: list[asyncio.Future] = []
+        self._target = _target(page) if page is not None else None
+        self._early = self._target is not None and _headless(self._target)
+        self._candidates: list[_Candidate] = []
+        self.settle: StabilityResult | None = None
 
-    def __call__(self) -> None:
-        """The page is painted and quiet and its outcome is about to be checked: start a picture."""
-        self._tasks.append(asyncio.ensure_future(self._take()))
+    # -- told by the settle (engine.observe.stability.SettleWatcher) ---------------------------------
+    def dispatched(self) -> None:
+        """The action's input went out: in a headless browser, start a picture now."""
+        if self._early:
+            self._start(early=True)
 
-    async def result(self, settled_on_last_check: bool) -> Screenshot | None:
-        """The after-picture: the one started at the check that ended the settle, or a new one."""
-        last = self._tasks.pop() if settled_on_last_check and self._tasks else None
-        await self.drop()
-        return await (last if last is not None else self._take())
+    def quiet(self, page: QuietPage) -> None:
+        """The page is painted and quiet and its outcome is about to be checked: start a picture — unless
+        the last one started still shows it (its mark read, the page's only frame still at that version,
+        nothing the version does not count changed since it)."""
+        last = self._candidates[-1] if self._candidates else None
+        if last is not None and last.mark.done() and not last.mark.cancelled() and last.mark.exception() is None:
+            m: PageMark | None = last.mark.result()
+            if (m is not None and page.version is not None and len(m.versions) == 1
+                    and m.nav == getattr(self._target, "nav_count", -1)
+                    and m.versions[0][1] == page.version and m.at > page.changed_at):
+                return
+        self._start(early=False)
+
+    def settled(self, result: StabilityResult) -> None:
+        self.settle = result
+
+    def _start(self, *, early: bool) -> None:
+        target = self._target
+        mark: asyncio.Future = asyncio.ensure_future(page_mark(target)) if target is not None else _done(None)  # type: ignore[arg-type]
+
+        async def shoot() -> Screenshot | None:
+            with contextlib.suppress(Exception):
+                await mark  # asked for after the mark was read: everything before it is in its frame
+            return await self._take()
+
+        self._candidates.append(_Candidate(mark, asyncio.ensure_future(shoot()), early))
+
+    # -- the step's end ------------------------------------------------------------------------------
+    async def result(self, usable: bool = True) -> Pending:
+        """The after-picture, possibly still being taken: the latest picture started during the action
+        that still shows the page (see the module docstring), else a new one. `usable` False (the loop
+        went to another tab, the action failed to run): a new one."""
+        keep = await self._pick() if usable else None
+        others = [c for c in self._candidates if c is not keep]
+        self._candidates = []
+        await _cancel([c.shot for c in others] + [c.mark for c in others])
+        if keep is not None:
+            return keep.shot
+        return asyncio.ensure_future(self._take())
+
+    async def _pick(self) -> _Candidate | None:
+        if not self._candidates:
+            return None
+        target = self._target
+        if target is None:  # no mark to compare: the last outcome check that saw the outcome (as the settle says)
+            last = self._candidates[-1]
+            return last if not last.early and self.settle is not None and self.settle.outcome_seen else None
+        now = await page_mark(target)  # type: ignore[arg-type]
+        if now is None:
+            return None
+        changed_at = self.settle.changed_at if self.settle is not None else 0.0
+        for c in reversed(self._candidates):
+            try:
+                m: PageMark | None = await c.mark
+            except Exception:  # noqa: BLE001 - an unreadable mark: that picture is not used
+                continue
+            if m is not None and m.same_page(now) and m.at > changed_at:
+                return c
+        return None
 
     async def drop(self) -> None:
-        """Cancel the pictures not used (their page was still changing)."""
-        tasks, self._tasks = self._tasks, []
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        """Cancel the pictures not used."""
+        cands, self._candidates = self._candidates, []
+        await _cancel([c.shot for c in cands] + [c.mark for c in cands])
+
+
+def _done(value: object) -> asyncio.Future:
+    f = asyncio.get_running_loop().create_future()
+    f.set_result(value)
+    return f
+
+
+async def _cancel(tasks: list[asyncio.Future]) -> None:
+    for t in tasks:
+        t.cancel()
+    for t in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await t
 
 
 class StepPictures:
@@ -60,7 +155,7 @@ class StepPictures:
 
     def __init__(self, current: Callable[[], PageDriver], enabled: bool = True) -> None:
         self.current, self.enabled = current, enabled
-        self._last: tuple[DomSnapshot, Screenshot | None, object] | None = None
+        self._last: tuple[DomSnapshot, Screenshot | Pending | None, object] | None = None
 
     def reset(self) -> None:
         self._last = None
@@ -75,9 +170,9 @@ class StepPictures:
             log.debug("screenshot failed: %s", exc)
             return None
 
-    def left(self, snap: DomSnapshot | None, shot: Screenshot | None, settled: bool) -> None:
-        """What the step just done left: the snapshot taken after it and then its picture, kept when the
-        step ended on a settled page."""
+    def left(self, snap: DomSnapshot | None, shot: Screenshot | Pending | None, settled: bool) -> None:
+        """What the step just done left: the snapshot taken after it and then its picture (perhaps still
+        being taken), kept when the step ended on a settled page."""
         self._last = (snap, shot, self.current()) if snap is not None and settled else None
 
     def settled_snapshot(self) -> DomSnapshot | None:
@@ -86,13 +181,24 @@ class StepPictures:
         last = self._last
         return last[0] if last is not None and last[2] is self.current() else None
 
-    def unchanged(self, snap: DomSnapshot) -> Screenshot | None:
+    async def unchanged(self, snap: DomSnapshot) -> Screenshot | None:
         """The last step's after picture when `snap` is the very snapshot taken right before it on this
-        page (so the page has not changed since that picture), else None."""
+        page (so the page has not changed since that picture; one still being taken is waited for), else
+        None."""
         last = self._last
         if last is None or last[1] is None or last[0] is not snap or last[2] is not self.current():
             return None
-        return last[1]
+        shot = last[1]
+        if isinstance(shot, Screenshot):
+            return shot
+        try:
+            return await asyncio.shield(shot)
+        except asyncio.CancelledError:
+            if shot.cancelled():
+                return None
+            raise
+        except Exception:  # noqa: BLE001 - a picture that failed is no picture
+            return None
 
 
 def verified_snapshot(page: PageDriver, result: ActionResult, acted_on: object) -> DomSnapshot | None:

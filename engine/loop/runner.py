@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from engine.loop.grounding import (
 from engine.loop.journal import RunJournal
 from engine.loop.not_run import declined, refused, target_missing
 from engine.loop.person_steps import person_acted
-from engine.loop.pictures import AfterPicture, StepPictures, after_snapshot, verified_snapshot
+from engine.loop.pictures import AfterPicture, Pending, StepPictures, after_snapshot, verified_snapshot
 from engine.loop.planner import Observation, Planner
 from engine.loop.policy import frame_url, needs_approval, sensitive_reasons
 from engine.loop.redact import mask_action, mask_proposal, scrub_known, types_secret
@@ -89,6 +90,13 @@ def _ms(t: float) -> float:
     return round((time.monotonic() - t) * 1000, 1)
 
 
+def _taken(pending: Pending) -> Screenshot | None:
+    """The picture when it is already taken (None when it failed or is still being taken)."""
+    if not pending.done() or pending.cancelled() or pending.exception() is not None:
+        return None
+    return cast(Screenshot | None, pending.result())
+
+
 class AgentLoop:
     """`await AgentLoop(tab, planner, gate=QueueGate()).run("task")` → RunResult. The page is anything
     with the `PageDriver` members (a `Tab`)."""
@@ -106,6 +114,8 @@ class AgentLoop:
         self.policy: Policy = cast(Policy, policy)  # checked against POLICIES above
         self.max_steps, self.target_timeout_ms = max_steps, target_timeout_ms
         self.pictures = StepPictures(lambda: self.page, enabled=screenshots)
+        # the last step's after picture while it is still being taken (its record is published once it is in)
+        self._late_picture: asyncio.Future | None = None
         # with `artifacts`, each executed step's StepRecorded event carries the before/after JPEGs and
         # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
         self.artifacts = artifacts
@@ -164,6 +174,7 @@ class AgentLoop:
         except VigilError as exc:  # TabCrashedError, BrowserClosedError, SnapshotError, a failing planner …
             end = _End("error", reason=exc.message)
         except asyncio.CancelledError:
+            self._drop_late_picture()  # its step is published without it, now
             self.writes.drain_now()  # Ctrl+C: the steps already recorded reach the store first
             self._finish(_End("interrupted", reason=self._failure or "The run was cancelled."))
             raise
@@ -172,6 +183,7 @@ class AgentLoop:
             end = _End("error", reason=f"Internal error in the loop: {type(exc).__name__}: {exc}")
         finally:
             self.watch.stop()
+        await self._late_picture_in()  # the last step's record is published with its after picture
         late = await self.writes.drain()
         if self._failure is not None or late:  # a step that could not be stored ends the run as an error
             end = _End("error", reason=self._failure or late)
@@ -332,7 +344,9 @@ class AgentLoop:
             fresh = await self.page.snapshot()
             self._publish_snapshot(fresh, index, 0)
             t_shot = time.monotonic()
-            shot_before = None if in_page else self.pictures.unchanged(fresh) or await self.pictures.take()
+            # (the last step's after picture, if still being taken, is in before this step's input goes out)
+            await self._late_picture_in()
+            shot_before = None if in_page else await self.pictures.unchanged(fresh) or await self.pictures.take()
             timings["screenshots"] = _ms(t_shot)
             if in_page:
                 return await self._human_in_page(p, msg, draft, fresh, timings["approval"])
@@ -472,7 +486,8 @@ class AgentLoop:
         self.journal.set_state("acting")
         t_act = time.monotonic()
         acted_on = self.page
-        picture = AfterPicture(self.pictures.take)  # started while the page settles, alongside its outcome's check
+        # started as the input goes out and as the page settles (pictures off: none)
+        picture = AfterPicture(self.pictures.take, self.page if self.pictures.enabled else None)
         try:
             if run.name in TAB_ACTIONS:
                 result = await self.watch.tab_action(run)
@@ -500,12 +515,13 @@ class AgentLoop:
         # (the verification's own snapshot when it took one: after the settle, the page as the step left it)
         snap_after = verified_snapshot(self.page, result, acted_on) or await after_snapshot(self.page)
         t_shot = time.monotonic()
-        shot_after = await picture.result(bool((result.data or {}).get("outcome_seen")) and self.page is acted_on)
+        pending = await picture.result(self.page is acted_on)  # perhaps still being taken: not waited for
+        shot_after = _taken(pending)
         timings["screenshots"] = round(timings.get("screenshots", 0) + _ms(t_shot), 1)
         # the step's page events: those since its action began (not the page's load a moment before it)
         since_act = int(_ms(t_act)) + EVENT_SLACK_MS
         settled = bool((result.data or {}).get("settled")) and result.success
-        self.pictures.left(snap_after, shot_after, settled)
+        self.pictures.left(snap_after, shot_after if pending.done() else pending, settled)
         artifacts = None
         if self.artifacts:
             artifacts = StepArtifacts(screenshot_before=shot_before.jpeg if shot_before else None,
@@ -535,7 +551,50 @@ class AgentLoop:
             url_after=self._url(), snapshot_nodes=len(fresh), screenshots=(before, after, distance),
             target=target_record(node, fresh) if node is not None else None)
         rec = rec.model_copy(update={"incidents": None if incidents.empty() else incidents})
-        return self.journal.record(rec, artifacts), result
+        if pending.done():
+            return self.journal.record(rec, artifacts), result
+        # the step's result does not wait for its after picture: the record is kept now and published (stored,
+        # shown) with the picture once it is in — before any later record, and before the run ends
+        rec = self.journal.record(rec, artifacts, held=True)
+        self._late_picture = asyncio.ensure_future(self._attach_picture(rec, artifacts, pending, before))
+        return rec, result
+
+    async def _attach_picture(self, rec: StepRecord, artifacts: StepArtifacts | None, pending: Pending,
+                              before: str | None) -> None:
+        """Put the after picture into the held record once it is taken, then publish the record."""
+        t = time.monotonic()
+        try:
+            shot = await asyncio.shield(pending)
+        except asyncio.CancelledError:
+            pending.cancel()
+            shot = None
+            raise
+        except Exception as exc:  # noqa: BLE001 - a missing picture never stops a run
+            log.debug("after picture failed: %s", exc)
+            shot = None
+        finally:
+            if shot is not None:
+                rec.screenshot_after = shot.phash
+                rec.screenshot_distance = hash_distance(before, shot.phash) if before else None
+                if artifacts is not None:
+                    artifacts.screenshot_after = shot.jpeg
+            # how long the picture took after the step's result (off its critical path)
+            rec.timings_ms["picture_background"] = _ms(t)
+            self.journal.release(rec)
+
+    async def _late_picture_in(self) -> None:
+        """Wait for the last step's after picture (and its record's publication), if still under way."""
+        late, self._late_picture = self._late_picture, None
+        if late is not None:
+            with contextlib.suppress(Exception):
+                await late
+
+    def _drop_late_picture(self) -> None:
+        """Cancelled: publish the held records now, without the picture still being taken."""
+        late, self._late_picture = self._late_picture, None
+        if late is not None:
+            late.cancel()
+        self.journal.release()
 
     def _check_fatal(self, result: ActionResult | None) -> None:
         """End the run when the tab crashed or the browser closed."""

@@ -29,7 +29,8 @@ import contextvars
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -60,6 +61,9 @@ class StabilityResult(BaseModel):
     restless: bool = False        # the page is known never to settle: its mutations were not waited for
     outcome_seen: bool = False    # ended early: the expected outcome was seen on a painted, quiet page
     outcome_ms: float = 0.0       # time spent checking the outcome (part of waited_ms)
+    # page clock (epoch ms) of the last change the settle saw that a DOM version does not count: a request of
+    # the action finishing, an animation that moves something (0: none) — a picture begun before it is stale
+    changed_at: float = 0.0
     reason: str = ""
 
     def describe(self) -> str:
@@ -84,13 +88,14 @@ _PAINT = ("function(KEY) { const S = window[KEY]; if (!S || S.muts === undefined
           " continue; let moves = false; for (const f of ef.getKeyframes()) for (const p in f) if (!COLOUR.test(p) &&"
           " !(ef.pseudoElement && PAINT.test(p))) moves = true; if (moves) n++; } } catch (e) {} return n; };"
           " return new Promise((res) => { let done = false; const fin = (p) => { if (!done) { done = true;"
-          " res([Date.now(), m0, S.muts, S.lastMut, S.lastInput || 0, p, anims()]); } };"
+          " res([Date.now(), m0, S.muts, S.lastMut, S.lastInput || 0, p, anims(), S.ver]); } };"
           " requestAnimationFrame(() => requestAnimationFrame(() => fin(1))); setTimeout(() => fin(0), 150); }); }")
 
 
 async def _paint(page: PageTarget, timeout: float) -> list | None:
     """Two animation frames in the main frame: [now, mutations before, after, last mutation, last input,
-    painted]; None when the page cannot answer (a dialog open, a document being replaced)."""
+    painted, moving animations, DOM version]; None when the page cannot answer (a dialog open, a document
+    being replaced)."""
     try:
         sid, ctx = await page.context_for(page.main_frame_id, timeout=min(1.0, timeout))
         r = await page.cdp.send("Runtime.callFunctionOn", {
@@ -115,20 +120,92 @@ def _action_start(since_epoch: float | None, last_input: float, called: float) -
 
 Outcome = Callable[[], Awaitable[bool]]
 
-_QUIET_HOOK: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("vigil_quiet_hook",
-                                                                                        default=None)
+@dataclass(frozen=True)
+class QuietPage:
+    """The page when its outcome is about to be checked: the main frame's DOM version (None when the page
+    has child frames), the page clock then, and the last change a version does not count (`changed_at`)."""
+
+    version: int | None
+    at: float
+    changed_at: float
+
+
+class SettleWatcher(Protocol):
+    """Told by the action being settled (within `on_quiet`): the moment its input was dispatched, each
+    moment its outcome is about to be checked on a painted, quiet page, and how the settle ended — when a
+    step may start its after-picture, and what tells whether that picture still shows the page."""
+
+    def dispatched(self) -> None: ...
+
+    def quiet(self, page: QuietPage) -> None: ...
+
+    def settled(self, result: StabilityResult) -> None: ...
+
+
+_QUIET_HOOK: contextvars.ContextVar[SettleWatcher | None] = contextvars.ContextVar("vigil_quiet_hook", default=None)
 
 
 @contextlib.contextmanager
-def on_quiet(hook: Callable[[], None]) -> Iterator[None]:
-    """Within this block, `hook()` is called each time a settle is about to check the action's expected
-    outcome on a painted, quiet page — the moment a step may take its after-picture alongside the check
-    (when the outcome is seen there, the last call was the page as the step leaves it)."""
-    token = _QUIET_HOOK.set(hook)
+def on_quiet(watcher: SettleWatcher) -> Iterator[None]:
+    """Within this block, `watcher` hears of the action's dispatch (`dispatched()`, called by the action
+    right after its input went out), of each check of its expected outcome on a painted, quiet page
+    (`quiet(page)`), and of the settle's end (`settled(result)`)."""
+    token = _QUIET_HOOK.set(watcher)
     try:
         yield
     finally:
         _QUIET_HOOK.reset(token)
+
+
+def dispatched() -> None:
+    """The action's input was just dispatched (see `on_quiet`)."""
+    w = _QUIET_HOOK.get()
+    if w is not None:
+        w.dispatched()
+
+
+# What a picture is compared by: each frame's DOM version (bumped by every mutation, input, scroll and
+# resize: snapshot/js/install.js) and the page clock.
+_MARK = "function(KEY) { const S = window[KEY]; return S && S.ver !== undefined ? [S.ver, Date.now()] : null; }"
+
+
+@dataclass(frozen=True)
+class PageMark:
+    """The page at one moment, for telling whether anything changed since: navigations, every frame's DOM
+    version, and the page clock (epoch ms) when read."""
+
+    nav: int
+    versions: tuple[tuple[str, int], ...]
+    at: float
+
+    def same_page(self, other: PageMark) -> bool:
+        return self.nav == other.nav and self.versions == other.versions
+
+
+async def page_mark(page: PageTarget) -> PageMark | None:
+    """The page's mark now, or None when a frame cannot be read (then nothing is judged unchanged)."""
+    nav = getattr(page, "nav_count", 0)
+    ids = list(page.frames)
+
+    async def one(fid: str) -> list | None:
+        ft = page.frames.get(fid)
+        if ft is None or ft.context_id is None:
+            return None
+        try:
+            r = await page.cdp.send("Runtime.callFunctionOn", {
+                "functionDeclaration": _MARK, "executionContextId": ft.context_id, "returnByValue": True,
+                "arguments": [{"value": page.key}]}, session_id=ft.session_id, timeout=2)
+        except (VigilError, TimeoutError):
+            return None
+        v = r.get("result", {}).get("value")
+        return v if isinstance(v, list) else None
+
+    got = await asyncio.gather(*(one(f) for f in ids))
+    if not ids or any(g is None for g in got):
+        return None
+    main = page.main_frame_id if page.main_frame_id in ids else ids[0]
+    at = next(float(g[1]) for f, g in zip(ids, got, strict=True) if f == main and g is not None)
+    return PageMark(nav, tuple(sorted((f, int(g[0])) for f, g in zip(ids, got, strict=True) if g is not None)), at)
 
 
 async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *,
@@ -150,6 +227,7 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
     deadline = start + cap / 1000
     frames_multi = len(getattr(page, "frames", {}) or {}) > 1
     busy_dom = 0
+    moving_at = 0.0  # page clock of the last probe that saw an animation moving something
     while True:
         page.check_alive()
         remaining = max(0.0, deadline - time.monotonic())
@@ -159,8 +237,9 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
         painted = False
         last_input = 0.0
         moving = 0
+        version = None
         if probe:
-            pnow, m0, m1, last_mut, last_input, p, moving = probe
+            pnow, m0, m1, last_mut, last_input, p, moving, version = probe
             painted = bool(p) and m0 == m1
             last_mut = float(last_mut)
             now_epoch = float(pnow)
@@ -185,6 +264,8 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
         net_quiet = float("inf") if last_end is None else max(0.0, now_epoch - last_end)
         if ours:
             net_quiet = 0.0
+        if moving:
+            moving_at = now_epoch
         loading = page.loading
         quiet_now = painted and dom_quiet >= need_quiet and not moving
         if restless and quiet_now:  # it did stop changing: wait for its mutations again from now on
@@ -198,9 +279,10 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
                 and checked_at != last_mut):
             checked_at = last_mut
             t_check = time.monotonic()
-            hook = _QUIET_HOOK.get()
-            if hook is not None:
-                hook()
+            watcher = _QUIET_HOOK.get()
+            if watcher is not None:
+                watcher.quiet(QuietPage(version=version if not frames_multi else None, at=now_epoch,
+                                        changed_at=max(moving_at, last_end or 0.0)))
             seen = ok = await outcome()
             outcome_ms += (time.monotonic() - t_check) * 1000
         after = time.monotonic()
@@ -227,11 +309,16 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
                 why.append("the page never stops changing: its mutations were not waited for")
             elif background:
                 why.append(f"{background} earlier request(s) not waited for")
-            return StabilityResult(stable=ok, waited_ms=round((after - start) * 1000, 1),
-                                   dom_quiet_ms=round(min(dom_quiet, 1e9), 1),
-                                   network_quiet_ms=round(min(net_quiet, 1e9), 1), inflight=ours, loading=loading,
-                                   background=background, restless=restless, outcome_seen=seen,
-                                   outcome_ms=round(outcome_ms, 1), reason="; ".join(why))
+            changed = max(moving_at, last_end or 0.0, now_epoch if ours or loading else 0.0)
+            res = StabilityResult(stable=ok, waited_ms=round((after - start) * 1000, 1),
+                                  dom_quiet_ms=round(min(dom_quiet, 1e9), 1),
+                                  network_quiet_ms=round(min(net_quiet, 1e9), 1), inflight=ours, loading=loading,
+                                  background=background, restless=restless, outcome_seen=seen,
+                                  outcome_ms=round(outcome_ms, 1), changed_at=changed, reason="; ".join(why))
+            watcher = _QUIET_HOOK.get()
+            if watcher is not None:
+                watcher.settled(res)
+            return res
         if probe is not None and not dom_ok:
             busy_dom += 1
         # the probe itself waits two frames; sleep only for what is left of the quiet windows
