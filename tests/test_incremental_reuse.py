@@ -26,6 +26,9 @@ from engine.snapshot.stored import _row
 from real_corpus import corpus_installed, open_widget  # noqa: F401
 
 MUTATE = (Path(__file__).parent / "fixtures" / "incremental_mutate.js").read_text()
+LABELS = (Path(__file__).parent / "fixtures" / "incremental_labels.js").read_text()
+LABEL_OPS = {"labeltext": 2, "wraptext": 2, "reftext": 2, "hint": 1, "retarget": 1, "reid": 1, "dupid": 1,
+             "unlabel": 1, "addlabel": 1, "refattr": 1, "button": 1}
 # no "iframe": a second document makes every build a fresh one (tested on its own below)
 OPS = {"insert": 3, "remove": 2, "move": 2, "text": 3, "attr": 3, "class": 3, "style": 3, "hide": 1, "show": 1,
        "scroll": 1, "hover": 1, "focus": 1, "value": 1, "listener": 1, "shadow": 2}
@@ -113,7 +116,7 @@ async def _chain(tab, seed: int, steps: int, budget_s: float, ops: dict | None =
                 await tab.page.mouse.move(got[0], got[1])
             what = f"pointer over {got[2] if got else 'nothing'}"
         else:
-            what = await tab.page.evaluate(MUTATE, {"op": op, "r": r, "n": n})
+            what = await tab.page.evaluate(LABELS if op in LABEL_OPS else MUTATE, {"op": op, "r": r, "n": n})
         done.append(f"{n + 1}. {what}")
         await tab.page.evaluate(SETTLE)
         tab.invalidate()
@@ -196,6 +199,42 @@ def test_chain_with_a_frame_reuses_both_documents(harness, generated):
     assert res["steps"] >= 6, res
     small = [m for m, n in res["made"] if m < n / 4]
     assert len(small) >= 3, res["made"]
+
+
+@pytest.fixture(scope="module")
+def built_like_sites(tmp_path_factory):
+    """A generated page whose style sheet (with sibling rules) comes from another origin, and a form page."""
+    from engine.bench.snapshot import shop_css
+    from engine.bench.snapshot_pages import SHOP_SIBLING_CSS, generate_form_page
+    from engine.local_server import serve_directory
+
+    pages = tmp_path_factory.mktemp("reuse-pages")
+    sheets = tmp_path_factory.mktemp("reuse-sheets")
+    (sheets / "shop.css").write_text(shop_css() + SHOP_SIBLING_CSS, encoding="utf-8")
+    (pages / "form.html").write_text(generate_form_page(120), encoding="utf-8")
+    with serve_directory(str(sheets)) as other, serve_directory(str(pages)) as base:
+        (pages / "xo.html").write_text(generate_page(900, seed=12, css_href=f"{other}shop.css"), encoding="utf-8")
+        yield {"xorigin": base + "xo.html", "form": base + "form.html"}
+
+
+def test_chain_on_a_cross_origin_styled_page_equals_fresh_builds(harness, built_like_sites):
+    async def body(tab):
+        return await _chain(tab, _seed(1404), 12, 10)
+
+    res = harness.page(built_like_sites["xorigin"], body, timeout=150)
+    assert res["steps"] >= 5, res
+    small = [m for m, n in res["made"] if m < n / 4]
+    assert len(small) >= 3, f"too few builds reused the last tree: {res['made']}"
+
+
+def test_chain_of_label_changes_on_a_form_equals_fresh_builds(harness, built_like_sites):
+    async def body(tab):
+        return await _chain(tab, _seed(1405), 14, 10, LABEL_OPS | {"text": 2, "insert": 1, "remove": 1})
+
+    res = harness.page(built_like_sites["form"], body, timeout=150)
+    assert res["steps"] >= 5, res
+    small = [m for m, n in res["made"] if m < n / 4]
+    assert len(small) >= 3, f"too few builds reused the last tree: {res['made']}"
 
 
 @pytest.mark.usefixtures("corpus_installed")
