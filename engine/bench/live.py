@@ -173,7 +173,7 @@ async def bench_scroll(browser, base: str) -> dict:
         t0 = time.monotonic()
         await tab.cdp.send("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": 400, "y": 300, "deltaX": 0,
                                                         "deltaY": 600}, session_id=tab.session_id)
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(6.0)
         y = await tab.page.evaluate("scrollY")
         hit = next((t for t, s in log if abs(s.context.scroll_y - y) < 1), None)
         await f.stop()

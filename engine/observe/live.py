@@ -244,7 +244,7 @@ def _frame_ids(node: dict | None) -> list[str]:
 
 @dataclass
 class LiveConfig:
-    min_gap_s: float = 0.25    # at most four snapshots a second
+    min_gap_s: float = 0.2     # at most five snapshots a second
     max_share: float = 0.2     # of the time, at most, spent snapshotting: the gap after a snapshot ≥ 4 × its cost
     max_gap_s: float = 3.0     # but never longer than this (a walk slowed by a loaded machine does not stall the view)
     settle_s: float = 0.03     # after a report, this long for the rest of a burst (one click: focus, class, popup)
@@ -322,8 +322,9 @@ class LiveFollower:
                         self.on_change(bits, self.changed_at)
                 if bits & MOVING:  # a popup sliding open: a snapshot now would box it where it will not stay
                     await self.watch.arm()
-                    await self.watch.wait(self.config.motion_s)
-                await asyncio.sleep(self.config.settle_s)
+                    await self.watch.wait(self.config.motion_s)   # its end (or any change) is reported
+                else:
+                    await asyncio.sleep(self.config.settle_s)
                 wait = self._last_end + self.gap() - time.monotonic()
                 if wait > 0:
                     await asyncio.sleep(wait)
