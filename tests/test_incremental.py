@@ -276,3 +276,38 @@ def test_cross_origin_sibling_rules_restyle_siblings(harness, cross_origin):
     for js, walk, diff in harness.page(cross_origin["sib"], body, timeout=90):
         assert walk.mode == "incremental", f"{js}: {walk.describe()}"
         assert not diff, f"{js}: incremental ≠ full walk\n  {diff}"
+
+
+LABEL_CHANGES = [
+    "document.getElementById('q5').setAttribute('aria-labelledby', 'm7')",     # a new reference …
+    "document.getElementById('m7').textContent = 'Renamed seven'",              # … whose target then changes
+    "const i = document.createElement('input'); i.setAttribute('aria-labelledby', 'm10'); "
+    "document.querySelectorAll('.row')[20].appendChild(i)",                      # a new referrer …
+    "document.getElementById('m10').firstChild.data = 'Ten, renamed'",          # … and its target's text
+    "document.querySelector('label[for=q3]').setAttribute('for', 'q6')",        # q3 loses its label, q6 gains one
+    "document.querySelector('label[for=q9]').remove()",                         # q9 loses its label
+    "document.getElementById('m11').id = 'm11-old'",                            # q11's target goes away
+    "const s = document.createElement('span'); s.id = 'm14'; s.textContent = 'Twin'; "
+    "document.querySelectorAll('.row')[14].before(s)",                            # an earlier element takes m14
+    "document.getElementById('hint').textContent = 'Per pallet.'",              # every labelledby input's name
+    "document.querySelectorAll('label:not([for])')[2].firstChild.data = 'Remark '",  # a wrapping label's words
+]
+
+
+def test_form_directed_label_changes_equal_full(harness, form_page):
+    """Each change moves a name between controls through labels, ids and aria-labelledby: the incremental
+    walk (it stays one) re-walks exactly what reads it and equals a forced full walk."""
+    async def body(tab):
+        await tab.snapshot(force=True)
+        out = []
+        for js in LABEL_CHANGES:
+            await tab.page.evaluate(f"() => {{ {js}; }}")
+            tab.invalidate()
+            inc = await tab.snapshot()
+            full = await tab.snapshot(force=True)
+            out.append((js, inc.walk, _difference(inc, full)))
+        return out
+
+    for js, walk, diff in harness.page(form_page, body, timeout=90):
+        assert walk.mode == "incremental", f"{js}: {walk.describe()}"
+        assert not diff, f"{js}: incremental ≠ full walk\n  {diff}"

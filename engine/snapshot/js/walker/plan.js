@@ -14,7 +14,7 @@
   const I = S.inc || (S.inc = incState());
   function incState() {
     const st = { prev: null, seq: 0, recs: [], over: false, style: false, marks: new Set(), observed: new WeakSet(),
-      roots: [], css: null, xneed: [], why: '', tok: Math.random().toString(36).slice(2), sent: 0 };
+      roots: [], css: null, xneed: [], refs: null, why: '', tok: Math.random().toString(36).slice(2), sent: 0 };
     const onRecs = (rs) => {
       if (st.recs.length + rs.length > 4000) { st.over = true; st.recs.length = 0; return; }
       for (const r of rs) st.recs.push(r);
@@ -214,6 +214,14 @@
       if (tl === 'style' || t.localName === 'link') sheets = true;
     }
     if (!sheets) for (const el of marks) if (el.localName === 'link' || el.localName === 'style') { sheets = true; break; }
+    // the elements an aria-labelledby or -describedby points from are looked up again after a change that
+    // can add one (an element added, the attribute set, a new shadow root)
+    if (I.refs && (over || I.refs.n !== I.roots.length)) I.refs = null;
+    for (const r of recs) {
+      if (!I.refs) break;
+      if (r.type === 'attributes' ? (r.attributeName === 'aria-labelledby' || r.attributeName === 'aria-describedby')
+        : r.type === 'childList' && Array.prototype.some.call(r.addedNodes, (n) => n.nodeType === 1)) I.refs = null;
+    }
     const xk = opts.xcss ? JSON.stringify(opts.xcss) : '';
     if (sheets || (I.css && I.css.unk && I.css.xk !== xk)) I.css = null;
     if (!I.css) { I.css = cssFlags(); I.css.xk = xk; }
@@ -354,15 +362,10 @@
     for (const l of wraps) sub.add(l);
     for (const [root, f] of fors) add(root.getElementById ? root.getElementById(f) : document.getElementById(f));
     if (ids.size) {
+      const refs = referrers();
+      for (const x of ids) { const a = refs.get(x); if (a) for (const e of a) add(e); }
       for (const root of [document].concat(I.roots)) {
-        if (!root.isConnected && root !== document) continue;
-        let refs = [];
-        try { refs = root.querySelectorAll('[aria-labelledby],[aria-describedby]'); } catch (e) {}
-        for (const e of refs) {
-          const v = (e.getAttribute('aria-labelledby') || '') + ' ' + (e.getAttribute('aria-describedby') || '');
-          for (const t of v.split(/\s+/)) if (t && ids.has(t)) { rowp.push(e); break; }
-        }
-        if (root.getElementById) for (const x of ids) add(root.getElementById(x));
+        if (root.getElementById && (root === document || root.isConnected)) for (const x of ids) add(root.getElementById(x));
       }
     }
     // a native checkbox or radio shrunk to nothing takes its label's box: walked again every time
@@ -373,6 +376,27 @@
       const k = P.map.get(el), r = k === undefined ? null : P.memo[k].r;
       if (!r || r[2] < 2 || r[3] < 2) rowp.push(el);
     }
+  }
+  // id → the elements whose aria-labelledby or aria-describedby names it (kept while nothing can add one;
+  // one that went is skipped when used)
+  function referrers() {
+    if (I.refs) return I.refs.map;
+    const map = new Map();
+    for (const root of [document].concat(I.roots)) {
+      let els = [];
+      try { els = root.querySelectorAll('[aria-labelledby],[aria-describedby]'); } catch (e) {}
+      for (const e of els) {
+        const v = (e.getAttribute('aria-labelledby') || '') + ' ' + (e.getAttribute('aria-describedby') || '');
+        for (const t of v.split(/\s+/)) {
+          if (!t) continue;
+          let a = map.get(t);
+          if (!a) map.set(t, a = []);
+          if (a[a.length - 1] !== e) a.push(e);
+        }
+      }
+    }
+    I.refs = { map: map, n: I.roots.length };
+    return map;
   }
   let HOVER = null;  // the pointer's :hover chain, read once per walk
   function fail(why) { I.why = why; return null; }
