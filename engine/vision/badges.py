@@ -219,9 +219,10 @@ def place_badges(specs: Iterable[BadgeSpec], area: Rect, *, text: Iterable[Rect]
                 if s.occluded and (badges > 0 or boxes > 0 or kind == FAR):
                     continue  # never over another element, never loose
                 wordy = share > TEXT_SHARE
-                # a clean spot: the normal size first; on words anyway, whichever covers least
-                key = (badges > 0, ambiguous, boxes > 0, wordy, 0 if wordy else small, round(badges, 1),
-                       round(cost, 1), small, i)
+                # a clean spot: the normal size first; on words anyway, whichever hides the smallest
+                # share of itself (a normal badge grazing a line of words before a small one on it)
+                key = (badges > 0, ambiguous, boxes > 0, wordy, round(share, 2) if wordy else 0,
+                       0 if wordy else small, round(badges, 1), round(cost, 1), small, i)
                 if best_key is None or key < best_key:
                     best, best_key = r, key
         if best is None and not s.occluded:  # a badge wider or taller than the area: its top-left corner

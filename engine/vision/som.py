@@ -158,6 +158,7 @@ class Ink:
         """The part of box `r` the page draws on inside its rim (its words, an icon), or None when
         it is blank there: the box's text as drawn, where the snapshot has no text box."""
         x0, y0, x1, y1 = (int(round(v)) for v in r)
+        bx0, by0, bx1, by1 = x0, y0, x1, y1
         rim = self.RIM if x1 - x0 > 4 * self.RIM and y1 - y0 > 4 * self.RIM else 0
         x0, y0 = max(0, x0 + rim), max(0, y0 + rim)
         x1, y1 = min(self.edges.width, x1 - rim), min(self.edges.height, y1 - rim)
@@ -167,7 +168,8 @@ class Ink:
         if bb is None:
             return None
         m, mv = self.MARGIN  # the glyphs' whole line: accents above, descenders below, a pixel of air
-        return (x0 + bb[0] - m, y0 + bb[1] - mv, x0 + bb[2] + m, y0 + bb[3] + mv)
+        return (max(bx0, x0 + bb[0] - m), max(by0, y0 + bb[1] - mv),  # never beyond the box itself
+                min(bx1, x0 + bb[2] + m), min(by1, y0 + bb[3] + mv))
 
 
 def _dashed_rect(d: ImageDraw.ImageDraw, r: Rect, colours: tuple[RGB, RGB], width: int, dash: int) -> None:
