@@ -21,8 +21,19 @@ def home(tmp_path, monkeypatch):
     return h
 
 
+def _page_text(qtbot, w, selector: str, want: str, timeout: float = 5.0) -> str:
+    """The page's text at `selector` once it is `want` (or what it is when `timeout` runs out)."""
+    import time
+    end = time.monotonic() + timeout
+    got = run(qtbot, w.sup.tab.page.text_content(selector))
+    while got != want and time.monotonic() < end:
+        qtbot.wait(100)
+        got = run(qtbot, w.sup.tab.page.text_content(selector))
+    return got
+
+
 @pytest.mark.usefixtures("aio", "home")
-def test_locator_in_nodes_tab_tooltip_and_pick_mode(qtbot, server):
+def test_set_of_mark_clicks_locator_in_nodes_tab_tooltip_and_pick_mode(qtbot, server):
     from PySide6.QtCore import QPoint, Qt
     from PySide6.QtGui import QGuiApplication
 
@@ -31,6 +42,28 @@ def test_locator_in_nodes_tab_tooltip_and_pick_mode(qtbot, server):
         snap = w.sup.snapshot
         order = snap.find("button", "Place order")[0]
         want = 'page.get_by_role("button", name="Place order", exact=True)'
+
+        # Set-of-Mark on: a click on a box reaches the page (its handler runs) and selects nothing; Alt+click
+        # selects the node (in the view and the Nodes tab) and the page gets no click — said beside the toggle
+        # and in the status bar
+        w.act_overlay.setChecked(True)
+        qtbot.waitUntil(w.overlay_hint.isVisible, timeout=5000)  # beside the toggle, once the toolbar laid out
+        assert w.overlay_hint.text() == "Alt+click a box selects its node"
+        assert w.statusBar().currentMessage().startswith("Set-of-Mark on: clicks still go to the page; Alt+click")
+        create = snap.find("button", "Create account")[0]
+        assert {order.node_id, create.node_id} <= {b.node_id for b in w.page.overlay_boxes()}
+        qtbot.mouseClick(w.page, Qt.LeftButton, pos=w.page.to_widget(*create.center).toPoint())
+        run(qtbot, w.page.drain_input())
+        said = "Created for  ()"
+        assert _page_text(qtbot, w, "#status", said) == said, "the click did not reach the page"
+        assert w.page.highlighted("selected") is None and w.nodes.selected_node_id() is None
+        qtbot.mouseClick(w.page, Qt.LeftButton, Qt.AltModifier, pos=w.page.to_widget(*order.center).toPoint())
+        assert w.page.highlighted("selected") == order.node_id and w.nodes.selected_node_id() == order.node_id
+        run(qtbot, w.page.drain_input())
+        qtbot.wait(300)
+        assert run(qtbot, w.sup.tab.page.text_content("#status")) == said, "Alt+click reached the page"
+        w.act_overlay.setChecked(False)
+        qtbot.waitUntil(lambda: not w.overlay_hint.isVisible(), timeout=5000)
 
         # the Nodes tab: selecting a node shows its locator; Copy locator puts it on the clipboard
         assert w.nodes.select_node(order.node_id)
@@ -43,7 +76,6 @@ def test_locator_in_nodes_tab_tooltip_and_pick_mode(qtbot, server):
         assert html.escape(want) in w.page.tooltip_text(order.node_id)
 
         # pick mode: hover outlines the node and tells its locator; a click copies it, the page gets nothing
-        w.act_overlay.setChecked(False)
         w.act_pick.setChecked(True)
         x, y = order.center
         pos = w.page.to_widget(x, y).toPoint()
@@ -55,7 +87,7 @@ def test_locator_in_nodes_tab_tooltip_and_pick_mode(qtbot, server):
         assert QGuiApplication.clipboard().text() == want and w.page.picked == (order.node_id, want)
         assert "Copied: " + want == w.statusBar().currentMessage()
         run(qtbot, w.page.drain_input())
-        assert run(qtbot, w.sup.tab.page.text_content("#status")) == "", "the pick click reached the page"
+        assert run(qtbot, w.sup.tab.page.text_content("#status")) == said, "the pick click reached the page"
         qtbot.mouseMove(w.page, pos + QPoint(1, 1))  # hovering again tells it again, until picking ends
         qtbot.waitUntil(lambda: want == w.statusBar().currentMessage(), timeout=5000)
         w.act_pick.setChecked(False)
@@ -123,48 +155,6 @@ def test_export_as_test_from_the_sessions_tab(qtbot, server, tmp_path):
         assert run(qtbot, w.sessions.export_test_to(sid, str(tmp_path / "notes.txt"))) is None
         assert w.banner.isVisible() and "Export as test failed" in w.banner.text()
         assert not (tmp_path / "notes.txt").exists()
-
-
-def _page_text(qtbot, w, selector: str, want: str, timeout: float = 5.0) -> str:
-    """The page's text at `selector` once it is `want` (or what it is when `timeout` runs out)."""
-    import time
-    end = time.monotonic() + timeout
-    got = run(qtbot, w.sup.tab.page.text_content(selector))
-    while got != want and time.monotonic() < end:
-        qtbot.wait(100)
-        got = run(qtbot, w.sup.tab.page.text_content(selector))
-    return got
-
-
-@pytest.mark.usefixtures("aio", "home")
-def test_clicks_with_set_of_mark_on_reach_the_page_and_alt_click_selects(qtbot, server):
-    """With Set-of-Mark on a click on a box reaches the page (its handler runs) and selects nothing; Alt+click
-    selects the node (in the view and the Nodes tab) and the page gets no click. The window says so beside the
-    toggle and in the status bar."""
-    from PySide6.QtCore import Qt
-
-    with open_window(qtbot, server.url("offline_shop.html")) as w:
-        wait_fitted(qtbot, w)
-        w.act_overlay.setChecked(True)
-        qtbot.waitUntil(w.overlay_hint.isVisible, timeout=5000)  # beside the toggle, once the toolbar laid out
-        assert w.overlay_hint.text() == "Alt+click a box selects its node"
-        assert w.statusBar().currentMessage().startswith("Set-of-Mark on: clicks still go to the page; Alt+click")
-        snap = w.sup.snapshot
-        order, create = snap.find("button", "Place order")[0], snap.find("button", "Create account")[0]
-        boxes = {b.node_id for b in w.page.overlay_boxes()}
-        assert {order.node_id, create.node_id} <= boxes
-        qtbot.mouseClick(w.page, Qt.LeftButton, pos=w.page.to_widget(*order.center).toPoint())
-        run(qtbot, w.page.drain_input())
-        assert _page_text(qtbot, w, "#status", "Order placed") == "Order placed", "the click did not reach the page"
-        assert w.page.highlighted("selected") is None and w.nodes.selected_node_id() is None
-
-        qtbot.mouseClick(w.page, Qt.LeftButton, Qt.AltModifier, pos=w.page.to_widget(*create.center).toPoint())
-        assert w.page.highlighted("selected") == create.node_id and w.nodes.selected_node_id() == create.node_id
-        run(qtbot, w.page.drain_input())
-        qtbot.wait(300)
-        assert run(qtbot, w.sup.tab.page.text_content("#status")) == "Order placed", "Alt+click reached the page"
-        w.act_overlay.setChecked(False)
-        qtbot.waitUntil(lambda: not w.overlay_hint.isVisible(), timeout=5000)
 
 
 @pytest.mark.usefixtures("aio", "home", "corpus_installed")
