@@ -166,7 +166,7 @@ def test_a_page_changing_every_frame_is_snapshotted_within_the_throttle(qtbot, a
         wait_fitted(qtbot, w)
         live = w.sup.live
         run(qtbot, w.sup.tab.page.evaluate(TICKER_JS))
-        qtbot.wait(500)
+        qtbot.wait(1500)
         n0, r0, t0 = live.stats.snapshots, live.stats.reports, time.monotonic()
         qtbot.wait(3000)
         n, secs = live.stats.snapshots - n0, time.monotonic() - t0
@@ -175,10 +175,10 @@ def test_a_page_changing_every_frame_is_snapshotted_within_the_throttle(qtbot, a
         assert n <= secs / live.config.min_gap_s + 1, f"{n} snapshots in {secs:.1f} s"
         assert cost <= 0.3 * secs, f"{cost:.2f} s of {secs:.1f} s spent snapshotting"
         assert live.stats.reports - r0 <= n + 2, "the page reported more often than once per snapshot"
-        # the lag shown is that of the last snapshot, not of the first change the page ever made
+        # the lag shown is that of the last snapshot (since its walk began), not since the page first changed
+        # (the ticker started 1.5 s before t0; one snapshot may have been under way at t0)
         since = w.page.page_ahead_since
-        lag = time.monotonic() - since if since else 0.0
-        assert lag <= live.gap() + max(live.stats.costs_ms[-n:]) / 1000 + 1.0, f"shown {lag:.1f} s behind"
+        assert since == 0 or since >= t0 - 1.0, f"shown {time.monotonic() - since:.1f} s behind"
 
 
 def test_no_live_snapshot_while_a_step_runs(qtbot, aio, server):  # noqa: F811
