@@ -83,9 +83,11 @@ class StyleSheets:
             del self._derived[key]
 
     # -- requests --------------------------------------------------------------------------------
-    async def enable(self, session_id: str, timeout: float = 10.0) -> bool:
+    async def enable(self, session_id: str, timeout: float = 60.0) -> bool:
         """Follow the sheets of this session's documents (once; the browser first reports every sheet
-        it already applied). False when the session cannot (closed, or the browser refused)."""
+        it already applied). False when the session cannot (closed, or the browser refused). The browser
+        answers once the page's main thread is free: a page busy for seconds (another tool's long script)
+        delays it, so the wait is long — callers do not wait for it (`enabled` says when it is done)."""
         fut = self._enabling.get(session_id)
         if fut is None:
             fut = self._enabling[session_id] = asyncio.ensure_future(self._enable(session_id, timeout))
