@@ -203,3 +203,38 @@ def test_no_live_snapshot_while_a_step_runs(qtbot, aio, server):  # noqa: F811
         assert not in_steps, f"live snapshots were taken while a step ran: {in_steps}"
         after = len(states)
         qtbot.waitUntil(lambda: len(states) > after, timeout=6000)   # it follows the page again after the run
+
+
+def test_a_wheel_over_a_menu_moves_its_option_boxes_at_once(qtbot, aio, server):  # noqa: F811
+    """The element under the wheel scrolls (tom-select's menu of 18 countries, 7 in sight): its option
+    boxes move by the wheel's delta as the wheel turns, cut to the menu, then the snapshot puts them where
+    the options are."""
+    opts = ".ts-dropdown .option"
+    with open_window(qtbot, server.url("real/tom-select.html"), screen=screen_named("1366x768")) as w:
+        wait_fitted(qtbot, w)
+        w.act_overlay.setChecked(False)
+        x, y = run(qtbot, w.sup.tab.page.evaluate(CENTER_JS, ".ts-control"))
+        _click_page(qtbot, w, x, y)
+        qtbot.waitUntil(lambda: _boxed(w.page, run(qtbot, w.sup.tab.page.evaluate(OPTIONS_JS, opts))), timeout=6000)
+        qtbot.waitUntil(lambda: not w.page.overlay_stale, timeout=5000)
+        menu = run(qtbot, w.sup.tab.page.evaluate(
+            "(() => { const r = document.querySelector('.ts-dropdown-content').getBoundingClientRect();"
+            " return [r.x, r.y, r.width, r.height]; })()"))
+        before = {b.node_id: b.page_rect for b in w.page.drawn_boxes()}
+        in_menu = [n for n, r in before.items() if menu[1] <= r[1] + r[3] / 2 <= menu[1] + menu[3]
+                   and r[3] < menu[3] - 2]
+        assert len(in_menu) >= 5
+        snap = w.sup.snapshot
+        _wheel(w.page, w.page.to_widget(menu[0] + menu[2] / 2, menu[1] + menu[3] / 2), -120)  # one notch down
+        now = {b.node_id: b.page_rect for b in w.page.drawn_boxes()}   # right away: no frame, no snapshot yet
+        assert w.sup.snapshot is snap and w.page.overlay_stale
+        moved = [n for n in in_menu if n in now and abs(now[n][1] - (before[n][1] - 100)) < 0.6]
+        cut = [n for n in in_menu if n in now and now[n][1] >= menu[1] - 0.6 and n not in moved]
+        gone = [n for n in in_menu if n not in now]
+        assert moved and gone, (moved, cut, gone)
+        assert all(now[n][1] >= menu[1] - 0.6 and now[n][1] + now[n][3] <= menu[1] + menu[3] + 0.6 for n in now
+                   if n in in_menu), "a box was drawn outside the menu it scrolled in"
+        qtbot.waitUntil(lambda: w.sup.snapshot is not snap and not w.page.overlay_stale, timeout=6000)
+        points = run(qtbot, w.sup.tab.page.evaluate(OPTIONS_JS, opts))
+        assert run(qtbot, w.sup.tab.page.evaluate("document.querySelector('.ts-dropdown-content').scrollTop")) > 0
+        qtbot.waitUntil(lambda: _boxed(w.page, points), timeout=4000)

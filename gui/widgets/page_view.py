@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import dataclasses
 import logging
 import time
 
@@ -37,6 +36,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from engine.browser.screencast import InputForwarder, Screencast
 from engine.vision.mask import FILL, LiveMasker, device_rect
+from gui.widgets.live_shift import InnerScrolls, pinned_ids, shift_boxes
 from gui.widgets.overlay import (
     HIGHLIGHT_STYLES,
     OverlayBox,
@@ -54,7 +54,6 @@ log = logging.getLogger("vigil.gui.page_view")
 MIN_VIEWPORT = (240, 160)  # CSS px: a page squeezed below this is scaled instead
 FIT_DELAY_MS = 150         # a window being dragged bigger resizes the page once it rests
 STALE_AFTER_S = 1.0        # a snapshot lagging the page longer than this is called stale, with its lag
-PINNED_PX = 1.5            # a box that moved less than this while the page scrolled stays put when it scrolls
 
 
 class PageView(PageInput, QWidget):
@@ -102,6 +101,7 @@ class PageView(PageInput, QWidget):
         # the live view: how far the drawn snapshot lags the page
         self._ahead_since = 0.0            # time.monotonic() when the page changed after the snapshot; 0: caught up
         self._pinned: set[str] = set()     # boxes that stay put when the page scrolls (fixed, sticky)
+        self._inner = InnerScrolls()       # scroll areas the wheel moved since the snapshot
         self._shifted: tuple[tuple, list[OverlayBox]] | None = None
         self._mark_font = QFont(self.font())
         self._mark_font.setPixelSize(11)
@@ -320,7 +320,8 @@ class PageView(PageInput, QWidget):
     def set_snapshot(self, snap) -> None:
         """Use this snapshot for the overlay and highlights (redraws)."""
         prev, self._snapshot = self._snapshot, snap
-        self._pinned = _pinned_ids(prev, snap, self._pinned)
+        self._pinned = pinned_ids(prev, snap, self._pinned)
+        self._inner.clear()
         self._shifted = None
         self._boxes, self._text_rects = overlay_items(snap)  # boxes (line by line), words to keep readable
         self._hover_id = None
@@ -342,7 +343,7 @@ class PageView(PageInput, QWidget):
         """The page scrolled or was resized since the snapshot: the boxes no longer sit on their
         elements (drawn faint until the next snapshot)."""
         snap, meta = self._snapshot, self._meta
-        if snap is not None and self._ahead_since:
+        if snap is not None and (self._ahead_since or self._inner):
             return True
         if snap is None or "scrollOffsetY" not in meta:
             return False
@@ -392,18 +393,27 @@ class PageView(PageInput, QWidget):
 
     def drawn_boxes(self) -> list[OverlayBox]:
         """The boxes where they are drawn now: shifted with the page's scroll since the snapshot (boxes
-        that stay put when the page scrolls are not)."""
+        that stay put when the page scrolls are not), and those in a scroll area the wheel moved since,
+        by its scroll (cut to the area; gone when scrolled out of it)."""
         dx, dy = self.scroll_shift()
-        if not dx and not dy:
+        if not dx and not dy and not self._inner:
             return self._boxes
-        key = (dx, dy, id(self._snapshot), len(self._boxes))
+        key = (dx, dy, id(self._snapshot), len(self._boxes), self._inner.version)
         if self._shifted is None or self._shifted[0] != key:
-            moved = [b if b.node_id in self._pinned else
-                     dataclasses.replace(b, page_rect=(b.page_rect[0] + dx, b.page_rect[1] + dy, b.page_rect[2],
-                                                       b.page_rect[3]))
-                     for b in self._boxes]
-            self._shifted = (key, moved)
+            self._shifted = (key, shift_boxes(self._boxes, dx, dy, self._pinned, self._inner))
         return self._shifted[1]
+
+    def wheelEvent(self, ev) -> None:  # noqa: N802 - Qt name
+        """The wheel goes to the page (PageInput); a scroll area under it is expected to move by as much:
+        its boxes move with it at once, until the snapshot of its new place lands."""
+        super().wheelEvent(ev)
+        pt = self.to_page(ev.position())
+        if pt is None or self._snapshot is None or self.picking:
+            return
+        pix = ev.pixelDelta()
+        dy = -pix.y() / (self.scale or 1.0) if not pix.isNull() else -ev.angleDelta().y() / 120 * 100
+        if self._inner.wheel(self._snapshot, pt, dy):
+            self.update()
 
     def highlight(self, node_id: str | None, kind: str = "selected") -> None:
         """Outline a node ("selected": solid cyan; "target": dashed orange); None clears that kind."""
@@ -424,7 +434,7 @@ class PageView(PageInput, QWidget):
         if r is None or not self._boxes:
             return {}
         dx, dy = self.scroll_shift()
-        key = (r.x(), r.y(), r.width(), r.height(), id(self._snapshot), dx, dy)
+        key = (r.x(), r.y(), r.width(), r.height(), id(self._snapshot), dx, dy, self._inner.version)
         if key != self._badge_key:
             texts = [(x + dx, y + dy, w, h) for x, y, w, h in self._text_rects] if dx or dy else self._text_rects
             self._badges = layout_badges(self.drawn_boxes(), texts, self.page_rect_to_widget, self._font, r,
@@ -530,26 +540,3 @@ class PageView(PageInput, QWidget):
             return True
         return super().event(ev)
 
-
-def _pinned_ids(prev, snap, pinned: set[str]) -> set[str]:
-    """The boxes of `snap` that stay put when the page scrolls: seen at the same place in `prev` though the
-    page scrolled in between (fixed and sticky elements); those known before stay known while they exist."""
-    if snap is None:
-        return set()
-    keep = {nid for nid in pinned if nid in snap}
-    if prev is None:
-        return keep
-    a, b = prev.context, snap.context
-    sx, sy = float(b.scroll_x or 0) - float(a.scroll_x or 0), float(b.scroll_y or 0) - float(a.scroll_y or 0)
-    if abs(sx) < 2 * PINNED_PX and abs(sy) < 2 * PINNED_PX:
-        return keep
-    for n in snap.nodes():
-        if not n.interactive or n.node_id not in prev:
-            continue
-        o = prev.get(n.node_id)
-        if (abs(o.bounds[0] - n.bounds[0]) < PINNED_PX and abs(o.bounds[1] - n.bounds[1]) < PINNED_PX
-                and n.bounds[2] > 0 and n.bounds[3] > 0):
-            keep.add(n.node_id)
-        else:
-            keep.discard(n.node_id)
-    return keep
