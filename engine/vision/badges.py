@@ -145,7 +145,8 @@ class _World:
 
 
 def _judge(s: BadgeSpec, r: Rect, kind: int, world: _World) -> tuple[float, bool, float, float, float]:
-    """(area of badges covered, ambiguous, box area covered, text share, cost) of badge rect `r`."""
+    """(area of badges covered, ambiguous, box area covered, text share, cost) of badge rect `r`,
+    page ink left out (`_key` adds it)."""
     w, h = r[2] - r[0], r[3] - r[1]
     area = w * h
     badges = sum(overlap(r, o) for o in world.placed.hits(r))
@@ -172,15 +173,20 @@ def _judge(s: BadgeSpec, r: Rect, kind: int, world: _World) -> tuple[float, bool
         text += sum(overlap(r, t) for t in s.text)
     cost += TEXT_WEIGHT * text
     share = text / area
-    if world.ink is not None:
-        ink = world.ink(r)
-        cost += INK_WEIGHT * ink * area
-        share = max(share, ink)
     if kind == IN:
         cost += INSIDE_COST * area
     elif kind == FAR:
         cost += FAR_COST * area
     return badges, ambiguous, boxes, share, cost
+
+
+def _key(badges: float, ambiguous: bool, boxes: float, share: float, cost: float, small: int, i: int) -> tuple:
+    """How bad a spot is, worst things first (see the module text): a clean spot takes the normal size
+    first; on words anyway, whichever hides the smallest share of itself (a normal badge grazing a
+    line of words before a small one sitting on it)."""
+    wordy = share > TEXT_SHARE
+    return (badges > 0, ambiguous, boxes > 0, wordy, round(share, 2) if wordy else 0,
+            0 if wordy else small, round(badges, 1), round(cost, 1), small, i)
 
 
 def place_badges(specs: Iterable[BadgeSpec], area: Rect, *, text: Iterable[Rect] = (),
@@ -218,11 +224,12 @@ def place_badges(specs: Iterable[BadgeSpec], area: Rect, *, text: Iterable[Rect]
                 badges, ambiguous, boxes, share, cost = _judge(s, r, kind, world)
                 if s.occluded and (badges > 0 or boxes > 0 or kind == FAR):
                     continue  # never over another element, never loose
-                wordy = share > TEXT_SHARE
-                # a clean spot: the normal size first; on words anyway, whichever hides the smallest
-                # share of itself (a normal badge grazing a line of words before a small one on it)
-                key = (badges > 0, ambiguous, boxes > 0, wordy, round(share, 2) if wordy else 0,
-                       0 if wordy else small, round(badges, 1), round(cost, 1), small, i)
+                key = _key(badges, ambiguous, boxes, share, cost, small, i)
+                if best_key is not None and key >= best_key:
+                    continue  # page ink only makes a spot worse: no need to look at the pixels
+                if world.ink is not None and (inked := world.ink(r)) > 0:
+                    key = _key(badges, ambiguous, boxes, max(share, inked), cost + INK_WEIGHT * inked * w * h,
+                               small, i)
                 if best_key is None or key < best_key:
                     best, best_key = r, key
         if best is None and not s.occluded:  # a badge wider or taller than the area: its top-left corner
