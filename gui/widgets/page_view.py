@@ -322,6 +322,13 @@ class PageView(PageInput, QWidget):
         prev, self._snapshot = self._snapshot, snap
         self._pinned = pinned_ids(prev, snap, self._pinned)
         self._inner.clear()
+        if snap is not None and self.running and any(self.scroll_shift()):
+            # the snapshot saw the page scrolled further than the last frame shows (a frame held back while
+            # the page moved, and a still page sends no other): ask for one, so picture and boxes meet
+            try:
+                asyncio.ensure_future(self.request_frame())
+            except RuntimeError:  # no event loop (a view used without the engine)
+                pass
         self._shifted = None
         self._boxes, self._text_rects = overlay_items(snap)  # boxes (line by line), words to keep readable
         self._hover_id = None
