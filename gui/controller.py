@@ -34,16 +34,16 @@ from engine.models import (
     StepRecorded,
 )
 from engine.models.loop import LoopEvent
-from engine.observe.live import LiveFollower
 from engine.store import Store
 from engine.store.recorder import SessionRecorder
 from gui.browser_tabs import BrowserTabs
+from gui.live_view import LiveView
 from gui.sessions import SessionLibrary
 
 log = logging.getLogger("vigil.gui")
 
 
-class Supervisor(BrowserTabs, QObject):
+class Supervisor(LiveView, BrowserTabs, QObject):
     snapshot_changed = Signal(object, object)   # (snapshot, previous snapshot)
     message = Signal(object)                    # ChatMessage (added or updated in place by id)
     plan_changed = Signal(object)               # Plan
@@ -92,7 +92,7 @@ class Supervisor(BrowserTabs, QObject):
         self._handlers: dict[type, Callable[[Any], None]] = {
             MessageAdded: self._on_message, PlanUpdated: self._on_plan, StepRecorded: self._on_step_recorded,
             AwaitingApproval: self._on_awaiting, StatusChanged: self._on_status, SnapshotTaken: self._on_snapshot_taken}
-        self.live: LiveFollower | None = None   # the live view: snapshots as the page changes, between steps
+        self.live = None                        # the live view (LiveFollower): snapshots as the page changes
         self.live_enabled = True
         self.snapshot_at = 0.0                  # time.monotonic() when the shown snapshot was published
         self.tab_switched.connect(self._follow)
@@ -299,41 +299,6 @@ class Supervisor(BrowserTabs, QObject):
             self.page_ahead.emit(0.0)
         else:  # the page changed again while this snapshot was taken
             self.page_ahead.emit(live.changed_at or live.snapshot_at or time.monotonic())
-
-    # -- the live view: the overlay, the tree and the status bar follow the page between steps ------------
-    def _follow(self, tab) -> None:
-        """Follow this tab's changes (the one shown); the last tab's follower stops."""
-        old, self.live = self.live, None
-        if old is not None:
-            asyncio.ensure_future(old.stop())
-        if tab is None or not self.live_enabled:
-            return
-        self.live = LiveFollower(tab.target, tab.snapshot, may_run=self.live_may_run, on_change=self._live_changed,
-                                 on_snapshot=lambda snap, _cost: self._live_show(tab, snap))
-        self.live.start()
-
-    def set_live(self, on: bool) -> None:
-        """Turn the live view on or off (off: the picture changes only with Snapshot and the loop's steps)."""
-        self.live_enabled = bool(on)
-        self._follow(self.tab if on else None)
-        if not on:
-            self.page_ahead.emit(0.0)
-
-    def live_may_run(self) -> bool:
-        """A live snapshot may be taken now: no step runs (the loop owns the page while it observes, plans,
-        acts and verifies; a step waiting for the person is the person's page), no JavaScript dialog stops
-        the page, no resize is being applied (it takes its own snapshot)."""
-        tab = self.tab
-        if tab is None or tab.pending_dialog is not None or self._resizing:
-            return False
-        return not self.running() or self.loop_state in ("awaiting_approval", "finished")
-
-    def _live_changed(self, _bits: int, at: float) -> None:
-        self.page_ahead.emit(at)
-
-    def _live_show(self, tab, snap) -> None:
-        if tab is self.tab and self.live_may_run():
-            self._publish(snap)
 
     # -- the supervised loop ----------------------------------------------------------------------
     def running(self) -> bool:
