@@ -275,17 +275,16 @@ def test_stop_then_close_browser_is_clean(qtbot, aio_module, server):
 def test_overlay_calendar_badges_sit_in_their_own_day_off_every_day_number(qtbot, open_view):
     """The live overlay places the flatpickr calendar's badges as the stored pictures do: each day's
     badge inside or touching its own cell, over no day number of any cell (test_som_dense)."""
-    from test_som_dense import DAYS_JS, check_calendar_badges
+    from test_som_dense import CALENDAR_STILL_JS, DAYS_JS, check_calendar_badges
 
     tab, view = open_view("real/datepicker.html", size=(1280, 800))
     wait_page(qtbot, tab, "document.documentElement.dataset.ready === '1'", timeout=20000)
     page_eval(qtbot, tab, "document.querySelector('#departure').click()")
-    wait_page(qtbot, tab, "document.querySelector('.flatpickr-calendar.open')")
-    qtbot.wait(500)  # flatpickr's opening animation
+    wait_page(qtbot, tab, f"({CALENDAR_STILL_JS})()")
     frames = view.frame_count
     run(qtbot, view.request_frame())
     qtbot.waitUntil(lambda: view.frame_count > frames and view.paint_count >= 2, timeout=5000)
-    snap = run(qtbot, tab.snapshot())
+    snap = run(qtbot, tab.snapshot(force=True))  # see test_som_dense: after a transform animation
     view.set_snapshot(snap)
     view.set_overlay(True)
     assert view.scale == 1.0
