@@ -82,3 +82,39 @@ def run_fleet_gui(args: Any) -> int:
         return 130
     finally:
         store.close()
+
+
+def open_fleet_dialog(win: Any, sup: Any, path: str | None = None, parallel: int | None = None) -> Any:
+    """The main window's "Fleet…": pick a fleet file and how many runs at once, then open its Fleet view
+    (runs kept in the window's session store). Problems with the file go to the window's banner. The
+    Fleet view is returned (None when nothing was opened) and kept in `win.fleet_windows`."""
+    from PySide6.QtWidgets import QFileDialog, QInputDialog
+
+    from engine.errors import VigilError
+    from engine.fleet import Fleet, load_fleet
+    from gui.aio import spawn
+    from gui.fleet_window import FleetWindow
+
+    if path is None:
+        path, _ = QFileDialog.getOpenFileName(win, "Open a fleet file", "", "Fleet files (*.yaml *.yml *.json)")
+        if not path:
+            return None
+    try:
+        spec = load_fleet(path)
+    except VigilError as exc:
+        win.show_error(exc.message)
+        return None
+    if parallel is None:
+        parallel, ok = QInputDialog.getInt(win, "Fleet", f"{len(spec.runs)} runs in {spec.name or path}.\n"
+                                           "How many at once?", min(2, len(spec.runs)), 1, 16)
+        if not ok:
+            return None
+    store = sup._store if sup.open_store() else None
+    fleet = Fleet(spec, parallel=parallel, approve="ask", store=store, headless=True)
+    fleet_window = FleetWindow(fleet)
+    kept = win.__dict__.setdefault("fleet_windows", [])
+    kept.append(fleet_window)
+    fleet_window.closed.add_done_callback(lambda _f: kept.remove(fleet_window) if fleet_window in kept else None)
+    fleet_window.show()
+    spawn(fleet_window.start())
+    return fleet_window

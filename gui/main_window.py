@@ -28,6 +28,7 @@ from engine.models import ChatMessage
 from engine.snapshot.serialize.limits import status_words, walk_cut
 from gui.aio import spawn
 from gui.controller import Supervisor
+from gui.fleet_app import open_fleet_dialog
 from gui.run_wiring import LOOP_WORDS, RunWiring, step_words
 from gui.take_over import TakeOver
 from gui.widgets.approval_bar import ApprovalBar
@@ -157,6 +158,7 @@ class MainWindow(RunWiring, QMainWindow):
         self.act_overlay.toggled.connect(self._overlay_toggled)
         self.act_mask.toggled.connect(self.page.set_masking)
         self.act_settings.triggered.connect(self._settings)
+        self.act_fleet.triggered.connect(lambda: open_fleet_dialog(self, self.sup))
         self.act_new_session.triggered.connect(self._new_session)
         self.sessions.new_session_requested.connect(self._new_session)
         self.sessions.replay_requested.connect(self.replay)
@@ -399,6 +401,9 @@ class MainWindow(RunWiring, QMainWindow):
         self._closing = True
         self.save_layout()
         self.sessions.close_windows()  # they read the store, which closes with the engine
+        for fleet_window in list(getattr(self, "fleet_windows", [])):  # their runs record in the same store
+            await fleet_window.shutdown()
+            fleet_window.close()
         try:
             await self.page.stop()
         except Exception:  # the browser may already be gone

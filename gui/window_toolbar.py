@@ -1,6 +1,6 @@
 """The window's toolbar: back / forward / reload, the address, the page size, and the view's actions
 (Set-of-Mark — with the words that say how a node is selected while it is on —, Mask secrets, Snapshot,
-New session, Settings, Pick locator). `build_toolbar(window)` sets them on the window as attributes
+New session, Settings, Pick locator, Fleet…). `build_toolbar(window)` sets them on the window as attributes
 (`act_back`, `url`, `viewport`, `act_overlay`, `overlay_hint`, …); the window wires them."""
 
 from __future__ import annotations
@@ -54,12 +54,14 @@ def build_toolbar(win: QMainWindow) -> QToolBar:
     win.act_pick = QAction("Pick locator", win, checkable=True,
                            toolTip="Hover an element of the page to see its Playwright locator (over a label: "
                                    "its control); click copies it")
+    win.act_fleet = QAction("Fleet…", win, toolTip="Open a fleet file: many runs, supervised through one "
+                                                    "approval queue in a window of their own")
     bar.addAction(win.act_overlay)
     win.overlay_hint = QLabel(OVERLAY_HINT)
     win.overlay_hint.setObjectName("overlayHint")
     win.overlay_hint.setStyleSheet("color:#6b7280; font-size:11px; padding:0 6px 0 0;")
     win.overlay_hint_action = bar.addWidget(win.overlay_hint)
     win.overlay_hint_action.setVisible(False)  # shown while Set-of-Mark is on
-    for a in (win.act_mask, win.act_snapshot, win.act_new_session, win.act_settings, win.act_pick):
+    for a in (win.act_mask, win.act_snapshot, win.act_new_session, win.act_settings, win.act_pick, win.act_fleet):
         bar.addAction(a)
     return bar

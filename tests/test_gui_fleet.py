@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from PySide6.QtCore import Qt
 
-from gui_helpers import aio, run  # noqa: F401  (fixtures)
+from gui_helpers import aio, open_window, run  # noqa: F401  (fixtures)
 
 PAGE = b"""<!doctype html><html><body>
 <h1>Order</h1><label>Name <input id=n></label>
@@ -140,3 +140,30 @@ def test_gui_fleet_with_a_bad_file_says_what_is_wrong_before_any_window(tmp_path
         assert p.returncode == 2, p.stderr
         assert "BAD_ARGUMENT" in p.stderr and words in p.stderr, p.stderr
         assert "Traceback" not in p.stderr
+
+
+def test_fleet_from_the_main_windows_menu_records_in_its_store_and_closes_with_it(qtbot, aio, site, tmp_path):  # noqa: F811
+    import json
+
+    from gui.fleet_app import open_fleet_dialog
+
+    url, posts = site
+    script = [{"action": "click", "target": {"role": "button", "name": "Save"}, "expect": "any_change"},
+              {"action": "finish", "answer": "saved"}]
+    good = tmp_path / "fleet.json"
+    good.write_text(json.dumps({"defaults": {"approve": "auto"}, "runs": [
+        {"name": n, "task": f"save {n}", "url": f"{url}?{n}", "script": script} for n in ("one", "two")]}))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"runs": [{"task": "no url", "script": []}]}')
+    with open_window(qtbot, url) as win:
+        assert win.act_fleet.text() == "Fleet…" and win.act_fleet.isEnabled()
+        assert open_fleet_dialog(win, win.sup, path=str(bad), parallel=1) is None
+        assert "bad.json" in win.banner.text() and "url" in win.banner.text()  # said in the window, nothing opened
+        fw = open_fleet_dialog(win, win.sup, path=str(good), parallel=2)
+        assert fw is not None and fw in win.fleet_windows
+        qtbot.waitUntil(lambda: fw.result is not None, timeout=60_000)
+        assert [r.state for r in fw.result.runs] == ["done", "done"]
+        assert sorted(p.split("who=")[1] for p in posts) == ["one", "two"]
+        sessions = {r.session_id for r in fw.result.runs}
+        assert None not in sessions and sessions <= {s.id for s in win.sup._store.list_sessions()}
+    assert fw.closed.done()  # closed with the main window
