@@ -202,7 +202,7 @@ def test_file_page_incremental_equals_full(harness):
     reasons: list[str] = []
 
     async def body(tab):
-        return await _run(tab, _seed(1312), STEPS, BUDGET_S, reasons=reasons)
+        return await _run(tab, _seed(1312), 8, 6, reasons=reasons)
 
     modes = harness.page(path.as_uri(), body, timeout=120)
     assert modes["incremental"] >= modes["full"], f"too few incremental walks: {modes}, full because {reasons}"
