@@ -258,6 +258,7 @@ class LiveStats:
     snapshots: int = 0                # snapshots taken (cache hits included)
     new: int = 0                      # snapshots that differed from the one before
     costs_ms: list[float] = field(default_factory=list)
+    spans: list[tuple[float, float]] = field(default_factory=list)   # (start, end) of each, time.monotonic()
     last_cost_s: float = 0.0
     cost_s: float = 0.0               # the snapshots' recent cost (smoothed: one slow walk does not stall the view)
 
@@ -290,7 +291,8 @@ class LiveFollower:
     def gap(self) -> float:
         """The least time between the end of one snapshot and the start of the next."""
         c = self.config
-        return min(c.max_gap_s, max(c.min_gap_s, self.stats.cost_s * (1.0 / c.max_share - 1.0)))
+        cost = max(self.stats.last_cost_s, self.stats.cost_s)   # the last one's, or more while they were slower
+        return min(c.max_gap_s, max(c.min_gap_s, cost * (1.0 / c.max_share - 1.0)))
 
     def start(self) -> None:
         if self._task is None or self._task.done():
@@ -370,6 +372,8 @@ class LiveFollower:
         st.cost_s = work if st.snapshots == 1 else 0.5 * (st.cost_s + work)
         st.costs_ms.append(work * 1000)
         del st.costs_ms[:-200]
+        st.spans.append((t, self._last_end))
+        del st.spans[:-200]
 
 
 CHECK_COST_S = 0.05  # a cached snapshot's version check: one round trip after the next frame
