@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import os
 import threading
 import time
 from pathlib import Path
@@ -15,6 +16,11 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# Tesseract (the OCR checks, tests/ocr.py) runs OpenMP threads that spin on a 2-core machine already busy with
+# Chromium: one thread reads the same words in about half the time there (and leaves the other core to the
+# other test worker).
+os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 
 class FixtureHandler(http.server.SimpleHTTPRequestHandler):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -72,13 +72,32 @@ def exported(site, harness, tmp_path_factory):
     mp.undo()
 
 
-def _run(test_file: Path, base: str, secret: str = SECRET) -> subprocess.CompletedProcess:
+def _run_on(text: str, bases: dict[str, str], run_dir: Path) -> dict[str, str | None]:
+    """The exported test, once per site in `bases` (name → base URL), in ONE pytest process (one Python start,
+    one Chromium): the first copy is the file as exported, moved by $VIGIL_BASE_URL; the others have their
+    BASE_URL line set to their site. name → None when it passed, else pytest's report of its failure."""
+    names = list(bases)
+    run_dir.mkdir()
+    (run_dir / f"test_{names[0]}.py").write_text(text)
+    for name in names[1:]:
+        (run_dir / f"test_{name}.py").write_text(re.sub(r"^BASE_URL = .*$", f"BASE_URL = {bases[name]!r}", text,
+                                                        count=1, flags=re.M))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIGIL_SECRET", "PYTEST_"))}
-    env.update(VIGIL_BASE_URL=base, VIGIL_TIMEOUT_MS="2500",
+    env.update(VIGIL_BASE_URL=bases[names[0]], VIGIL_TIMEOUT_MS="2500", VIGIL_SECRET_PASSWORD=SECRET,
                VIGIL_CHROMIUM=os.environ.get("VIGIL_CHROMIUM") or "/usr/bin/chromium")
-    env["VIGIL_SECRET_PASSWORD"] = secret
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_file.name],
-                          cwd=test_file.parent, env=env, capture_output=True, text=True, timeout=120)
+    report = run_dir / "report.xml"
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", "."],
+                       cwd=run_dir, env=env, capture_output=True, text=True, timeout=180)
+    assert report.exists(), p.stdout[-3000:] + p.stderr[-2000:]
+    results: dict[str, str | None] = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        failure = case.find("failure")
+        if failure is None:
+            failure = case.find("error")
+        results[case.get("classname", "").split(".")[-1].removeprefix("test_")] = (
+            None if failure is None else (failure.text or failure.get("message") or "failed"))
+    assert set(results) == set(names), (results, p.stdout[-3000:])
+    return results
 
 
 def _failed_at(out: str, line: str) -> bool:
@@ -110,30 +129,26 @@ def test_the_exported_file_says_what_it_does(exported, site):
     compile(text, "test_tiny_shop.py", "exec")
 
 
-def test_the_exported_test_passes_on_the_site_and_fails_when_it_breaks(exported, site, tmp_path):
-    test_file, _ = exported
-    root, base = site
-    ok = _run(test_file, base)
-    assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "1 passed" in ok.stdout
-
-    # the same site with the total changed: red, on the total's line
-    backup = tmp_path / "index.html"
-    shutil.copy(root / "index.html", backup)
-    try:
-        (root / "index.html").write_text(SHOP.replace("42.00", "41.00"))
-        broken = _run(test_file, base)
-        assert broken.returncode == 1, broken.stdout
-        assert _failed_at(broken.stdout,
-                          'expect(page.locator("#total")).to_have_text("Total: 42.00 EUR")')
-
-        # the button gone: red at the click
-        (root / "index.html").write_text(SHOP.replace('<button id="add">Add to cart</button>', ""))
-        gone = _run(test_file, base)
-        assert gone.returncode == 1, gone.stdout
-        assert _failed_at(gone.stdout, 'page.get_by_role("button", name="Add to cart", exact=True).click()')
-    finally:
-        shutil.copy(backup, root / "index.html")
+def test_the_exported_test_passes_on_the_site_and_fails_when_it_breaks(exported, tmp_path):
+    _, text = exported
+    # the site as recorded, the site with the total changed, the site with the button gone; one pytest run
+    sites = tmp_path / "sites"
+    for name, page in (("ok", SHOP), ("total", SHOP.replace("42.00", "41.00")),
+                       ("gone", SHOP.replace('<button id="add">Add to cart</button>', ""))):
+        assert name == "ok" or page != SHOP
+        (sites / name).mkdir(parents=True)
+        (sites / name / "index.html").write_text(page)
+        (sites / name / "done.html").write_text(DONE)
+    with serve_directory(sites) as base:
+        base = base.rstrip("/")
+        res = _run_on(text, {n: f"{base}/{n}" for n in ("ok", "total", "gone")}, tmp_path / "run")
+    assert res["ok"] is None, res["ok"]
+    # the total changed: red, on the total's line
+    assert res["total"] is not None, "the exported test passed on the site whose total changed"
+    assert _failed_at(res["total"], 'expect(page.locator("#total")).to_have_text("Total: 42.00 EUR")')
+    # the button gone: red at the click
+    assert res["gone"] is not None, "the exported test passed on the site without the button"
+    assert _failed_at(res["gone"], 'page.get_by_role("button", name="Add to cart", exact=True).click()')
 
 
 def test_export_refuses_bad_arguments(exported, tmp_path, capsys):
@@ -187,12 +202,13 @@ def test_steps_inside_a_closed_shadow_root_are_exported_as_input_at_their_place(
                              r'\s+page\.keyboard\.type\("SAVE10"\)$', text, re.M), text
             assert 'expect(page.locator("#out")).to_have_text("Applied: SAVE10")' in text, text
             compile(text, "test_coupon.py", "exec")
-            ok = _run(out, base)
-            assert ok.returncode == 0, ok.stdout + ok.stderr
-            # the coupon box gone: the input lands on nothing, and the check after it goes red
-            (root / "index.html").write_text(COUPON.replace("<coupon-box></coupon-box>", ""))
-            gone = _run(out, base)
-            assert gone.returncode == 1, gone.stdout
-            assert "Applied: SAVE10" in gone.stdout
+            # the coupon box gone (a copy of the site under /gone): the input lands on nothing, and the check
+            # after it goes red
+            (root / "gone").mkdir()
+            (root / "gone" / "index.html").write_text(COUPON.replace("<coupon-box></coupon-box>", ""))
+            res = _run_on(text, {"ok": base, "gone": base + "/gone"}, tmp_path / "run")
+            assert res["ok"] is None, res["ok"]
+            assert res["gone"] is not None, "the exported test passed on the page without the coupon box"
+            assert "Applied: SAVE10" in res["gone"], res["gone"]
     finally:
         mp.undo()

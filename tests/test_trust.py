@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import os
 import re
@@ -45,12 +46,24 @@ def _vigil(*args: str, env: dict) -> subprocess.CompletedProcess:
                           timeout=180, env=env)
 
 
+_READ: dict[str, str] = {}
+
+
+def _read_once(picture: bytes) -> str:
+    """read_text, once per distinct picture (the HTML report embeds the very JPEGs the store keeps: the same
+    bytes read the same)."""
+    key = hashlib.sha256(picture).hexdigest()
+    if key not in _READ:
+        _READ[key] = read_text(picture)
+    return _READ[key]
+
+
 def _assert_clean(pictures: list[tuple[str, bytes]], where: str) -> None:
     """No secret readable in any picture, and ordinary words readable in them (not blank pictures)."""
     assert pictures, f"no pictures found in {where}"
     words = 0
     for label, data in pictures:
-        text = read_text(data)
+        text = _read_once(data)
         assert not leaks(text, SECRETS), f"{where}: {label} shows a secret: {text!r}"
         words += "harbor" in text.lower() or "welcome" in text.lower() or "sign" in text.lower()
     assert words >= len(pictures) // 2, f"{where}: OCR read none of the page's ordinary words; are the pictures blank?"
