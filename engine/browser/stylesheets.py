@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import VigilError
+from engine.errors import CDPTimeoutError, VigilError
 
 
 @dataclass(frozen=True)
@@ -115,8 +115,9 @@ class StyleSheets:
         """What `derive` made of this sheet's text before (None: not read yet; UNREAD: it could not be)."""
         return self._derived.get((sheet.sheet_id, what))
 
-    async def derive(self, sheet: Sheet, what: str, fn: Callable[[str], Any], timeout: float = 5.0) -> Any:
-        """fn(the sheet's text), read once per sheet (UNREAD when the browser would not give it)."""
+    async def derive(self, sheet: Sheet, what: str, fn: Callable[[str], Any], timeout: float = 30.0) -> Any:
+        """fn(the sheet's text), read once per sheet (UNREAD when the browser would not give it; None, and
+        nothing kept, when it did not answer in time: a busy page is asked again later)."""
         key = (sheet.sheet_id, what)
         if key in self._derived:
             return self._derived[key]
@@ -124,6 +125,8 @@ class StyleSheets:
             r = await self._send("CSS.getStyleSheetText", {"styleSheetId": sheet.sheet_id},
                                  session_id=sheet.session_id, timeout=timeout)
             out = fn(r.get("text") or "")
+        except CDPTimeoutError:
+            return None
         except VigilError:
             out = UNREAD
         if sheet.sheet_id in self.sheets:  # (removed meanwhile: not kept)

@@ -186,16 +186,22 @@ def _analyse(text: str) -> tuple[CssFacts, list[str]]:
     return css_flags(text), imports(text)
 
 
-async def _union(sheets: StyleSheets, frame_id: str, at: list[Sheet], seen: set[str],
+class _NotYet(Exception):
+    """A sheet's text has not been read yet (or the browser did not answer in time)."""
+
+
+async def _union(sheets: StyleSheets, frame_id: str, at: list[Sheet], seen: set[str], fetch: bool,
                  depth: int = 0) -> CssFacts | None:
     """The facts of these sheets and of what they import; None when one cannot be read (or an import
-    is not one the browser reported)."""
+    is not one the browser reported). _NotYet when a text is not at hand (`fetch`: read it now)."""
     acc = CssFacts()
     for sh in at:
         if sh.sheet_id in seen:
             continue
         seen.add(sh.sheet_id)
-        got = await sheets.derive(sh, WHAT, _analyse)
+        got = await sheets.derive(sh, WHAT, _analyse) if fetch else sheets.known(sh, WHAT)
+        if got is None:
+            raise _NotYet
         if got is UNREAD:
             return None
         facts, imps = got
@@ -204,22 +210,27 @@ async def _union(sheets: StyleSheets, frame_id: str, at: list[Sheet], seen: set[
             sub = sheets.at(frame_id, urljoin(sh.url, imp))
             if not sub or depth >= 8:
                 return None
-            f = await _union(sheets, frame_id, sub, seen, depth + 1)
+            f = await _union(sheets, frame_id, sub, seen, fetch, depth + 1)
             if f is None:
                 return None
             acc.merge(f)
     return acc
 
 
-async def cross_origin_flags(sheets: StyleSheets, frame_id: str, hrefs: Iterable[str]) -> dict[str, list | None]:
+async def cross_origin_flags(sheets: StyleSheets, frame_id: str, hrefs: Iterable[str],
+                             fetch: bool = True) -> dict[str, list | None]:
     """opts.xcss for one frame's walker: per address the browser reported in that frame, its facts and
-    how many sheets it read there (an address it has not reported is left out: the walker asks again)."""
+    how many sheets it read there (an address it has not reported, or whose text is not at hand without
+    `fetch`, is left out: the walker asks again)."""
     out: dict[str, list | None] = {}
     for href in sorted(hrefs):
         at = sheets.at(frame_id, href)
         if not at:
             continue
-        f = await _union(sheets, frame_id, at, set())
+        try:
+            f = await _union(sheets, frame_id, at, set(), fetch)
+        except _NotYet:
+            continue
         out[href] = None if f is None else f.for_walker(len(at))
     return out
 
@@ -245,10 +256,8 @@ class CrossOriginCss:
         ft = page.frames.get(frame_id)
         if ft is None or not page.stylesheets.enabled(ft.session_id):
             return None
-        try:
-            return await cross_origin_flags(page.stylesheets, frame_id, want) or None
-        except VigilError:
-            return None
+        # (what is at hand: the texts are read by the task `asked` starts, never on a capture's path)
+        return await cross_origin_flags(page.stylesheets, frame_id, want, fetch=False) or None
 
     def asked(self, page: PageTarget, frame_id: str, hrefs: list) -> None:
         """A walk of this frame could not read the sheets at these addresses: have the browser read them."""
