@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from gui.display import display_problem as _display_problem  # gui.launcher asks it here too
 
 DEMO_TASK = ("click Accept, type Ada Lovelace into Full name, type ada@example.com into Email Address, "
              "check Gift wrap and click Create account")
@@ -58,15 +59,6 @@ async def _host_mcp(window, sup, mcp: McpLaunch, ok: bool, prog: str) -> int:
     for sid in host.mcp.session_ids:
         say(f"kept as session {sid[:8]} (vigil export {sid[:8]} --html report.html)")
     return 0
-
-
-def _display_problem() -> str | None:
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-                                                 or os.environ.get("QT_QPA_PLATFORM")):
-        return ("No display to open the window on. Run Vigil in a desktop session, under `xvfb-run vigil gui …`, "
-                "or take a picture without a display: QT_QPA_PLATFORM=offscreen vigil gui URL --screenshot out.png "
-                "--quit-after-load.")
-    return None
 
 
 @dataclass

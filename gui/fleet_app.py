@@ -37,9 +37,9 @@ def fleet_from_args(args: Any) -> tuple[Any, Any]:
 
 def run_fleet_gui(args: Any) -> int:
     from engine.errors import VigilError
-    from gui.app import _display_problem
+    from gui.display import display_problem
 
-    problem = _display_problem()
+    problem = display_problem()
     if problem:
         print(f"{PROG}: NO_DISPLAY: {problem}", file=sys.stderr)
         return 2
@@ -60,6 +60,7 @@ def run_fleet_gui(args: Any) -> int:
 
     async def main() -> int:
         window = FleetWindow(fleet)
+        window.place_on()
         window.show()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: loop.call_soon_threadsafe(window.close))
@@ -115,6 +116,7 @@ def open_fleet_dialog(win: Any, sup: Any, path: str | None = None, parallel: int
     kept = win.__dict__.setdefault("fleet_windows", [])
     kept.append(fleet_window)
     fleet_window.closed.add_done_callback(lambda _f: kept.remove(fleet_window) if fleet_window in kept else None)
+    fleet_window.place_on(anchor=win)  # on the screen of the window that opened it
     fleet_window.show()
     spawn(fleet_window.start())
     return fleet_window

@@ -19,7 +19,7 @@ import logging
 import time
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMainWindow, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from engine.errors import VigilError
@@ -27,8 +27,17 @@ from engine.models.loop import Decision
 from gui.aio import spawn
 from gui.take_over import target_in
 from gui.widgets.approval_bar import ApprovalBar
-from gui.widgets.fleet_lists import QueueList, RunTable, state_words
+from gui.widgets.fleet_lists import QueueList, RunTable, count_words, state_words
 from gui.widgets.page_view import PageView
+from gui.widgets.window_fit import fit_window
+
+WANTED = QSize(1280, 760)   # the Fleet view's size where the screen has room; else the screen's room
+LEFT_SHARE, LEFT_MIN, LEFT_MAX = 0.3, 300, 460   # the runs and the queue: a share of the width, within these
+
+
+def steps_words(n: int) -> str:
+    """The run's recorded steps in words. Not "done": a stopped run's last step counts, though refused."""
+    return "no step yet" if n == 0 else ("1 step" if n == 1 else f"{n} steps")
 
 log = logging.getLogger("vigil.gui.fleet")
 
@@ -52,6 +61,7 @@ class FleetWindow(QMainWindow):
         self.header = QLabel()
         self.header.setTextFormat(Qt.PlainText)
         self.header.setObjectName("fleetHeader")
+        self.header.setWordWrap(True)  # a long line wraps: it never widens the left panel (and moves the page)
         self.banner = QLabel()
         self.banner.setTextFormat(Qt.PlainText)
         self.banner.setWordWrap(True)
@@ -59,6 +69,7 @@ class FleetWindow(QMainWindow):
         self.banner.hide()
         self.runs = RunTable()
         self.runs.set_runs(fleet.runs)
+        self.runs.show_browser(len(getattr(fleet, "browsers", []) or []) > 1)  # one browser: nothing to tell apart
         self.runs.run_picked.connect(self.show_run)
         self.queue_label = QLabel("Waiting for you (oldest first)")
         self.queue_list = QueueList()
@@ -105,21 +116,36 @@ class FleetWindow(QMainWindow):
         rv.addWidget(self.page, 1)
         rv.addWidget(self.approval)
 
-        split = QSplitter(Qt.Horizontal)
+        self.split = split = QSplitter(Qt.Horizontal)
         split.addWidget(left)
         split.addWidget(right)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 3)
+        split.setCollapsible(0, False)
+        split.setCollapsible(1, False)
+        split.setStretchFactor(0, 0)   # a wider window gives its room to the page
+        split.setStretchFactor(1, 1)
         central = QWidget()
         cv = QVBoxLayout(central)
         cv.setContentsMargins(0, 0, 0, 0)
         cv.addWidget(self.banner)
         cv.addWidget(split, 1)
         self.setCentralWidget(central)
-        self.resize(1280, 760)
+        self.resize(WANTED)
+        self._split_sizes(WANTED.width())
         self._progress = QTimer(self, interval=150)
         self._progress.timeout.connect(self._in_page_progress)
         self._say_counts()
+
+    # -- where it opens --------------------------------------------------------------------------
+    def place_on(self, screen: Any = None, anchor: QWidget | None = None) -> Any:
+        """Size and place the window (not yet shown) inside `screen`, or the screen of `anchor` (the window
+        that opened it), or the primary screen: never larger than its room, frame included."""
+        geo = fit_window(self, WANTED, anchor=anchor, screen=screen)
+        self._split_sizes(geo.width())
+        return geo
+
+    def _split_sizes(self, width: int) -> None:
+        left = int(min(max(width * LEFT_SHARE, LEFT_MIN), LEFT_MAX))
+        self.split.setSizes([left, max(width - left, 1)])
 
     # -- running -------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -172,13 +198,13 @@ class FleetWindow(QMainWindow):
         counts: dict[str, int] = {}
         for r in self.fleet.runs:
             counts[r.state] = counts.get(r.state, 0) + 1
-        parts = [f"{n} {state_words(s)}" for s, n in counts.items()]
-        self.header.setText(f"Fleet {self.fleet.id}: {len(self.fleet.runs)} runs — " + ", ".join(parts))
+        self.header.setText(f"Fleet {self.fleet.id}: {len(self.fleet.runs)} runs — {count_words(counts)}")
         self.queue_label.setText(f"Waiting for you (oldest first): {len(self.fleet.queue.waiting)}")
 
     def _say_run(self, run: Any) -> None:
         extra = f" — {run.reason}" if run.reason and run.finished and run.state != "done" else ""
-        self.run_label.setText(f"{run.name} · {state_words(run.state)} · {run.steps} step(s) done · {run.task}{extra}")
+        self.run_label.setText(f"{run.name} · {state_words(run.state, plain=True)} · {steps_words(run.steps)} · "
+                               f"{run.task}{extra}")
         self.stop_run_btn.setEnabled(not run.finished)
 
     def _say(self, text: str) -> None:

@@ -27,10 +27,20 @@ STATE_LOOK: dict[str, tuple[str, str]] = {  # state → (words, colour)
     "stopped": ("■ stopped", "#4b5563"),
 }
 RUN_COLUMNS = ("Run", "State", "Steps", "Browser", "Outcome")
+BROWSER_COLUMN = RUN_COLUMNS.index("Browser")
 
 
-def state_words(state: str) -> str:
-    return STATE_LOOK.get(state, (state, ""))[0]
+def state_words(state: str, plain: bool = False) -> str:
+    """The state in words ("✔ done"); `plain` without its mark ("done"), for sentences and counts."""
+    words = STATE_LOOK.get(state, (state, ""))[0]
+    return words.lstrip("✔✘■ ") if plain else words
+
+
+def count_words(counts: dict[str, int]) -> str:
+    """{"waiting": 3, "stopped": 1} → "3 waiting for you, 1 stopped", in the order runs move through."""
+    order = list(STATE_LOOK)
+    keys = sorted(counts, key=lambda s: order.index(s) if s in order else len(order))
+    return ", ".join(f"{counts[s]} {state_words(s, plain=True)}" for s in keys if counts[s])
 
 
 class RunTable(QTableWidget):
@@ -47,10 +57,20 @@ class RunTable(QTableWidget):
         self.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.verticalHeader().setVisible(False)
         head = self.horizontalHeader()
+        # the short columns as wide as their words; the run's name and its outcome share the rest (cut
+        # with "…" where they do not fit, whole in their tooltips), so no column is pushed out of sight
         head.setSectionResizeMode(QHeaderView.ResizeToContents)
+        head.setSectionResizeMode(0, QHeaderView.Stretch)
         head.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.Stretch)
+        self.setTextElideMode(Qt.ElideRight)
+        self.setWordWrap(False)
         self._rows: dict[str, int] = {}
         self.itemSelectionChanged.connect(self._picked)
+
+    def show_browser(self, on: bool) -> None:
+        """The Browser column only where the fleet has several browsers (one says nothing, and takes the
+        room the outcome needs on a small screen)."""
+        self.setColumnHidden(BROWSER_COLUMN, not on)
 
     def set_runs(self, runs) -> None:
         self.setRowCount(len(runs))
@@ -72,7 +92,7 @@ class RunTable(QTableWidget):
                 item = QTableWidgetItem()
                 self.setItem(row, col, item)
             item.setText(text)  # plain text: a run's outcome may quote the page
-            item.setToolTip(text if col == len(cells) - 1 else f"{run.name}: {run.task}")
+            item.setToolTip(text if col == len(cells) - 1 and text else f"{run.name}: {run.task}")
             if col == 1:
                 item.setForeground(QBrush(QColor(colour)))
 
