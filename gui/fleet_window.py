@@ -48,7 +48,7 @@ class FleetWindow(QMainWindow):
     def __init__(self, fleet: Any, parent: QWidget | None = None):
         super().__init__(parent)
         self.fleet = fleet
-        self.setWindowTitle(f"Vigil — fleet {fleet.id} ({len(fleet.runs)} runs)")
+        self.setWindowTitle(f"Vigil — {self._fleet_words()} ({len(fleet.runs)} runs)")
         self.closed = asyncio.get_event_loop().create_future()
         self.result: Any = None
         self._task: asyncio.Future | None = None
@@ -198,8 +198,15 @@ class FleetWindow(QMainWindow):
         counts: dict[str, int] = {}
         for r in self.fleet.runs:
             counts[r.state] = counts.get(r.state, 0) + 1
-        self.header.setText(f"Fleet {self.fleet.id}: {len(self.fleet.runs)} runs — {count_words(counts)}")
+        self.header.setText(f"{self._fleet_words().capitalize()}: {len(self.fleet.runs)} runs — {count_words(counts)}")
         self.queue_label.setText(f"Waiting for you (oldest first): {len(self.fleet.queue.waiting)}")
+
+    def _fleet_words(self) -> str:
+        """"fleet vendor portals (ID)" — the title the fleet file gives (else its file's name), and the ID
+        `vigil fleet --resume` and `vigil export --fleet` take."""
+        spec = getattr(self.fleet, "spec", None)
+        name = str(getattr(spec, "name", "") or "")
+        return f"fleet {name} ({self.fleet.id})" if name and name != "fleet" else f"fleet {self.fleet.id}"
 
     def _say_run(self, run: Any) -> None:
         extra = f" — {run.reason}" if run.reason and run.finished and run.state != "done" else ""

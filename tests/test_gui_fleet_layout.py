@@ -14,7 +14,7 @@ from gui_helpers import aio, run, screen_named  # noqa: F401  (fixtures)
 def _fleet(n: int, browsers=None):
     from engine.fleet import Fleet, load_fleet
 
-    spec = load_fleet({"runs": [{"name": f"run-{i}-with-a-longer-name", "task": f"task {i}",
+    spec = load_fleet({"name": "vendor portals", "runs": [{"name": f"run-{i}-with-a-longer-name", "task": f"task {i}",
                                  "url": "http://127.0.0.1:9/", "script": [{"action": "finish", "answer": "x"}]}
                                 for i in range(n)]})
     return Fleet(spec, parallel=n, approve="ask", browsers=browsers)
@@ -60,7 +60,8 @@ def test_fleet_view_fits_its_screen_and_keeps_its_panels_still(qtbot, aio, size)
         window._say_counts()
         qtbot.wait(50)
         assert "1 stopped" in window.header.text() and "■" not in window.header.text()
-        assert "4 runs — 3 waiting for you, 1 stopped" in window.header.text()
+        assert window.header.text() == f"Fleet vendor portals ({fleet.id}): 4 runs — 3 waiting for you, 1 stopped"
+        assert window.windowTitle() == f"Vigil — fleet vendor portals ({fleet.id}) (4 runs)"
         assert window.split.sizes() == before
         assert window.header.width() <= before[0]
 
