@@ -4,10 +4,8 @@ The models themselves (`NodeTreeModel`, lazy over the VirtualNode objects, and `
 semantic items) live in `node_models`.
 
 `NodeTreePanel` puts either model in a `QTreeView` behind a filter bar (text matching ID, role or
-name; role; tier). Filters keep the ancestors of every match visible. The match set (plus the
-ancestors of matches) is computed once per filter change in one pass over the snapshot, so the
-proxy's per-row check is a set lookup; Qt's own recursive filtering would call back into Python
-for every descendant of every rejected row, which is far slower on a 25k-node page.
+name; role; tier). Filters keep the ancestors of every match visible; which nodes match, and the proxy
+that shows only them, are in `node_filter`.
 
 Page content is untrusted: everything is shown as plain item text (never rich text), and the
 value of a password or one-time-code field is never shown.
@@ -36,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from gui.widgets.elided_label import ElidedLabel
 from gui.widgets.node_columns import NAME_MIN_WIDTH, ColumnFitter
+from gui.widgets.node_filter import FilterProxy, flat_matches, tree_matches
 from gui.widgets.node_models import FlatModel, NodeTreeModel, locator_code, locator_missing
 
 MAX_OPEN = 5000  # node IDs remembered as open in the tree
@@ -46,32 +45,6 @@ def _doc(snap: Any) -> str:
     return str(getattr(snap, "url", "") or "").split("#", 1)[0]
 
 __all__ = ["NAME_MIN_WIDTH", "NodeTreePanel"]
-
-
-class _FilterProxy(QSortFilterProxyModel):
-    """Accepts rows whose node ID is in a precomputed set (None = accept everything)."""
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self._accept: set[str] | None = None
-        self.setDynamicSortFilter(False)
-
-    def set_accept(self, ids: set[str] | None) -> None:
-        """Change the accepted set in place (cheap on a fresh or lightly used proxy; the panel
-        installs a new proxy instead when the view has mapped many rows)."""
-        self.beginFilterChange()
-        self._accept = ids
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-
-    @property
-    def accept(self) -> set[str] | None:
-        return self._accept
-
-    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex) -> bool:
-        if self._accept is None:
-            return True
-        # ask the source model in Python: cheaper than a round trip through QModelIndex.data()
-        return self.sourceModel().node_id_at(source_row, source_parent) in self._accept
 
 
 class NodeTreePanel(QWidget):
@@ -88,9 +61,9 @@ class NodeTreePanel(QWidget):
         super().__init__(parent)
         self.model = NodeTreeModel(self)
         self.flat_model = FlatModel(self)
-        self.proxy = _FilterProxy(self)
+        self.proxy = FilterProxy(self)
         self.proxy.setSourceModel(self.model)
-        self.flat_proxy = _FilterProxy(self)
+        self.flat_proxy = FilterProxy(self)
         self.flat_proxy.setSourceModel(self.flat_model)
         self._snap: Any = None
         self._flat = False
@@ -335,35 +308,12 @@ class NodeTreePanel(QWidget):
         tier = self.tier_combo.currentText()
         tier = None if tier in ("", self.ANY) else tier
 
-        def ok(n: Any) -> bool:
-            if role is not None and n.role != role:
-                return False
-            if tier is not None and n.tier != tier:
-                return False
-            if text and not (text in n.node_id.casefold() or text in (n.role or "").casefold()
-                             or text in (n.name or "").casefold()):
-                return False
-            return True
-
         if self._flat:
-            nm = snap.node_map
-            accept: set[str] = set()
-            for it in self.flat_model.items():
-                iid = str(it.get("i"))
-                n = nm.get(iid)
-                if n is not None and ok(n):
-                    accept.add(iid)
-                elif n is None and text and (text in iid.casefold() or text in str(it.get("n", "")).casefold()):
-                    accept.add(iid)
+            accept = flat_matches(snap, self.flat_model.items(), text, role, tier)
             self._match_count = len(accept)
             self._install(True, accept)
         else:
-            matches = [n for n in snap.nodes() if ok(n)]
-            accept = set()
-            for n in matches:
-                while n is not None and n.node_id not in accept:   # walk up until a known ancestor
-                    accept.add(n.node_id)
-                    n = n.parent
+            matches, accept = tree_matches(snap, text, role, tier)
             self._match_count = len(matches)
             self._install(False, accept)
             self._expand_to(matches[:200])
@@ -400,7 +350,7 @@ class NodeTreePanel(QWidget):
             return
         shown = self._flat == flat
         keep = self.selected_node_id() if shown else None
-        new = _FilterProxy(self)
+        new = FilterProxy(self)
         new.set_accept(accept)
         new.setSourceModel(self.flat_model if flat else self.model)
         if flat:
