@@ -389,3 +389,33 @@ def test_inspector_shows_exchanges(qapp, qtbot, make):
     img.fill(0x336699)
     insp.show_screenshot(img)
     assert not insp.screenshot_label.pixmap().isNull()
+
+
+def test_inspector_builds_its_payload_only_when_shown(qapp, qtbot, make, harness, server):
+    """Behind another tab of a shown window the inspector builds nothing for a new snapshot (the live view
+    sends one whenever the page changes); the latest is built when its tab is shown, the same text as an
+    inspector that built it at once."""
+    from PySide6.QtWidgets import QLabel, QTabWidget
+    snap1 = snap_of(harness, server.url("secrets.html"))
+    snap2 = snap_of(harness, server.url("visibility.html"))
+    eager = make(PayloadInspector)
+    eager.show_snapshot_payload(snap2)
+    tabs = make(QTabWidget)
+    tabs.addTab(QLabel("chat"), "Chat")
+    insp = PayloadInspector()
+    tabs.addTab(insp, "Payload")
+    tabs.show()
+    qtbot.waitExposed(tabs)
+    insp.show_snapshot_payload(snap1)
+    insp.show_snapshot_payload(snap2)
+    assert insp.semantic_view.toPlainText() == "" and insp.tokens == {}, "nothing built while hidden"
+    assert insp.header_text().startswith("No payload yet")
+    tabs.setCurrentWidget(insp)
+    assert insp.isVisible()
+    for view in ("semantic_view", "tree_view", "skeleton_view"):
+        assert getattr(insp, view).toPlainText() == getattr(eager, view).toPlainText() != ""
+    assert insp.header_text() == eager.header_text() and insp.tokens == eager.tokens
+    assert [insp.tabs.tabText(i) for i in range(5)] == [eager.tabs.tabText(i) for i in range(5)]
+    # shown: built at once
+    insp.show_snapshot_payload(snap1)
+    assert insp.tokens["semantic"] == snap1.serialize("semantic").tokens

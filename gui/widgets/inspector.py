@@ -135,11 +135,33 @@ class PayloadInspector(QWidget):
         self.negotiation: list[dict] = []
         self._page: str = ""
         self._to = "the model"
+        self._pending: tuple[Any, dict[str, Any]] | None = None   # a snapshot not shown yet (while hidden)
         self._update_header()
 
     # -- snapshot payloads -------------------------------------------------------------------------
     def show_snapshot_payload(self, snap: Any, **semantic_options: Any) -> None:
-        """Fill the semantic (pretty JSON), tree and skeleton tabs from a snapshot, with token counts."""
+        """Fill the semantic (pretty JSON), tree and skeleton tabs from a snapshot, with token counts.
+
+        While the inspector sits hidden in a shown window (the window's Payload tab behind another; the live
+        view sends a snapshot whenever the page changes) nothing is built: the latest snapshot waits and is
+        shown as soon as the inspector is (`showEvent`) — the same text it would have shown."""
+        if snap is not None and self._hidden_in_shown_window():
+            self._pending = (snap, semantic_options)
+            return
+        self._pending = None
+        self._fill_snapshot(snap, semantic_options)
+
+    def _hidden_in_shown_window(self) -> bool:
+        win = self.window()
+        return win is not self and win.isVisible() and not self.isVisible()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt name
+        super().showEvent(event)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._fill_snapshot(*pending)
+
+    def _fill_snapshot(self, snap: Any, semantic_options: dict[str, Any]) -> None:
         self.tokens = {}
         if snap is None:
             for v in (self.semantic_view, self.tree_view, self.skeleton_view):
