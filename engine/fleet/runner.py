@@ -174,6 +174,10 @@ class Fleet:
 
     def _queue_changed(self, change: QueueChange) -> None:
         run = self.runs[change.entry.run_index] if 0 <= change.entry.run_index < len(self.runs) else None
+        d = change.entry.decision
+        if run is not None and change.kind == "answered" and d is not None and d.kind == "stop" \
+                and not run._stop_reason:
+            run._stop_reason = d.reason or "stopped by the person"  # "stop this run" at the queue
         if run is not None and not run.finished:
             waiting = bool(self.queue.waiting_for(run.name))
             if change.kind == "asked" or (run.state == "waiting") != waiting:
@@ -248,8 +252,7 @@ class Fleet:
                     await self.pool.start()
                 except NoBrowserError as exc:
                     for r in todo:
-                        r.reason = exc.message
-                        self._set(r, "failed")
+                        self._end(r, "failed", exc.message)
                     todo = []
                 sem = asyncio.Semaphore(self.parallel)
                 await asyncio.gather(*(self._guarded(r, sem) for r in todo))
@@ -269,29 +272,28 @@ class Fleet:
                 await self._one(run)
         except Exception as exc:  # a bug must not take the other runs down; the run says what broke
             log.exception("fleet run %s", run.name)
-            run.reason = f"{type(exc).__name__}: {exc}"
-            run.ended_at = time.time()
-            self._set(run, "failed")
+            self._end(run, "failed", f"{type(exc).__name__}: {exc}")
+
+    def _end(self, run: FleetRun, state: RunState, reason: str | None) -> None:
+        run.reason, run.ended_at = reason, time.time()
+        self._set(run, state)
 
     async def _one(self, run: FleetRun) -> None:
         if run._stop_reason or self._stopping:
-            run.reason = f"not started: {run._stop_reason or self._stopping}"
-            self._set(run, "stopped")
+            self._end(run, "stopped", f"not started: {run._stop_reason or self._stopping}")
             return
         run.started_at, run.reason, run.answer, run.steps = time.time(), None, None, 0
         try:
             planner = run.spec.make_planner()
         except VigilError as exc:
-            run.reason, run.ended_at = exc.message, time.time()
-            self._set(run, "failed")
+            self._end(run, "failed", exc.message)
             return
         endpoint = browser = recorder = None
         try:
             try:
                 endpoint, browser = await self.pool.acquire()
             except NoBrowserError as exc:
-                run.reason = exc.message
-                self._set(run, "failed")
+                self._end(run, "failed", exc.message)
                 return
             run.browser = endpoint.label
             self._endpoints[run.index] = endpoint
@@ -299,8 +301,7 @@ class Fleet:
             try:
                 tab = await browser.new_tab(run.spec.url, timeout=self.timeout)
             except VigilError as exc:
-                run.reason = self._blame(endpoint, exc.message)
-                self._set(run, "failed")
+                self._end(run, "failed", self._blame(endpoint, exc.message))
                 return
             run.tab = tab
             policy = run.spec.approve or self.approve
