@@ -281,3 +281,60 @@ def test_dialog_title_and_words_reach_the_payload(harness, server):
 
     open_widget(harness, server, "antd-long.html", antd)
     open_widget(harness, server, "modal.html", bootstrap)
+
+
+def _facts(snap) -> dict:
+    from engine.snapshot.stored import _row
+    return {n.node_id: (*_row(n), n.line_rects, n.visible_bounds) for n in snap.nodes()}
+
+
+# both walks must see one state: finite animations end, endless ones pause, two frames pass
+_SETTLE = """() => { for (const a of document.getAnimations()) {
+  try { const it = a.effect && a.effect.getTiming().iterations; if (it === Infinity) a.pause(); else a.finish(); }
+  catch (e) {} }
+  return new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(() => res(true)))); }"""
+
+
+async def _same_as_full(tab, what: str) -> str:
+    await asyncio.sleep(0.35)
+    await tab.page.evaluate(_SETTLE)
+    tab.invalidate()   # past the version check: this compares walks, not the cache
+    inc = await tab.snapshot()
+    full = await tab.snapshot(force=True)
+    a, b = _facts(inc), _facts(full)
+    assert a.keys() == b.keys(), f"{what}: nodes differ ({inc.walk.describe()})"
+    bad = [(k, a[k], b[k]) for k in a if a[k] != b[k]]
+    assert not bad, f"{what}: incremental ≠ full walk ({inc.walk.describe()}): {bad[:3]}"
+    return f"{what}: {inc.walk.describe()}"
+
+
+def test_incremental_walk_keeps_the_new_boxes(harness, server):
+    """Visible parts, line boxes, a field's box and value, folded labels and dialogs: an incremental
+    walk after real changes gives what a full walk gives."""
+    async def menus(tab):
+        page = tab.page
+        await tab.snapshot(force=True)
+        modes = []
+        await page.click("#ts-city + .ts-wrapper .ts-control")
+        modes.append(await _same_as_full(tab, "menu opened"))
+        await page.evaluate("document.querySelector('#ts-city-ts-dropdown').scrollTop = 290")
+        modes.append(await _same_as_full(tab, "menu scrolled"))
+        await page.click("#ts-city-ts-dropdown .option[data-value='brno']")
+        modes.append(await _same_as_full(tab, "city picked (the input moves off-screen)"))
+        await page.evaluate("document.querySelector('#ts-tags').tomselect.setValue(['bern', 'basel'])")
+        modes.append(await _same_as_full(tab, "tags set"))
+        return modes
+
+    async def docs(tab):
+        await tab.snapshot(force=True)
+        modes = []
+        await tab.page.evaluate("window.scrollBy(0, 300)")
+        modes.append(await _same_as_full(tab, "page scrolled"))
+        await tab.page.evaluate("document.querySelector('.sphinxsidebarwrapper a[href=\"#character-encodings\"]')"
+                                ".textContent = 'Character Encodings and their many names'")
+        modes.append(await _same_as_full(tab, "a wrapped link's words changed"))
+        return modes
+
+    modes = open_widget(harness, server, "long-menus.html", menus) + open_widget(
+        harness, server, "pydoc/library/json.html", docs)
+    assert [m for m in modes if "incremental" in m], modes

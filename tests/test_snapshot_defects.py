@@ -214,3 +214,20 @@ def test_text_blocks_keep_inline_content_in_reading_order(harness, server):
         json.dumps(snap.to_json_dict("tree"))
 
     harness.page(server.url("snap_text.html"), check)
+
+
+def test_clips_of_transformed_boxes_and_the_visually_hidden_pattern(harness, server):
+    """A transformed box holds the absolutely placed boxes in it (its scroll area clips them); a box cut
+    to nothing by `clip` or `clip-path` shows nothing of what is in it."""
+    async def check(tab):
+        snap = await tab.snapshot()
+        seen = snap.find(role="button", name="Seen in the menu", exact=True)[0]
+        out = snap.find(role="button", name="Scrolled out of the menu", exact=True)[0]
+        assert seen.visible and out.visible_ratio == 0 and not out.visible, (seen, out.bounds, out.visible_ratio)
+        for name in ("Cut away by clip", "Cut away by clip-path"):
+            n = snap.find(role="button", name=name, exact=True)[0]
+            assert n.visible_ratio == 0 and n.flags & 2048, (name, n.bounds, n.visible_ratio)
+        names = [e.get("n") for e in json.loads(snap.serialize("semantic").text)["interactive_tree"] if e["r"] == "btn"]
+        assert names == ["Seen in the menu"], names
+
+    harness.page(server.url("snap_clips.html"), check)

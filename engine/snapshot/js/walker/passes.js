@@ -203,6 +203,12 @@
       }
       const g = W(F);
       g[7] &= ~8;
+      // (an unnamed icon inside the field that only opens the menu, as the field does, is part of it)
+      for (let d = F + 1; d < END[F]; d++) {
+        if (d === ri) { d = END[ri] - 1; continue; }
+        const dr = rows[d];
+        if ((dr[7] & 8) && dr[3] === '' && dr[8] === 1 && !dr[4] && !dr[5]) W(d)[7] &= ~8;
+      }
       const qf = cands.get(F), qc = cands.get(ri);
       if (qf !== undefined) {
         const e = occCandidates[qf].slice();

@@ -462,8 +462,9 @@
       Math.round(x + OX), Math.round(y + OY), Math.round(w), Math.round(h),
       Math.round(ratio * 100) / 100, extra]);
     const atomicHere = atomicAnc || (interactive && ATOMIC.has(role || ''));
-    // (a transformed or contained box is the containing block of the absolutely placed boxes in it)
-    const cbHere = pos !== 'static' || ((el.firstElementChild || isHost) && !dead && holdsAbsolute(cs));
+    // (a transformed or contained box is the containing block of the absolutely placed boxes in it;
+    // read only where that changes their clip: a scroll area or overflow box lies between)
+    const cbHere = pos !== 'static' || (childClip !== posIn && (el.firstElementChild || isHost) && !dead && holdsAbsolute(cs));
     const posElHere = cbHere ? el : posElIn;
     const mm = {
       el: el, cx: ownCx ? [clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posElIn] : ctxMemo(C),
