@@ -3,15 +3,17 @@
 Every engine call is a coroutine on the qasync loop; results and loop events come back as Qt
 signals, so widgets never wait on the engine and hold no browser logic of their own.
 
-Sessions: the store is opened at start (a store that cannot be opened is reported, and runs go on
-unrecorded); one SessionRecorder belongs to the tab, so every task run in it adds to the tab's
-session until `new_session()` (or a replay, which is always a session of its own)."""
+This module holds the browser (start, navigate, history, viewport), publishing snapshots, and the
+supervised loop (run, replay, a run adopted from the MCP host, decisions, shutdown). The rest of
+`Supervisor` is in its parts: gui.recording (the session store and the tab's session), gui.loop_events
+(the loop's events as Qt signals, the step pictures), gui.person_input (the person's own steps while a step
+waits), gui.live_view (snapshots as the page changes between steps), gui.browser_tabs (the browser's tabs,
+page dialogs outside a run)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import logging
 import time
 from collections.abc import Callable
@@ -19,31 +21,23 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from engine.errors import ErrorCode, VigilError
+from engine.errors import VigilError
 from engine.loop import AgentLoop, QueueGate
 from engine.loop.person_steps import PersonSteps
 from engine.loop.planner import Observation, close_planner
-from engine.models import (
-    AwaitingApproval,
-    Decision,
-    MessageAdded,
-    PlanUpdated,
-    RunResult,
-    SnapshotTaken,
-    StatusChanged,
-    StepRecorded,
-)
-from engine.models.loop import LoopEvent
+from engine.models import Decision, RunResult
 from engine.store import Store
-from engine.store.recorder import SessionRecorder
 from gui.browser_tabs import BrowserTabs
 from gui.live_view import LiveView
+from gui.loop_events import LoopEvents
+from gui.person_input import PersonInput
+from gui.recording import SessionRecording
 from gui.sessions import SessionLibrary
 
 log = logging.getLogger("vigil.gui")
 
 
-class Supervisor(LiveView, BrowserTabs, QObject):
+class Supervisor(SessionRecording, LoopEvents, PersonInput, LiveView, BrowserTabs, QObject):
     snapshot_changed = Signal(object, object)   # (snapshot, previous snapshot)
     message = Signal(object)                    # ChatMessage (added or updated in place by id)
     plan_changed = Signal(object)               # Plan
@@ -89,79 +83,13 @@ class Supervisor(LiveView, BrowserTabs, QObject):
         self._dialog_answer: asyncio.Future | None = None  # a page dialog outside a run waits for the person
         self.person: PersonSteps | None = None  # the person's input while a step waits (their own steps)
         self._person_feed: asyncio.Future | None = None
-        self._handlers: dict[type, Callable[[Any], None]] = {
-            MessageAdded: self._on_message, PlanUpdated: self._on_plan, StepRecorded: self._on_step_recorded,
-            AwaitingApproval: self._on_awaiting, StatusChanged: self._on_status, SnapshotTaken: self._on_snapshot_taken}
+        self._handlers: dict[type, Callable[[Any], None]] = self._event_handlers()
         self.live = None                        # the live view (LiveFollower): snapshots as the page changes
         self.live_enabled = True
         self.snapshot_at = 0.0                  # time.monotonic() when the shown snapshot was published
         self.tab_switched.connect(self._follow)
 
-    # -- the session store -----------------------------------------------------------------------
-    def open_store(self) -> bool:
-        """Open the session store (once); a store that cannot be opened is reported on `error` and
-        the window goes on without recording."""
-        if self._store is not None or self.store_error:
-            return self._store is not None
-        try:
-            self._store = Store.open()
-        except VigilError as exc:
-            self.store_error = f"Sessions are not being recorded: {exc.message}"
-            log.error("session store: %s", exc.message)
-            self.error.emit(self.store_error)
-            return False
-        self.sessions = SessionLibrary(self._store)
-        self.recorder = SessionRecorder(self._store)
-        return True
-
-    @property
-    def recording(self) -> bool:
-        """Runs in this window are kept in the session store."""
-        return self.recorder is not None
-
-    def current_session(self) -> str | None:
-        return self.recorder.session_id if self.recorder is not None else None
-
-    def new_session(self) -> bool:
-        """The next task starts a new session in this tab (not while a task runs)."""
-        if self.recorder is None or self.running():
-            return False
-        self.recorder.new_session()
-        self.session_changed.emit("")
-        return True
-
-    def delete_session(self, session_id: str) -> None:
-        """Delete a stored session; the tab's own session is let go first (its next task starts a new
-        one). VigilError when there is no store, the session runs here, or the store refuses."""
-        if self.sessions is None:
-            raise VigilError(self.store_error or "There is no session store.", code=ErrorCode.STORE_UNAVAILABLE)
-        if session_id == self.current_session():
-            if self.running():
-                raise VigilError("This tab's session is running; stop the task before deleting it.",
-                                 code=ErrorCode.STORE_BUSY)
-            self.new_session()
-        self.sessions.delete(session_id)
-        self.sessions_changed.emit()
-
-    def last_exchange(self) -> Any:
-        """What the current planner last sent to a model or backend and got back (None for planners
-        that talk to nobody)."""
-        return getattr(self.planner, "last_exchange", None)
-
-    def _report_recorder(self) -> None:
-        err = self.recorder.error if self.recorder is not None else None
-        if err and err != self._reported:
-            self._reported = err
-            self.error.emit(err)
-
-    def _page_moved(self, url: str) -> None:
-        """The tab moved outside a run (URL bar, back/forward, a link): the tab's session follows."""
-        if self.recorder is None or self.running() or not self.recorder.session_id:
-            return
-        self.recorder.page_moved(url)
-        self._report_recorder()
-        self.sessions_changed.emit()
-
+    # -- browser -------------------------------------------------------------------------------
     def _on_navigated(self, url: str) -> None:
         """The tab's main frame navigated (a run, the person, or the page itself)."""
         if self.tab is None:
@@ -169,7 +97,6 @@ class Supervisor(LiveView, BrowserTabs, QObject):
         self.page_changed.emit(url)
         self._page_moved(url)
 
-    # -- browser -------------------------------------------------------------------------------
     async def start(self, url: str | None) -> bool:
         from engine import launch
         self.open_store()
@@ -399,6 +326,11 @@ class Supervisor(LiveView, BrowserTabs, QObject):
             asyncio.ensure_future(self.refresh())
         self._resize_if_waiting()
 
+    def last_exchange(self) -> Any:
+        """What the current planner last sent to a model or backend and got back (None for planners
+        that talk to nobody)."""
+        return getattr(self.planner, "last_exchange", None)
+
     def set_policy(self, policy: str) -> None:
         if self.loop is not None:
             self.loop.policy = policy
@@ -452,98 +384,6 @@ class Supervisor(LiveView, BrowserTabs, QObject):
         if self.loop is not None and self.running():
             self.loop.stop()
 
-    # -- loop events: one handler per event type (actions and verifications show with the step record) ----
-    def _on_event(self, ev: LoopEvent) -> None:
-        handler = self._handlers.get(type(ev))
-        if handler is not None:
-            handler(ev)
-
-    def _on_message(self, ev: MessageAdded) -> None:
-        self.message.emit(ev.message)
-
-    def _on_plan(self, ev: PlanUpdated) -> None:
-        self.plan_changed.emit(ev.plan)
-
-    def _on_step_recorded(self, ev: StepRecorded) -> None:
-        self.record.emit(ev.record)
-        a = ev.artifacts
-        if ev.record.result is not None and a is not None and a.screenshot_after:
-            asyncio.ensure_future(self._marked(ev.record.index, a.screenshot_after, a.snapshot_after,
-                                               ev.record.screenshot_after or ""))
-        if self.recorder is not None:  # the recorder hears the step after us: look once it has
-            asyncio.get_running_loop().call_soon(self._report_recorder)
-
-    def _on_awaiting(self, ev: AwaitingApproval) -> None:
-        tab = self.tab
-        self.person = PersonSteps(lambda: tab.latest_snapshot if tab is not None else None)
-        self._person_feed = None
-        self.request.emit(ev.request)
-
-    def person_input(self, method: str, args: tuple, kw: dict) -> None:
-        """The live view's input while a step waits for approval: the person's own steps, if they take over."""
-        person = self.person
-        if person is None:
-            return
-        prev = self._person_feed
-        self._person_feed = asyncio.ensure_future(self._feed_person(person, prev, method, args, kw))
-
-    async def _feed_person(self, person: PersonSteps, prev: asyncio.Future | None, method: str, args: tuple,
-                           kw: dict) -> None:
-        if prev is not None:
-            with contextlib.suppress(Exception):
-                await prev
-        if self.tab is not None and ((method == "mouse" and args and args[0] == "down") or
-                                     (method == "key" and person.typing_blind and not _is_text_key(args))):
-            with contextlib.suppress(VigilError):
-                # the page as the person sees it when they press (cached if unchanged); after a Tab, the
-                # field that has focus now is the one their held typing went to
-                await self.tab.snapshot()
-        person.feed(method, args, kw)
-
-    async def _submit_person_steps(self, gate: QueueGate, decision: Decision, person: PersonSteps) -> None:
-        """Take over in the page: the decision carries what the person did there, on node IDs."""
-        if self._person_feed is not None:
-            with contextlib.suppress(Exception):
-                await self._person_feed
-        after = None
-        if self.tab is not None:
-            with contextlib.suppress(VigilError):
-                after = await self.tab.snapshot()
-        while self._resizing:
-            await asyncio.sleep(0.02)
-        gate.submit(decision.model_copy(update={"performed": person.finish(after)}))
-
-    def _on_status(self, ev: StatusChanged) -> None:
-        self.loop_state = ev.state
-        self.status.emit(ev.status, ev.state, ev.detail)
-        self._resize_if_waiting()
-
-    def _on_snapshot_taken(self, ev: SnapshotTaken) -> None:
-        snap = self.tab.latest_snapshot if self.tab is not None else None
-        if snap is not None and snap is not self.snapshot:
-            self._publish(snap)
-
-    async def _marked(self, index: int, jpeg: bytes, snap, phash: str) -> None:
-        """The step's own after-screenshot with the Set-of-Mark of the snapshot taken with it (drawn
-        off the UI thread)."""
-        def draw() -> tuple[bytes, str]:
-            from PIL import Image
-
-            from engine.vision.screenshot import phash_of
-            from engine.vision.som import draw_som
-            img = Image.open(io.BytesIO(jpeg))
-            img.load()
-            if snap is None:
-                buf = io.BytesIO()
-                img.save(buf, format="PNG")
-                return buf.getvalue(), phash or phash_of(img)
-            return draw_som(img, snap).png(), phash or phash_of(img)
-        try:
-            png, h = await asyncio.get_running_loop().run_in_executor(None, draw)
-            self.step_picture.emit(index, png, h)
-        except Exception as exc:  # a missing picture never disturbs the run
-            log.debug("step picture failed: %s", exc)
-
     # -- shutdown ------------------------------------------------------------------------------
     async def shutdown(self) -> None:
         """Stop the loop, then close the browser (the window stops its screencast first)."""
@@ -570,8 +410,3 @@ class Supervisor(LiveView, BrowserTabs, QObject):
                 self._store.close()
             self._store = self.sessions = self.recorder = None
         log.debug("shut down in %.0f ms", (time.monotonic() - t0) * 1000)
-
-
-def _is_text_key(args: tuple) -> bool:
-    """A key-down that types a character (the live view sends ("down", key, code, text, modifiers))."""
-    return len(args) > 3 and bool(args[3]) and args[3] != "\r"
