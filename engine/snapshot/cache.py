@@ -3,6 +3,8 @@
 A snapshot is trusted while the page target's generation is the one it was taken at (no
 navigation, no context or frame change, no action since) and every frame's document still has the
 version the walk saw (its mutation counter, scroll, viewport and address — `capture.walk_key`).
+A walk that saw an animation or transition under way is never reused: the boxes it read were moving
+and no mutation marks when they stop (the next walk re-reads the animated subtrees, incrementally).
 The last few snapshots are kept for ghost-match recovery of IDs that vanished."""
 
 from __future__ import annotations
@@ -81,7 +83,8 @@ class SnapshotCache:
             # (read at once, the scroll containers of the last walk are looked at directly: a scroll the
             # page's script made a moment ago has not fired its event yet)
             now = ("(() => { const s = window[" + json.dumps(page.key) + "]; if (!s) return null; "
-                   "const p = s.inc && s.inc.prev; if (p) for (const [el, l, t] of p.scrollers) "
+                   "const p = s.inc && s.inc.prev; if (p && p.anims && p.anims.length) return null; "
+                   "if (p) for (const [el, l, t] of p.scrollers) "
                    "if (el.isConnected && (el.scrollLeft !== l || el.scrollTop !== t)) return null; "
                    "return [s.ver, scrollX, scrollY, innerWidth, innerHeight, location.href]; })")
             expr = (f"new Promise(res => {{ let done = false; const fin = () => {{ if (!done) {{ done = true; "
