@@ -31,6 +31,12 @@ STATE_WORDS: dict[str, str] = {"queued": "queued", "running": "running", "waitin
                                "failed": "failed", "stopped": "stopped"}
 
 
+def carried_out(record: Any) -> bool:
+    """A step that did something in the page (run by the agent or the person): a refused, skipped or stopped
+    one is not counted in a run's steps."""
+    return record.action is not None and record.status in ("completed", "failed")
+
+
 def new_fleet_id() -> str:
     return uuid.uuid4().hex[:12]
 
@@ -310,7 +316,7 @@ class Fleet:
             if self.grants is not None:
                 loop.grants = self.grants.covering
             run.loop = loop
-            loop.bus.subscribe(lambda ev: self._stepped(run) if isinstance(ev, StepRecorded) else None)
+            loop.bus.subscribe(lambda ev: self._stepped(run, ev.record) if isinstance(ev, StepRecorded) else None)
             recorder = self._record(run, loop, tab, policy)
             if run._stop_reason or self._stopping:  # stopped while its browser opened
                 loop.stop()
@@ -327,7 +333,8 @@ class Fleet:
             else:
                 run.reason = self._blame(endpoint, result.reason or "failed")
                 state = "failed"
-            run.steps = len(result.steps) if getattr(result, "steps", None) is not None else run.steps
+            if getattr(result, "steps", None) is not None:
+                run.steps = sum(1 for r in result.steps if carried_out(r))
             run.ended_at = time.time()
             self._set(run, state)
         finally:
@@ -357,8 +364,9 @@ class Fleet:
         self._set(run)
         return recorder
 
-    def _stepped(self, run: FleetRun) -> None:
-        run.steps += 1
+    def _stepped(self, run: FleetRun, record: Any) -> None:
+        if carried_out(record):
+            run.steps += 1
         self._emit(FleetChange("run", run))
 
     def _blame(self, endpoint: Endpoint, reason: str) -> str:
