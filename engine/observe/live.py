@@ -368,8 +368,11 @@ class LiveFollower:
         self._last_end = time.monotonic()
         st = self.stats
         st.snapshots += 1
-        st.last_cost_s = work
-        st.cost_s = work if st.snapshots == 1 else 0.5 * (st.cost_s + work)
+        # the first walk of a document is a full one, and the next are incremental: it does not set the pace
+        # (a cold 1-s walk after a load held the view back 3 s, marked stale, on a page that had settled)
+        paced = min(work, self.config.min_gap_s * self.config.max_share) if new and _first_walk(snap) else work
+        st.last_cost_s = paced
+        st.cost_s = paced if st.snapshots == 1 else 0.5 * (st.cost_s + paced)
         st.costs_ms.append(work * 1000)
         del st.costs_ms[:-200]
         st.spans.append((t, self._last_end))
@@ -377,6 +380,15 @@ class LiveFollower:
 
 
 CHECK_COST_S = 0.05  # a cached snapshot's version check: one round trip after the next frame
+
+
+FIRST_WALK = ("first walk of this document", "the document was replaced")
+
+
+def _first_walk(snap: Any) -> bool:
+    """The snapshot's walk was the first of its document (a new page, a replaced document)."""
+    walk = getattr(snap, "walk", None)
+    return getattr(walk, "mode", "") == "full" and str(getattr(walk, "reason", "") or "").startswith(FIRST_WALK)
 
 
 def _walk_s(snap: Any) -> float | None:
