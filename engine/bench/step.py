@@ -168,14 +168,15 @@ def _p50(xs: list[float]) -> float:
 
 
 async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, recorder=None,
-                 walls: list[float] | None = None) -> list:
+                 walls: list[float] | None = None, lags: list[float] | None = None) -> list:
     """Run the steps `rounds` times as one auto-approved scripted run; the StepRecords, in order. With
     `walls`, each step's wall time is appended: from the previous step's result (its ActionDone; the run's
     start for the first) to its own — everything the loop does on a step's critical path, the writes of the
     previous step's record included. (A step's record is published once its after picture is in, which the
-    step's result does not wait for: its publication is no mark of the step's end.)"""
+    step's result does not wait for: its publication is no mark of the step's end.) With `lags`, how long
+    after each step's result its record was published (its after picture in, its writes done)."""
     from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
-    from engine.models import ActionDone
+    from engine.models import ActionDone, StepRecorded
 
     script = [s.script(start + r) for r in range(rounds) for s in steps]
     for st in script:  # addresses relative to the page's
@@ -187,7 +188,16 @@ async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, 
     if recorder is not None:
         recorder.start(loop, "bench step", url, planner="script", policy="auto")
     stamps: list[float] = [time.perf_counter()]
-    loop.bus.subscribe(lambda ev: stamps.append(time.perf_counter()) if isinstance(ev, ActionDone) else None)
+    done: dict[int, float] = {}
+    published: dict[int, float] = {}
+
+    def seen(ev) -> None:
+        if isinstance(ev, ActionDone):
+            stamps.append(time.perf_counter())
+            done[ev.step_index] = stamps[-1]
+        elif isinstance(ev, StepRecorded):
+            published[ev.record.index] = time.perf_counter()
+    loop.bus.subscribe(seen)
     result = await loop.run("bench step")
     if recorder is not None:
         recorder.finish(result)
@@ -198,6 +208,9 @@ async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, 
                            f"{bad[0].result.message if bad[0].result else bad[0].note}")
     if len(recs) < len(script):
         raise RuntimeError(f"bench run on {url} stopped after {len(recs)} of {len(script)} steps")
+    if lags is not None:
+        lags.extend((published[i] - done[i]) * 1000 if i in done and i in published else 0.0
+                    for i in range(len(script)))
     if walls is not None:
         walls.extend((b - a) * 1000 for a, b in zip(stamps[: len(script)], stamps[1: len(script) + 1], strict=True))
     return recs[: len(script)]
@@ -218,7 +231,8 @@ def _empty() -> dict[str, list[float]]:
             "inserted": []}
 
 
-def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]], walls: list[float]) -> dict:
+def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]], walls: list[float],
+              lags: list[float]) -> dict:
     kinds: dict[str, dict] = {}
     for i, rec in enumerate(recs):
         k = steps[i % len(steps)].kind
@@ -230,7 +244,7 @@ def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]], walls:
             d[p].append(tm.get(p, 0.0))
         rt = rec.result.timings_ms if rec.result else {}
         d["dispatch"].append(rt.get("locate", 0.0))
-        d["picture_bg"].append(tm.get("picture_background", 0.0))
+        d["picture_bg"].append(lags[i] if i < len(lags) else 0.0)
         typing = ((rec.result.data or {}).get("typing") or {}) if rec.result else {}
         if typing:
             d["inserted"].append(1.0 if typing.get("mode") == "insertion" else 0.0)
@@ -241,7 +255,7 @@ def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]], walls:
         # other: the step's wall time that no phase accounts for (events, the record and its writes, the
         # loop's own work; the writes after the record are in it since `wall` runs to the next record)
         d["other"] = [w - sum(d[p][j] for p in PHASES) for j, w in enumerate(d["wall"])]
-        row = {p: _p50(d[p]) for p in ("total", "wall", *PHASES, "dispatch", "other", "picture_bg")}
+        row: dict[str, Any] = {p: _p50(d[p]) for p in ("total", "wall", *PHASES, "dispatch", "other", "picture_bg")}
         if d["inserted"]:  # how the text went in: one insertion (no key handler on the field) or keystrokes
             row["typed_by"] = "insertion" if statistics.mean(d["inserted"]) >= 0.5 else "keystrokes"
         row["playwright_ms"] = _p50(d["pw"])
@@ -272,9 +286,10 @@ async def bench_step(rounds: int = 5, long_steps: int = 0, record: bool = True) 
                         "role": "button", "name": "Accept"}}, _pw_add)], 1)
                 await _vigil(tab, url, steps, 1, start=1)  # warm-up (a different option, the other page)
                 walls: list[float] = []
+                lags: list[float] = []
                 # recorded as `vigil run` and the window record (--no-record: as a run without a store)
                 recs = await _vigil(tab, url, steps, rounds, recorder=SessionRecorder(store) if record else None,
-                                    walls=walls)
+                                    walls=walls, lags=lags)
                 await tab.close()
                 pw_tab = await browser.new_tab(url)
                 page = pw_tab.page
@@ -284,9 +299,9 @@ async def bench_step(rounds: int = 5, long_steps: int = 0, record: bool = True) 
                 pw = await _playwright(page, base, steps, rounds)
                 await pw_tab.close()
                 if pages and pages[-1]["page"] == name:
-                    pages[-1]["kinds"].update(_per_kind(steps, recs, pw, walls))
+                    pages[-1]["kinds"].update(_per_kind(steps, recs, pw, walls, lags))
                 else:
-                    pages.append({"page": name, "kinds": _per_kind(steps, recs, pw, walls)})
+                    pages.append({"page": name, "kinds": _per_kind(steps, recs, pw, walls, lags)})
             long_run = await _long_run(browser, demo, long_steps) if long_steps else None
     return {"rounds": rounds, "recorded": record, "pages": pages, "long_run": long_run}
 
@@ -345,7 +360,7 @@ def format_report(rep: dict) -> str:
              "action + expect, same run", ""]
     hdr = (f"{'page':<26}{'step':<9}{'vigil ms':>9}{'pw ms':>7}{'ratio':>6}  {'observe':>7}{'propose':>8}"
            f"{'approve':>8}{'locate':>7}{'act':>6}{'settle':>7}{'verify':>7}{'shots':>6}{'other':>6}  "
-           f"{'pic bg':>6}  typed by")
+           f"{'pub':>6}  typed by")
     lines.append(hdr)
     for pg in rep["pages"]:
         for k, r in pg["kinds"].items():
@@ -367,9 +382,9 @@ def format_report(rep: dict) -> str:
     lines += ["", "observe: snapshot before the step; propose: the planner; approve: the gate; locate: finding the "
               "element before input is dispatched (inside act);", "act: the action incl. dispatch; settle: the wait "
               "after it; verify: checking the expected outcome; shots: the step's wait for its pictures; other: the "
-              "rest of the step (events, recording, the loop's own work);", "pic bg: how long the after picture "
-              "took after the step's result (off the critical path: the record is published with it once it is "
-              "in); typed by: one insertion where the field has no key handler, else keystrokes."]
+              "rest of the step (events, recording, the loop's own work);", "pub: how long after the step's result "
+              "its record was published and stored; typed by: one insertion where the field has no key handler, "
+              "else keystrokes."]
     return "\n".join(lines)
 
 

@@ -35,7 +35,6 @@ class RunJournal:
         self.secrets: set[str] = set()
         # when the current step began (its observation): each record is stamped with its wall time
         self.step_started: float | None = None
-        self._held: list[list[Any]] = []  # [record, artifacts, complete]: published in order once complete
 
     # -- status ------------------------------------------------------------------------------
     def set_state(self, state: LoopState, status: TaskStatus | None = None, detail: str = "") -> None:
@@ -120,27 +119,12 @@ class RunJournal:
             self.publish_plan()
 
     # -- steps -------------------------------------------------------------------------------
-    def record(self, rec: StepRecord, artifacts: StepArtifacts | None = None, *, held: bool = False) -> StepRecord:
+    def record(self, rec: StepRecord, artifacts: StepArtifacts | None = None) -> StepRecord:
         """Keep the record and publish it; synchronous subscribers (the session store) have finished
-        with it when this returns, so a step is stored before the next one begins. `held`: kept now, but
-        published when `release(rec)` says it is complete (its after-picture was still being taken); a
-        record kept after a held one waits behind it, so records are always published in order."""
+        with it when this returns, so a step is stored before the next one begins."""
         if self.step_started is not None:
             rec.timings_ms["total"] = round((time.monotonic() - self.step_started) * 1000, 1)
         rec = scrub_known(rec, self.secrets)
         self.records.append(rec)
-        self._held.append([rec, artifacts, not held])
-        self._publish_ready()
+        self.bus.publish(StepRecorded(record=rec, artifacts=artifacts))
         return rec
-
-    def release(self, rec: StepRecord | None = None) -> None:
-        """A held record is complete (None: all of them, as they are): publish it and those behind it."""
-        for h in self._held:
-            if rec is None or h[0] is rec:
-                h[2] = True
-        self._publish_ready()
-
-    def _publish_ready(self) -> None:
-        while self._held and self._held[0][2]:
-            rec, artifacts, _ = self._held.pop(0)
-            self.bus.publish(StepRecorded(record=rec, artifacts=artifacts))

@@ -14,9 +14,8 @@ each time the settle is about to check the expected outcome on a painted, quiet 
 bumped by any mutation, input or scroll) just before it was asked for. At the step's end the latest
 one whose mark is the page's mark then — and that began after the last request of the action ended
 and after the last moving animation the settle saw — is the after picture: nothing changed after its
-frame. When none qualifies, a new one is taken then. Either may still be capturing: the step's result
-does not wait for it (`result()` hands back a `Pending` picture; the record is published with it once
-it is in, see AgentLoop)."""
+frame. When none qualifies, a new one is taken then. (A picture begun as the input went out is
+usually in by the time the outcome check ends; the step waits only for what is left of it.)"""
 
 from __future__ import annotations
 
@@ -31,11 +30,12 @@ from engine.loop.driver import PageDriver
 from engine.models import ActionResult
 from engine.observe.stability import PageMark, QuietPage, StabilityResult, page_mark
 from engine.snapshot.dom_snapshot import DomSnapshot
-from engine.vision.screenshot import Screenshot
+from engine.vision.screenshot import Screenshot, on_capture_asked
 
 log = logging.getLogger("vigil.loop")
 
 Take = Callable[[], Awaitable[Screenshot | None]]
+ASK_TIMEOUT_S = 2.0  # how long a step waits for its after picture to be asked of the browser (not taken)
 Pending = asyncio.Future  # of Screenshot | None: a picture still being taken
 
 
@@ -106,8 +106,36 @@ class AfterPicture:
         self._candidates = []
         await _cancel([c.shot for c in others] + [c.mark for c in others])
         if keep is not None:
-            return keep.shot
-        return asyncio.ensure_future(self._take())
+            first = keep.shot
+            if first.done() and not first.cancelled() and first.exception() is None and first.result() is not None:
+                return first
+
+            async def or_new() -> Screenshot | None:  # a picture that failed is taken again
+                try:
+                    shot = await first
+                except (asyncio.CancelledError, Exception):  # noqa: BLE001
+                    shot = None
+                if shot is None:
+                    log.debug("the after picture begun during the action failed; taking a new one")
+                    shot = await self._take()
+                return shot
+            return asyncio.ensure_future(or_new())
+        # a new one: the step goes on once the browser has been asked for it (its frame is the page from then
+        # on, before anything of the next step can change it), not once it is taken
+        asked = asyncio.get_running_loop().create_future()
+
+        def tell() -> None:
+            if not asked.done():
+                asked.set_result(None)
+
+        async def shoot() -> Screenshot | None:
+            with on_capture_asked(tell):
+                return await self._take()
+
+        shot = asyncio.ensure_future(shoot())
+        shot.add_done_callback(lambda _: tell())
+        await asyncio.wait([asked], timeout=ASK_TIMEOUT_S)
+        return shot
 
     async def _pick(self) -> _Candidate | None:
         if not self._candidates:
@@ -167,7 +195,7 @@ class StepPictures:
         try:
             return await self.current().screenshot()
         except Exception as exc:  # a missing picture never stops a run
-            log.debug("screenshot failed: %s", exc)
+            log.info("screenshot failed: %s", exc)
             return None
 
     def left(self, snap: DomSnapshot | None, shot: Screenshot | Pending | None, settled: bool) -> None:

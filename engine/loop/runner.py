@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -114,8 +113,6 @@ class AgentLoop:
         self.policy: Policy = cast(Policy, policy)  # checked against POLICIES above
         self.max_steps, self.target_timeout_ms = max_steps, target_timeout_ms
         self.pictures = StepPictures(lambda: self.page, enabled=screenshots)
-        # the last step's after picture while it is still being taken (its record is published once it is in)
-        self._late_picture: asyncio.Future | None = None
         # with `artifacts`, each executed step's StepRecorded event carries the before/after JPEGs and
         # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
         self.artifacts = artifacts
@@ -174,7 +171,6 @@ class AgentLoop:
         except VigilError as exc:  # TabCrashedError, BrowserClosedError, SnapshotError, a failing planner …
             end = _End("error", reason=exc.message)
         except asyncio.CancelledError:
-            self._drop_late_picture()  # its step is published without it, now
             self.writes.drain_now()  # Ctrl+C: the steps already recorded reach the store first
             self._finish(_End("interrupted", reason=self._failure or "The run was cancelled."))
             raise
@@ -183,7 +179,6 @@ class AgentLoop:
             end = _End("error", reason=f"Internal error in the loop: {type(exc).__name__}: {exc}")
         finally:
             self.watch.stop()
-        await self._late_picture_in()  # the last step's record is published with its after picture
         late = await self.writes.drain()
         if self._failure is not None or late:  # a step that could not be stored ends the run as an error
             end = _End("error", reason=self._failure or late)
@@ -344,8 +339,6 @@ class AgentLoop:
             fresh = await self.page.snapshot()
             self._publish_snapshot(fresh, index, 0)
             t_shot = time.monotonic()
-            # (the last step's after picture, if still being taken, is in before this step's input goes out)
-            await self._late_picture_in()
             shot_before = None if in_page else await self.pictures.unchanged(fresh) or await self.pictures.take()
             timings["screenshots"] = _ms(t_shot)
             if in_page:
@@ -515,13 +508,18 @@ class AgentLoop:
         # (the verification's own snapshot when it took one: after the settle, the page as the step left it)
         snap_after = verified_snapshot(self.page, result, acted_on) or await after_snapshot(self.page)
         t_shot = time.monotonic()
-        pending = await picture.result(self.page is acted_on)  # perhaps still being taken: not waited for
+        pending = await picture.result(self.page is acted_on)
+        if pending.done() and _taken(pending) is None and self.pictures.enabled:
+            # (one that came back empty is taken again, in the background: a record is not published without it)
+            pending = asyncio.ensure_future(self.pictures.take())
+        if not pending.done():  # (usually it is: begun as the input went out, it is in when the check ends)
+            await asyncio.wait([pending])
         shot_after = _taken(pending)
         timings["screenshots"] = round(timings.get("screenshots", 0) + _ms(t_shot), 1)
         # the step's page events: those since its action began (not the page's load a moment before it)
         since_act = int(_ms(t_act)) + EVENT_SLACK_MS
         settled = bool((result.data or {}).get("settled")) and result.success
-        self.pictures.left(snap_after, shot_after if pending.done() else pending, settled)
+        self.pictures.left(snap_after, shot_after, settled)
         artifacts = None
         if self.artifacts:
             artifacts = StepArtifacts(screenshot_before=shot_before.jpeg if shot_before else None,
@@ -551,50 +549,7 @@ class AgentLoop:
             url_after=self._url(), snapshot_nodes=len(fresh), screenshots=(before, after, distance),
             target=target_record(node, fresh) if node is not None else None)
         rec = rec.model_copy(update={"incidents": None if incidents.empty() else incidents})
-        if pending.done():
-            return self.journal.record(rec, artifacts), result
-        # the step's result does not wait for its after picture: the record is kept now and published (stored,
-        # shown) with the picture once it is in — before any later record, and before the run ends
-        rec = self.journal.record(rec, artifacts, held=True)
-        self._late_picture = asyncio.ensure_future(self._attach_picture(rec, artifacts, pending, before))
-        return rec, result
-
-    async def _attach_picture(self, rec: StepRecord, artifacts: StepArtifacts | None, pending: Pending,
-                              before: str | None) -> None:
-        """Put the after picture into the held record once it is taken, then publish the record."""
-        t = time.monotonic()
-        try:
-            shot = await asyncio.shield(pending)
-        except asyncio.CancelledError:
-            pending.cancel()
-            shot = None
-            raise
-        except Exception as exc:  # noqa: BLE001 - a missing picture never stops a run
-            log.debug("after picture failed: %s", exc)
-            shot = None
-        finally:
-            if shot is not None:
-                rec.screenshot_after = shot.phash
-                rec.screenshot_distance = hash_distance(before, shot.phash) if before else None
-                if artifacts is not None:
-                    artifacts.screenshot_after = shot.jpeg
-            # how long the picture took after the step's result (off its critical path)
-            rec.timings_ms["picture_background"] = _ms(t)
-            self.journal.release(rec)
-
-    async def _late_picture_in(self) -> None:
-        """Wait for the last step's after picture (and its record's publication), if still under way."""
-        late, self._late_picture = self._late_picture, None
-        if late is not None:
-            with contextlib.suppress(Exception):
-                await late
-
-    def _drop_late_picture(self) -> None:
-        """Cancelled: publish the held records now, without the picture still being taken."""
-        late, self._late_picture = self._late_picture, None
-        if late is not None:
-            late.cancel()
-        self.journal.release()
+        return self.journal.record(rec, artifacts), result
 
     def _check_fatal(self, result: ActionResult | None) -> None:
         """End the run when the tab crashed or the browser closed."""

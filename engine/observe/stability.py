@@ -78,7 +78,8 @@ _restless: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 # Finite animations that can move or show an element are waited for; colour fades, and changes of
 # pseudo-elements that move nothing else (a switch's knob sliding: its offsets, transform, opacity) are not.
-_PAINT = ("function(KEY) { const S = window[KEY]; if (!S || S.muts === undefined) return null; const m0 = S.muts;"
+_PAINT = ("function(KEY, START) { const S = window[KEY]; if (!S || S.muts === undefined) return null;"
+          " const m0 = S.muts;"
           " const COLOUR = /^(offset|easing|composite|computedOffset|color|backgroundColor|borderColor|border\\w*Color|"
           "outlineColor|textDecorationColor|caretColor|fill|stroke|boxShadow|textShadow|columnRuleColor)$/;"
           " const PAINT = /^(transform|translate|rotate|scale|opacity|filter|clipPath|left|top|right|bottom|"
@@ -87,20 +88,21 @@ _PAINT = ("function(KEY) { const S = window[KEY]; if (!S || S.muts === undefined
           " 'running') continue; const ef = a.effect, t = ef && ef.getComputedTiming(); if (!t || !isFinite(t.endTime))"
           " continue; let moves = false; for (const f of ef.getKeyframes()) for (const p in f) if (!COLOUR.test(p) &&"
           " !(ef.pseudoElement && PAINT.test(p))) moves = true; if (moves) n++; } } catch (e) {} return n; };"
+          " const a0 = START ? anims() : 0;"
           " return new Promise((res) => { let done = false; const fin = (p) => { if (!done) { done = true;"
-          " res([Date.now(), m0, S.muts, S.lastMut, S.lastInput || 0, p, anims(), S.ver]); } };"
+          " res([Date.now(), m0, S.muts, S.lastMut, S.lastInput || 0, p, anims(), S.ver, a0]); } };"
           " requestAnimationFrame(() => requestAnimationFrame(() => fin(1))); setTimeout(() => fin(0), 150); }); }")
 
 
-async def _paint(page: PageTarget, timeout: float) -> list | None:
+async def _paint(page: PageTarget, timeout: float, start: bool = False) -> list | None:
     """Two animation frames in the main frame: [now, mutations before, after, last mutation, last input,
-    painted, moving animations, DOM version]; None when the page cannot answer (a dialog open, a document
-    being replaced)."""
+    painted, moving animations, DOM version, moving animations at the start (`start`; else 0)]; None when
+    the page cannot answer (a dialog open, a document being replaced)."""
     try:
         sid, ctx = await page.context_for(page.main_frame_id, timeout=min(1.0, timeout))
         r = await page.cdp.send("Runtime.callFunctionOn", {
             "functionDeclaration": _PAINT, "executionContextId": ctx, "returnByValue": True, "awaitPromise": True,
-            "arguments": [{"value": page.key}]}, session_id=sid, timeout=max(0.2, min(1.0, timeout)))
+            "arguments": [{"value": page.key}, {"value": start}]}, session_id=sid, timeout=max(0.2, min(1.0, timeout)))
     except (VigilError, TimeoutError):
         return None
     v = r.get("result", {}).get("value")
@@ -228,18 +230,41 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
     frames_multi = len(getattr(page, "frames", {}) or {}) > 1
     busy_dom = 0
     moving_at = 0.0  # page clock of the last probe that saw an animation moving something
+    # The first look at the page checks the outcome while the two frames are being painted (not after them):
+    # the check counts only if the page's DOM version did not change from before the check to after both
+    # (the page it read is the page the frames painted) and those frames saw no mutation, no moving animation
+    # and none of the action's requests — the page it read is a settled one.
+    # (not while any request is in flight or just ended: the check would read a page still to be updated)
+    overlap = outcome is not None and not frames_multi and not list(page.network.inflight) and (
+        clock is None or since_epoch is None
+        or (clock.last_end_since(since_epoch - 5000) or 0.0) < time.time() * 1000 - cfg.network_quiet_ms)
     while True:
         page.check_alive()
         remaining = max(0.0, deadline - time.monotonic())
-        probe = await _paint(page, remaining + 0.2)
+        early: asyncio.Future | None = None
+        mark0: PageMark | None = None
+        if overlap:
+            overlap = False
+            t_mark0 = time.monotonic()
+            mark0 = await page_mark(page)
+            t_mark0 = time.monotonic() - t_mark0  # (how long reading it took)
+            if mark0 is not None:
+                early = asyncio.ensure_future(outcome())  # type: ignore[misc]  # (outcome is not None here)
+        try:
+            probe = await _paint(page, remaining + 0.2, start=early is not None)
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
+        t_painted = time.monotonic()
         now_epoch = time.time() * 1000
         last_mut = 0.0
         painted = False
         last_input = 0.0
-        moving = 0
+        moving = moving0 = 0
         version = None
         if probe:
-            pnow, m0, m1, last_mut, last_input, p, moving, version = probe
+            pnow, m0, m1, last_mut, last_input, p, moving, version, moving0 = probe
             painted = bool(p) and m0 == m1
             last_mut = float(last_mut)
             now_epoch = float(pnow)
@@ -274,6 +299,21 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
         dom_ok = restless or quiet_now
         ok = probe is not None and not loading and dom_ok and not ours and net_quiet >= cfg.network_quiet_ms
         seen = False
+        if early is not None:
+            got = await early  # (a check that raises — the input went elsewhere — ends the settle as it would later)
+            # the check's time is what it added to the frames' (and the mark read before it)
+            outcome_ms += (time.monotonic() - t_painted + t_mark0) * 1000
+            held = (probe is not None and painted and not moving and not moving0 and not loading and not ours
+                    and net_quiet >= cfg.network_quiet_ms and dom_quiet >= cfg.outcome_quiet_ms)
+            if held and mark0 is not None:
+                t_mark = time.monotonic()
+                mark = await page_mark(page)
+                held = mark is not None and mark.same_page(mark0)
+                outcome_ms += (time.monotonic() - t_mark) * 1000
+            if held:
+                checked_at = last_mut  # this quiet page was checked: not again unless it changes
+                if got:
+                    seen = ok = True
         if (not ok and outcome is not None and probe is not None and painted and not moving and not loading
                 and not ours and net_quiet >= cfg.network_quiet_ms and dom_quiet >= cfg.outcome_quiet_ms
                 and checked_at != last_mut):

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import contextvars
 import io
 import time
+from collections.abc import Callable, Iterator
 from typing import cast
 
 import imagehash
@@ -131,6 +134,21 @@ async def _viewport(page: PageTarget, timeout: float) -> tuple[dict, float]:
     return vv, ratio
 
 
+_ASKED: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("vigil_capture_asked",
+                                                                                   default=None)
+
+
+@contextlib.contextmanager
+def on_capture_asked(fn: Callable[[], None]) -> Iterator[None]:
+    """Within this block (and the tasks it starts), `fn()` is called when a capture has been asked of the
+    browser: the page it shows is the page from then on (the browser paints a new frame for it)."""
+    token = _ASKED.set(fn)
+    try:
+        yield
+    finally:
+        _ASKED.reset(token)
+
+
 async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: float | None = None,
                         max_width: int | None = None,
                         quality: int = 70, timeout: float = 10, mask: bool = True) -> tuple[bytes, dict]:
@@ -164,7 +182,16 @@ async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: fl
                                  "scale": css_scale / dpr}}
         if fmt == "jpeg":
             params["quality"] = quality
-        res = await target.cdp.send("Page.captureScreenshot", params, session_id=target.session_id, timeout=timeout)
+        told = _ASKED.get()
+        if told is None:
+            res = await target.cdp.send("Page.captureScreenshot", params, session_id=target.session_id,
+                                        timeout=timeout)
+        else:  # once the request is on its way, say so: its frame shows the page from that moment on
+            sent = asyncio.ensure_future(target.cdp.send("Page.captureScreenshot", params,
+                                                         session_id=target.session_id, timeout=timeout))
+            await asyncio.sleep(0)
+            told()
+            res = await sent
     except CDPTimeoutError:
         target.check_alive()  # a crash or close mid-capture surfaces as its own error
         raise ScreenshotError(f"The page did not paint a screenshot within {timeout:.0f} s (it may be busy "
