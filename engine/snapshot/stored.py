@@ -16,18 +16,21 @@ from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.incremental import WalkInfo
 from engine.snapshot.vnode import VirtualNode
 
-FORMAT = "vigil-snapshot/1"
+FORMAT = "vigil-snapshot/2"
 # one positional row per node, in document order (parents before children): half the bytes of
 # keyed rows and about three times faster to write, which matters since a step commits its
 # snapshots before the next step runs
-COLUMNS = ("node_id", "parent_id", "tag", "role", "name", "text", "value", "states", "bounds", "visible_ratio",
-           "flags", "tier", "frame_id", "attrs", "scroll", "occluded_by", "occluded_by_desc")
+COLUMNS_1 = ("node_id", "parent_id", "tag", "role", "name", "text", "value", "states", "bounds", "visible_ratio",
+             "flags", "tier", "frame_id", "attrs", "scroll", "occluded_by", "occluded_by_desc")
+# format 2 adds where a person sees the box: the part a scroll area leaves, and one box per line of a wrapped link
+COLUMNS = (*COLUMNS_1, "visible_bounds", "line_rects")
+READABLE = {"vigil-snapshot/1": COLUMNS_1, FORMAT: COLUMNS}  # sessions stored by an older Vigil still open
 
 
 def _row(n: VirtualNode) -> list:
     return [n.node_id, n.parent.node_id if n.parent is not None else None, n.tag, n.role, n.name, n.text, n.value,
             n.states or None, n.bounds, n.visible_ratio, n.flags, n.tier, n.frame_id, n.attrs or None, n.scroll,
-            n.occluded_by, n.occluded_by_desc]
+            n.occluded_by, n.occluded_by_desc, n.visible_bounds, n.line_rects]
 
 
 def snapshot_bytes(snap: DomSnapshot) -> bytes:
@@ -42,15 +45,21 @@ def load_snapshot(data: bytes) -> DomSnapshot:
     """A detached DomSnapshot from `snapshot_bytes` output; SnapshotError if the bytes are not one."""
     try:
         body = json.loads(data)
-        if body.get("format") != FORMAT or tuple(body.get("columns", ())) != COLUMNS:
+        columns = READABLE.get(body.get("format"))
+        if columns is None or tuple(body.get("columns", ())) != columns:
             raise ValueError(f"format {body.get('format')!r}")
+        extra = len(columns) - len(COLUMNS_1)
         nodes: list[VirtualNode] = []
         by_id: dict[str, VirtualNode] = {}
         root = None
-        for (nid, pid, tag, role, name, text, value, states, bounds, ratio, flags, tier, frame, attrs, scroll,
-             occ_by, occ_desc) in body["nodes"]:
+        for row in body["nodes"]:
+            (nid, pid, tag, role, name, text, value, states, bounds, ratio, flags, tier, frame, attrs, scroll,
+             occ_by, occ_desc) = row[:len(COLUMNS_1)]
+            shown, lines = row[len(COLUMNS_1):] if extra else (None, None)
             n = VirtualNode(nid, tag, role, name, text or "", value, states or {}, tuple(bounds), ratio, flags,
-                            tier, frame or "", attrs or {}, scroll, occ_by, occ_desc)
+                            tier, frame or "", attrs or {}, scroll, occ_by, occ_desc,
+                            line_rects=[tuple(r) for r in lines] if lines else None,
+                            visible_bounds=tuple(shown) if shown else None)
             parent = by_id.get(pid) if pid is not None else None
             if parent is not None:
                 n.parent, n.depth = parent, parent.depth + 1
