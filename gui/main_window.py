@@ -233,7 +233,7 @@ class MainWindow(RunWiring, QMainWindow):
 
     def _overlay_toggled(self, on: bool) -> None:
         """The words that say how a node is selected, beside the toggle while the overlay is on."""
-        self.overlay_hint_action.setVisible(on)
+        self.overlay_hint_fit.set_on(on)
         if on:
             self.statusBar().showMessage(OVERLAY_ON_WORDS, 8000)
 

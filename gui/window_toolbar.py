@@ -5,6 +5,9 @@ New session, Settings, Pick locator, Fleet…). `build_toolbar(window)` sets the
 
 from __future__ import annotations
 
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QMainWindow, QToolBar
 
@@ -17,6 +20,8 @@ PAGE_SIZES: dict[str, tuple[int, int] | None] = {
     "1024×768 tablet": (1024, 768), "390×844 phone": (390, 844)}
 # said beside the Set-of-Mark toggle while it is on, and once in the status bar when it is turned on
 OVERLAY_HINT = f"{SELECT_WORDS} a box selects its node"
+URL_MIN_WIDTH = 220     # px the address keeps however narrow the window: enough to read a page's path
+HINT_MIN_WINDOW = 1200  # px of window below which the Set-of-Mark hint is not shown beside the toggle
 OVERLAY_ON_WORDS = (f"Set-of-Mark on: clicks still go to the page; {SELECT_WORDS} a box or badge to select its node "
                     "(or pick it in the Nodes tab).")
 
@@ -32,6 +37,7 @@ def build_toolbar(win: QMainWindow) -> QToolBar:
         bar.addAction(a)
     win.url = QLineEdit()
     win.url.setPlaceholderText("http(s) URL or a local HTML file")
+    win.url.setMinimumWidth(URL_MIN_WIDTH)
     bar.addWidget(win.url)
     win.viewport = QComboBox()
     win.viewport.addItems(list(PAGE_SIZES))
@@ -61,7 +67,32 @@ def build_toolbar(win: QMainWindow) -> QToolBar:
     win.overlay_hint.setObjectName("overlayHint")
     win.overlay_hint.setStyleSheet("color:#6b7280; font-size:11px; padding:0 6px 0 0;")
     win.overlay_hint_action = bar.addWidget(win.overlay_hint)
-    win.overlay_hint_action.setVisible(False)  # shown while Set-of-Mark is on
+    win.overlay_hint_action.setVisible(False)  # shown while Set-of-Mark is on, in a window wide enough
+    win.overlay_hint_fit = OverlayHintFit(win)
     for a in (win.act_mask, win.act_snapshot, win.act_new_session, win.act_settings, win.act_pick, win.act_fleet):
         bar.addAction(a)
     return bar
+
+
+class OverlayHintFit(QObject):
+    """Shows the Set-of-Mark hint beside the toggle while the overlay is on and the window is at least
+    HINT_MIN_WINDOW wide; a narrower window gives its room to the address (the status bar says the same
+    words when the overlay is turned on). `set_on(on)` when the overlay is toggled."""
+
+    def __init__(self, win: Any) -> None:
+        super().__init__(win)
+        self.win = win
+        self.on = False
+        win.installEventFilter(self)
+
+    def set_on(self, on: bool) -> None:
+        self.on = on
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.win.overlay_hint_action.setVisible(self.on and self.win.width() >= HINT_MIN_WINDOW)
+
+    def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 - Qt name
+        if obj is self.win and event.type() == QEvent.Type.Resize:
+            self.refresh()
+        return super().eventFilter(obj, event)

@@ -49,7 +49,16 @@ from engine.errors import ActionStringError
 from engine.loop.action_string import parse_action_string
 from engine.models.actions import TERMINAL_ACTIONS
 from engine.models.loop import POLICIES, ApprovalRequest, Decision
-from gui.widgets.approval_text import change_line, change_reason, deliberate, outcome_text, target_changed, target_text
+from gui.widgets.approval_text import (
+    change_line,
+    change_reason,
+    default_check_words,
+    deliberate,
+    outcome_text,
+    repeats,
+    target_changed,
+    target_text,
+)
 from gui.widgets.chat_view import glyph
 from gui.widgets.dialog_question import GREEN, ClickOnly, DialogQuestion, ctrl_enter
 from gui.widgets.in_page_wait import InPageWait
@@ -121,6 +130,11 @@ class ApprovalBar(QWidget):
         self.dialog_panel, self.dialog_text = self.question.answer_row, self.question.text
         self.dialog_ok_btn, self.dialog_cancel_btn = self.question.ok_btn, self.question.cancel_btn
         lay.addWidget(self.dialog_panel)
+        # which keys answer, when Enter does not approve: a line of its own above the buttons (beside them
+        # a narrow bar cut it short)
+        self.keys_hint = plain_label(name="approvalKeys", style="color:#92400e;")
+        self.keys_hint.hide()
+        lay.addWidget(self.keys_hint)
 
         buttons = QHBoxLayout()
         self.approve_btn = self._button("Approve", "Run this step (Enter)", self.approve, buttons)
@@ -141,9 +155,7 @@ class ApprovalBar(QWidget):
                                       "without asking for the rest of this session (never sensitive ones; revocable)",
                                       self.approve_and_grant, buttons)
         self.grant_btn.hide()
-        # which keys answer, when Enter does not approve
-        self.keys_hint = plain_label(name="approvalKeys", style="color:#92400e;")
-        buttons.addWidget(self.keys_hint, 1)
+        buttons.addStretch(1)
         self.stop_btn = self._button("Stop", "Stop the run", self.stop, buttons)
         self.stop_btn.setStyleSheet("QPushButton { color:#b91c1c; }")
         lay.addLayout(buttons)
@@ -232,14 +244,14 @@ class ApprovalBar(QWidget):
         if reask:  # the planner's reason was about the element it saw; this is why the step is back
             why = f"Why again: the target changed after you approved it, so nothing ran: {change_reason(req)}."
         else:
-            why = f"Why: {p.thought}" if p.thought and p.thought not in req.summary else ""
+            why = f"Why: {p.thought}" if p.thought and not repeats(p.thought, req.summary) else ""
         self.thought.setText(why)
         self.thought.setVisible(bool(why))
         if p.action.name in TERMINAL_ACTIONS:
             self.expect.setText("Approving ends the run; reject or skip to let the planner go on.")
         else:
             self.expect.setText("Expect: " + (p.expected_outcome.describe() if p.expected_outcome
-                                              else "the default check for this action"))
+                                              else default_check_words(p.action)))
         self.sensitive.setText("\n".join(f"⚠ Always asks: {r}" for r in req.sensitive_reasons))
         self.sensitive.setVisible(bool(req.sensitive_reasons))
         self.warning.setText("\n".join(f"⚠ Untrusted page text: {w}" for w in req.warnings))
@@ -268,13 +280,17 @@ class ApprovalBar(QWidget):
         self.approve_btn.setText("Approve (Ctrl+Enter)" if self.guarded else "Approve")
         self.approve_btn.setToolTip("Run this step: a click or Ctrl+Enter (Enter does not approve this step)"
                                     if self.guarded else "Run this step (Enter)")
-        self.keys_hint.setText("Enter does not approve: click Approve or press Ctrl+Enter."
+        self._keys_say("Enter does not approve: click Approve or press Ctrl+Enter."
                                if self.guarded else "")
         self.keys_hint.setStyleSheet("color:#92400e;")
         if self.guarded:
             self.setFocus()
         else:
             self.approve_btn.setFocus()
+
+    def _keys_say(self, text: str) -> None:
+        self.keys_hint.setText(text)
+        self.keys_hint.setVisible(bool(text))
 
     def _say_keys(self) -> None:
         """A key that does not answer was pressed: the hint says what does, in bold."""
@@ -293,7 +309,7 @@ class ApprovalBar(QWidget):
         self.target.setText(f"From: {d.url}" if d.url else "")
         self.target.setVisible(bool(d.url))
         self.expect.setText(self.question.expect_text(d))
-        self.keys_hint.setText(self.question.keys_text(d))
+        self._keys_say(self.question.keys_text(d))
         self.question.show(d)
 
     def is_dialog(self) -> bool:
@@ -360,7 +376,7 @@ class ApprovalBar(QWidget):
         self.close_panels()
         for b in (self.approve_btn, self.edit_btn, self.skip_btn, self.reject_btn, self.take_over_btn, self.grant_btn):
             b.hide()
-        self.keys_hint.setText("")
+        self._keys_say("")
         self.step_label.setText(f"Step {self.request.step_index + 1}: Vigil waits for you to act in the page")
         self.set_in_page_progress([], False)
         self.in_page_panel.show()

@@ -14,8 +14,9 @@ import json
 import unicodedata
 
 from engine.errors import ErrorCode
-from engine.models.actions import ExpectedOutcome
+from engine.models.actions import Action, ExpectedOutcome
 from engine.models.loop import ApprovalRequest
+from engine.observe.sentinel import default_expectation
 
 NAME_LIMIT = 60  # characters of an element's name in a one-line target
 
@@ -36,6 +37,32 @@ def outcome_text(expect: ExpectedOutcome | None) -> str:
     if set(data) <= {"type", "text"}:
         return f"{expect.type} {expect.text}".strip() if expect.text else expect.type
     return json.dumps(data, ensure_ascii=False)
+
+
+# what the check each action gets when the planner names no outcome (engine.observe.sentinel's
+# default_expectation) looks for, in plain words
+DEFAULT_CHECK_WORDS = {
+    "navigation": "the page goes to another address",
+    "submitted": "the submission has an effect (the field clears, the page changes or goes to another address)",
+    "any_change": "the page reacts (any change)",
+    "value_changes": "the field's value changes",
+    "state_changes": "the box's checked state changes",
+    "no_change": "no error shows on the page",
+}
+
+
+def default_check_words(action: Action) -> str:
+    """What is checked after `action` when the planner gave no expected outcome, in plain words."""
+    expect = default_expectation(action.name, None, submit=action.submit)
+    return DEFAULT_CHECK_WORDS.get(expect.type, expect.describe())
+
+
+def repeats(thought: str, summary: str) -> bool:
+    """The planner's reason says nothing the step's title does not: the same words (case, spacing and end
+    punctuation aside), or a part of the title."""
+    def norm(t: str) -> str:
+        return " ".join(t.split()).rstrip(" .!").casefold()
+    return norm(thought) in norm(summary)
 
 
 def target_text(target: dict | None) -> str:

@@ -16,6 +16,7 @@ with "…" and shown whole in its tooltip:
 from __future__ import annotations
 
 import html
+import re
 import time
 
 from PySide6.QtCore import QSize, Qt, QTimer
@@ -26,6 +27,41 @@ from gui.widgets.elided_label import ElidedLabel
 BUTTON_SHARE = 0.4   # of the status bar's width, at most, for a host's button
 MESSAGE_PAD = 24     # px the status bar keeps around a passing message
 LAG_AFTER_S = 1.0    # a snapshot older than the page by more than this has its age said
+
+# why a snapshot read the whole page again (the walker's reasons, engine/snapshot/js/walker/plan.js),
+# in words for a person; a reason not listed is shown as the walker gave it
+WHOLE_PAGE_WHY = {
+    "first walk of this document": "first look at this page",
+    "forced": "a fresh snapshot was asked for",
+    "empty page": "the page is empty",
+    "the frame moved or its clip changed": "a frame moved or was resized",
+    "the viewport changed": "the page size changed",
+    "the page scrolled": "the page scrolled",
+    "the last walk hit the node limit": "the last read stopped at its node limit",
+    "too many changes": "too much of the page changed",
+    "style sheets or fonts changed": "the page's styles or fonts changed",
+    "style sheets changed": "the page's styles changed",
+    "fonts are loading": "fonts are still loading",
+    "a floating box went away": "a floating box went away",
+    "a floating box moved": "a floating box moved",
+    "a floating box appeared": "a floating box appeared",
+    "the document was replaced": "the page was replaced",
+    "the pointer entered or left the page": "the mouse moved onto or off the page",
+    "an animation moves the layout": "an animation moves things on the page",
+}
+_FULL_WALK = re.compile(r"\bfull \((.*?)\)(?= · |$)")
+
+
+def whole_page_words(reason: str) -> str:
+    """The walker's reason for a full walk, in plain words."""
+    if reason.startswith("focus moved and "):
+        return "the focus moved, and the page's styles depend on where it is"
+    return WHOLE_PAGE_WHY.get(reason, reason)
+
+
+def plain_walk(line: str) -> str:
+    """A snapshot line with its "full (reason)" said plainly: "whole page read again: <why>"."""
+    return _FULL_WALK.sub(lambda m: f"whole page read again: {whole_page_words(m.group(1))}", line)
 
 
 class ElidedToolButton(QToolButton):
@@ -90,7 +126,7 @@ class SnapshotLine(ElidedLabel):
 
     def set_line(self, text: str, detail: str = "") -> None:
         self.detail = detail or ""
-        self.set_full_text(text)
+        self.set_full_text(plain_walk(text))
 
     def _refresh(self) -> None:
         super()._refresh()
