@@ -49,7 +49,8 @@ WHOLE_PAGE_WHY = {
     "the pointer entered or left the page": "the mouse moved onto or off the page",
     "an animation moves the layout": "an animation moves things on the page",
 }
-_FULL_WALK = re.compile(r"\bfull \((.*?)\)(?= · |$)")
+# "full (reason)" as one whole part of the line (parts are joined by " · ")
+_FULL_WALK = re.compile(r"(?:(?<= · )|^)full \(([^·]*)\)(?= · |$)")
 
 
 def whole_page_words(reason: str) -> str:
