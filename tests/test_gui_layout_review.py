@@ -12,7 +12,7 @@ from gui_helpers import aio, open_window, screen_named, wait_fitted  # noqa: F40
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 
 from gui.widgets.node_columns import NAME_FLOOR  # noqa: E402
@@ -105,8 +105,11 @@ def test_a_long_locator_is_elided_in_its_line_whole_in_its_tooltip_and_never_wid
     # wide enough, the whole locator shows
     panel.resize(900, 560)
     qtbot.waitUntil(lambda: line.text() == want, timeout=2000)
-    # no node: a placeholder, and Copy is off
+    # a newer snapshot of the same page keeps the selected node and its locator (the live view sends them)
     panel.set_snapshot(snap)
+    assert panel.selected_node_id() == node.node_id and panel.locator() == want
+    # no node: a placeholder, and Copy is off
+    panel.view.setCurrentIndex(QModelIndex())
     assert panel.locator() == "" and not panel.copy_locator_btn.isEnabled() and "Select a node" in line.text()
 
 
