@@ -14,8 +14,9 @@ import contextlib
 import contextvars
 import io
 import time
+import weakref
 from collections.abc import Callable, Iterator
-from typing import cast
+from typing import Any, cast
 
 import imagehash
 from PIL import Image
@@ -149,6 +150,16 @@ def on_capture_asked(fn: Callable[[], None]) -> Iterator[None]:
         _ASKED.reset(token)
 
 
+_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def _capture_lock(target: Any) -> asyncio.Lock:
+    lock = _LOCKS.get(target)
+    if lock is None:
+        lock = _LOCKS[target] = asyncio.Lock()
+    return lock
+
+
 async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: float | None = None,
                         max_width: int | None = None,
                         quality: int = 70, timeout: float = 10, mask: bool = True) -> tuple[bytes, dict]:
@@ -183,15 +194,19 @@ async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: fl
         if fmt == "jpeg":
             params["quality"] = quality
         told = _ASKED.get()
-        if told is None:
-            res = await target.cdp.send("Page.captureScreenshot", params, session_id=target.session_id,
-                                        timeout=timeout)
-        else:  # once the request is on its way, say so: its frame shows the page from that moment on
-            sent = asyncio.ensure_future(target.cdp.send("Page.captureScreenshot", params,
-                                                         session_id=target.session_id, timeout=timeout))
-            await asyncio.sleep(0)
-            told()
-            res = await sent
+        # one capture at a time per page: Chromium scales a clip by emulating the view's size, and two at once
+        # restore each other's emulation — the page's screencast then stayed scaled (frames 1024 px wide of a
+        # 1198-px page, for good)
+        async with _capture_lock(target):
+            if told is None:
+                res = await target.cdp.send("Page.captureScreenshot", params, session_id=target.session_id,
+                                            timeout=timeout)
+            else:  # once the request is on its way, say so: its frame shows the page from that moment on
+                sent = asyncio.ensure_future(target.cdp.send("Page.captureScreenshot", params,
+                                                             session_id=target.session_id, timeout=timeout))
+                await asyncio.sleep(0)
+                told()
+                res = await sent
     except CDPTimeoutError:
         target.check_alive()  # a crash or close mid-capture surfaces as its own error
         raise ScreenshotError(f"The page did not paint a screenshot within {timeout:.0f} s (it may be busy "

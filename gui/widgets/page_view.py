@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import time
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QImage, QPainter
@@ -60,6 +61,7 @@ class PageView(SnapshotLayer, PageInput, QWidget):
         self._jpeg: bytes | None = None  # latest frame, not yet decoded
         self._meta: dict = {}
         self._page_size: tuple[float, float] = (0.0, 0.0)
+        self._asked_size_at = 0.0  # time.monotonic() when a frame was last asked for, the last one off size
         self.frame_count = 0  # frames received since start()
         self.paint_count = 0  # frames painted
         self._painted_frame = -1
@@ -183,6 +185,15 @@ class PageView(SnapshotLayer, PageInput, QWidget):
             w, h = float(img.width()), float(img.height())
         self._page_size = (w, h)
         self.frame_count += 1
+        snap = self._snapshot
+        if snap is not None and self._frame_off_size(snap) and time.monotonic() - self._asked_size_at > 0.3:
+            # a frame at another size than the page's (painted while a screenshot was scaled): a still page
+            # sends no other, so one is asked for (at most every 0.3 s: a real resize brings its own)
+            self._asked_size_at = time.monotonic()
+            try:
+                asyncio.ensure_future(self.request_frame())
+            except RuntimeError:  # no event loop (a view used without the engine)
+                pass
         self.update()
 
     # -- fitting the page to the panel --------------------------------------------------------

@@ -71,7 +71,7 @@ class SnapshotLayer:
         prev, self._snapshot = self._snapshot, snap
         self._pinned = pinned_ids(prev, snap, self._pinned)
         self._inner.clear()
-        if snap is not None and self.running and any(self.scroll_shift()):
+        if snap is not None and self.running and (any(self.scroll_shift()) or self._frame_off_size(snap)):
             # the snapshot saw the page scrolled further than the last frame shows (a frame held back while
             # the page moved, and a still page sends no other): ask for one, so picture and boxes meet
             try:
@@ -83,6 +83,13 @@ class SnapshotLayer:
         self._hover_id = None
         self._badge_key = None
         self.update()
+
+    def _frame_off_size(self, snap) -> bool:
+        """The last frame shows the page at another size than the snapshot saw (a frame painted while a
+        screenshot was scaled, and a still page sends no other): a frame is asked for."""
+        vp = snap.context.viewport
+        pw, ph = self._page_size
+        return vp.width > 0 and pw > 0 and (abs(pw - vp.width) > 1.5 or abs(ph - vp.height) > 1.5)
 
     def set_overlay(self, visible: bool) -> None:
         self._overlay = bool(visible)
