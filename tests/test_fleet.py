@@ -137,8 +137,10 @@ def test_runs_over_remote_endpoints_one_unreachable_one_killed_halfway(tmp_path)
 
             def watch(ch) -> None:
                 r = ch.run
-                if (ch.kind == "run" and r is not None and r.browser == url_b and r.state == "running" and r.steps >= 1
-                        and not killed and any(x.state == "done" for x in fleet.runs)):
+                # halfway: after a run elsewhere is done, and while this one has its wait, Continue and finish
+                # still to do (killed at its last step, it would end done: the kill must find work under way)
+                if (ch.kind == "run" and r is not None and r.browser == url_b and r.state == "running"
+                        and 1 <= r.steps <= 2 and not killed and any(x.state == "done" for x in fleet.runs)):
                     killed["at"] = time.monotonic()
                     stop_process(b, signal.SIGKILL)
 
