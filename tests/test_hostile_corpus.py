@@ -529,29 +529,50 @@ def _shared_tab_closed():
             pass
 
 
+class McpSide:
+    """The MCP side of the corpus, run in a background thread (its own servers, `vigil mcp` processes and
+    browsers), started once per module: each test_mcp waits for its own pattern's result."""
+
+    def __init__(self, pids: list[str], work: Path, home) -> None:
+        self.pids, self.work, self.home = pids, work, home
+        self.results: dict[str, list[str]] = {}
+        self.done = {pid: threading.Event() for pid in pids}
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> McpSide:
+        if self.thread is None:
+            self.thread = threading.Thread(target=_mcp_worker, args=(self.pids, self.work, self.home, self.results,
+                                                                     self.done), daemon=True, name="hostile-mcp")
+            self.thread.start()
+        return self
+
+
 @pytest.fixture(scope="module", autouse=True)
 def mcp_background(request, tmp_path_factory, work):
-    """Starts the MCP side of the corpus at once (when any test_mcp is selected)."""
+    """The MCP side, when any test_mcp is selected. In one process it starts at once and runs alongside the
+    loop's patterns. Under pytest-xdist every worker collects every test, but the test_mcp tests are one group
+    (one worker): the side starts with the first test_mcp a worker runs, so only that worker runs it (started
+    at once, each worker ran every MCP pattern, those of the other worker too)."""
     pids = [item.callspec.params["pid"] for item in request.session.items
             if getattr(item, "originalname", "") == "test_mcp" and item.module is request.module]
     if not pids:
         yield None
         return
-    results: dict[str, list[str]] = {}
-    done = {pid: threading.Event() for pid in pids}
-    t = threading.Thread(target=_mcp_worker, args=(pids, work, tmp_path_factory.mktemp, results, done),
-                         daemon=True, name="hostile-mcp")
-    t.start()
-    yield results, done
-    t.join(120)
+    side = McpSide(pids, work, tmp_path_factory.mktemp)
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        side.start()
+    yield side
+    if side.thread is not None:
+        side.thread.join(120)
 
 
+@pytest.mark.xdist_group("hostile-mcp")
 @pytest.mark.parametrize("pid", MCP)
 def test_mcp(pid, mcp_background):
     p = PATTERNS[pid]
-    results, done = mcp_background
-    assert done[pid].wait(400), f"{pid}: the MCP side did not finish"
-    problems = results.get(pid, ["never ran (an earlier pattern stopped the MCP side)"])
+    side = mcp_background.start()
+    assert side.done[pid].wait(400), f"{pid}: the MCP side did not finish"
+    problems = side.results.get(pid, ["never ran (an earlier pattern stopped the MCP side)"])
     assert not problems, f"{pid} (problem {p.problem}) not held through vigil mcp: " + "; ".join(problems)
 
 
