@@ -36,10 +36,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, Field
 
 from engine.errors import ErrorCode, VigilError
+from engine.loop.scripted import parse_structured
 from engine.models import POLICIES
 
 PLANNER_NAMES = ("heuristic", "openai", "backend", "script")
@@ -114,19 +114,8 @@ def _parse_file(path: Path, what: str) -> Any:
 
 
 def _parse_text(text: str, where: str, suffix: str = "") -> Any:
-    if suffix == ".json" or (suffix not in (".yaml", ".yml") and text.lstrip()[:1] in ("[", "{")):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise FleetSpecError(f"{where} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") \
-                from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise FleetSpecError(f"{where} is not valid YAML: {problem}{at}.") from None
+    is_json = suffix == ".json" or (suffix not in (".yaml", ".yml") and text.lstrip()[:1] in ("[", "{"))
+    return parse_structured(text, where, is_json, FleetSpecError)
 
 
 def load_fleet(source: str | Path | dict, *, base_dir: str | Path | None = None) -> FleetSpec:

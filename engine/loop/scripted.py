@@ -71,19 +71,25 @@ def load_script(source: str | Path | list) -> list[ScriptStep]:
 
 def _parse(source: str | Path) -> Any:
     text, where, is_json = _read(source)
+    return parse_structured(text, where, is_json)
+
+
+def parse_structured(text: str, where: str, is_json: bool, error: type[Exception] = ScriptError) -> Any:
+    """JSON or YAML text parsed; `error(message)` naming `where`, the line and the column when it is not valid
+    (scripts, and fleet files in engine.fleet.spec)."""
     if is_json:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ScriptError(f"{where} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-                              f"column {exc.colno}.") from None
+            raise error(f"{where} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                        f"column {exc.colno}.") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ScriptError(f"{where} is not valid YAML: {problem}{at}.") from None
+        raise error(f"{where} is not valid YAML: {problem}{at}.") from None
 
 
 def _read(source: str | Path) -> tuple[str, str, bool]:
