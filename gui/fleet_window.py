@@ -55,6 +55,7 @@ class FleetWindow(QMainWindow):
         self._run: str | None = None          # the run on the right
         self._entry: int | None = None        # the question in the approval bar
         self._closing = False
+        self._switching = asyncio.Lock()      # one page switch at a time (_show_page)
         self._in_page_since = 0.0
         self._unsubscribe = None
 
@@ -238,17 +239,25 @@ class FleetWindow(QMainWindow):
             spawn(self._show_page(run))
 
     async def _show_page(self, run: Any) -> None:
-        tab = run.tab
-        if tab is None or self._closing:
-            return
-        try:
-            await self.page.stop()
-            self.page.attach(tab)
-            self.page.set_snapshot(tab.latest_snapshot)
-            await self.page.start()
-        except Exception as exc:  # the run may end (and its tab close) while it is being shown
-            log.debug("could not show run %s: %s", run.name, exc)
-        self._outline()
+        """Show the selected run's page. One switch at a time, and always to the run selected when it gets its
+        turn: two switches at once (a click on a question while a run's state changed) could leave another
+        run's page on show."""
+        async with self._switching:
+            if self._closing or self._run is None:
+                return
+            run = self.fleet.run_named(self._run)
+            tab = run.tab
+            if tab is None or tab is self.page.tab:
+                self._outline()
+                return
+            try:
+                await self.page.stop()
+                self.page.attach(tab)
+                self.page.set_snapshot(tab.latest_snapshot)
+                await self.page.start()
+            except Exception as exc:  # the run may end (and its tab close) while it is being shown
+                log.debug("could not show run %s: %s", run.name, exc)
+            self._outline()
 
     def show_entry(self, entry_id: int) -> None:
         try:
