@@ -112,7 +112,7 @@ def test_a_tab_closed_from_the_strip_lets_its_page_ask_and_is_refused_during_a_r
         assert strip.count() == 2 and not records.target.closed and sup.tab is records
         assert records.dialogs.log[-1].kind == "beforeunload" and records.dialogs.log[-1].answer.by == "person"
         qtbot.mouseClick(strip.close_button(1), Qt.LeftButton)          # again, and leave this time
-        qtbot.waitUntil(lambda: bar.is_pending() and bar.is_dialog(), timeout=15000)
+        qtbot.waitUntil(lambda: bar.is_pending() and bar.is_dialog(), timeout=30000)  # (15 s ran out once, loaded)
         qtbot.mouseClick(bar.dialog_ok_btn, Qt.LeftButton)
         qtbot.waitUntil(lambda: strip.count() == 1 and sup.tab is home and window.page.tab is home, timeout=15000)
         assert records.target.closed and not strip.isVisible() and len(sup.browser.tabs) == 1
