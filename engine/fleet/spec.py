@@ -303,14 +303,7 @@ def _script(value: Any, row: dict[str, str] | None, here: str, base: Path) -> li
     if value is None:
         raise FleetSpecError(f"{here}: planner script needs `script` (a file of steps, or the steps inline).")
     if isinstance(value, str) and "\n" not in value and value.lstrip()[:1] not in ("[", "{", "-"):
-        path = (base / fill(value, row, here)).resolve()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise FleetSpecError(f"{here}: the script file {str(path)!r} does not exist.") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise FleetSpecError(f"{here}: the script file {str(path)!r} cannot be read: {exc}.") from None
-        steps = _parse_text(text, f"{here}: the script file {path.name}", path.suffix.lower())
+        steps = _parse_file((base / fill(value, row, here)).resolve(), f"{here}: the script file")
     elif isinstance(value, str):
         steps = _parse_text(value, f"{here}: the script")
     else:
