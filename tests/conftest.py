@@ -145,3 +145,15 @@ def make(qtbot):
         qtbot.addWidget(w)
         return w
     return go
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _hostile_mcp_side(request, tmp_path_factory, _private_vigil_home):
+    """The hostile corpus's MCP side starts with the session (on the first worker), when any of its tests is
+    selected, and runs in the background while the worker goes on (tests/hostile_mcp.py)."""
+    import hostile_mcp
+
+    thread = hostile_mcp.start(request.session, tmp_path_factory)
+    yield
+    if thread is not None:
+        thread.join(hostile_mcp.WAIT_S)

@@ -421,3 +421,38 @@ def one_line_reason(text: str) -> str | None:
     if re.search(r"(NOT RUN[^:]*|^Error [A-Z_]+): \S.{20,}", lines[0]):
         return lines[0]
     return None
+
+
+# -- shared by both sides ----------------------------------------------------------------------------
+HARMLESS = "harmless notes: nothing to see\n"
+OUTSIDE = "outside the upload folder: private\n"
+
+
+def make_work(w: Path) -> Path:
+    """A work folder: an upload folder with a harmless file, a link inside it and one leading out of it."""
+    (w / "up").mkdir()
+    (w / "up" / "real-notes.txt").write_text(HARMLESS)
+    (w / "outside-secret.txt").write_text(OUTSIDE)
+    (w / "up" / "notes.txt").symlink_to(w / "up" / "real-notes.txt")       # inside the folder: allowed
+    (w / "up" / "report.txt").symlink_to(w / "outside-secret.txt")         # leads out of the folder
+    return w
+
+
+def page_url(p: Pattern, servers: dict) -> str:
+    return servers[p.port].url(p.page, p.host)
+
+
+def files_under(folder: Path | None) -> list[Path]:
+    if folder is None or not Path(folder).exists():
+        return []
+    return [f for f in Path(folder).rglob("*") if f.is_file()]
+
+
+def ground_truth(p: Pattern, hits: list[Hit], problems: list[str]) -> None:
+    """What the recording server saw, against the pattern: no forbidden request, every required one."""
+    bad = forbidden_hits(p, hits, p.host)
+    if bad:
+        problems.append(f"forbidden request arrived: {describe_hits(bad)}")
+    for r in p.required:
+        if not arrived(hits, r):
+            problems.append(f"the step that should run did not: no request to {r} arrived")
