@@ -77,6 +77,8 @@ def test_navigation_during_snapshot_is_handled(harness, server):
                 except SnapshotError as exc:   # allowed: a clear error, not a hang or a crash
                     outcomes.append(exc.code)
                 await nav
+                # the page's own 5-ms timer may not have fired yet on a loaded machine: wait for the new page
+                await tab.page.wait_for_url("**/labels.html", timeout=30_000)
                 await tab.page.wait_for_load_state()
                 snap = await tab.snapshot()
                 assert snap.title == "Labels" and snap.find(role="textbox", name="Label For")

@@ -12,7 +12,7 @@ from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
 def test_a_steps_events_start_at_its_action(harness, server):
     async def go(tab):
         tab.stability = FAST
-        loaded = [e.text for e in await tab.recent_events(5_000)]
+        loaded = [e.text for e in await tab.recent_events(60_000)]  # the load's, however long opening the tab took
         steps = [{"action": "click", "target": {"role": "button", "name": "Edit"}}, {"action": "finish"}]
         res = await AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto",
                               screenshots=False).run("click Edit")
