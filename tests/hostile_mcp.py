@@ -10,7 +10,6 @@ through each wait: about a third of a worker's time in the suite."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import hostile_corpus as hc
 from hostile_corpus import PATTERNS, Pattern
+from mcp_client import ThreadedProbe
 
 MCP = [p.id for p in PATTERNS.values() if p.mcp]
 WAIT_S = 600  # how long a test_mcp waits for its pattern's result (the whole side takes 1–4 min)
@@ -49,35 +49,14 @@ class McpHttp:
         self.url = re.search(r"at (http://\S+)", said).group(1)
         self.token = re.search(r"bearer token: (\S+)", said).group(1)
         self.port = int(re.search(r":(\d+)/", self.url).group(1))
-        self.loop = asyncio.new_event_loop()
-        threading.Thread(target=self.loop.run_forever, daemon=True).start()
-        self._stop: asyncio.Event | None = None
-        ready = threading.Event()
-
-        async def serve():
-            from engine.mcp.probe import http_probe
-            self._stop = asyncio.Event()
-            try:
-                async with http_probe(self.url, self.token, client_name="hostile-corpus", timeout=120) as probe:
-                    self.probe = probe
-                    ready.set()
-                    await self._stop.wait()
-            finally:
-                ready.set()
-        self._client = asyncio.run_coroutine_threadsafe(serve(), self.loop)
-        assert ready.wait(60), "the MCP client did not connect"
+        self.client = ThreadedProbe()
+        self.client.connect(self.url, self.token, "hostile-corpus")
 
     def call(self, name: str, args: dict | None = None, timeout: float = 90):
-        return asyncio.run_coroutine_threadsafe(self.probe.call(name, args or {}), self.loop).result(timeout)
+        return self.client.call(name, args, timeout)
 
     def close(self) -> None:
-        if self._stop is not None:
-            self.loop.call_soon_threadsafe(self._stop.set)
-            try:
-                self._client.result(30)
-            except Exception:  # noqa: BLE001 - the server may already be gone
-                pass
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.client.close(quiet=True)  # (the server may already be gone)
         self.proc.terminate()
         try:
             self.proc.wait(30)

@@ -24,7 +24,8 @@ WIDGETS = {w["id"]: w for w in CORPUS["widgets"]}
 PAGES = sorted({w["page"] for w in CORPUS["widgets"]})
 
 __all__ = ["CORPUS", "WIDGETS", "PAGES", "corpus_installed", "open_widget", "payload", "one", "entries_text",
-           "run_steps", "describe_entry", "find_entries", "steps_report"]
+           "run_steps", "describe_entry", "find_entries", "steps_report", "sweep_check", "swept", "page_params",
+           "widget_params"]
 
 
 @pytest.fixture(scope="session")
@@ -73,3 +74,60 @@ def one(entries: list[dict], role=None, name=None, near=None, value=None) -> dic
 
 def steps_report(outcomes) -> str:
     return "\n".join(f"  {'ok  ' if o.ok else 'FAIL'} {o.line()}" for o in outcomes)
+
+
+# -- One open of each corpus page per test worker, for the checks that only read it at load ----------------------
+#
+# Several test files read every corpus page as it is at load (the payload, what covers what, row order, locators,
+# Chromium's accessibility tree). Opening a corpus page costs a renderer, the library's start-up and a full walk;
+# so a page is opened once per worker, every registered check reads it in turn, and each test asserts on its
+# check's result. The tests of one page are one xdist group (`page_params`, `widget_params`), so they meet the
+# same worker and its one open. A check that changes the page (`changes_page=True`) runs after the others.
+
+_CHECKS: list[tuple[str, object, bool]] = []
+_SWEPT: dict[str, dict[str, object]] = {}
+
+
+def sweep_check(name: str, *, changes_page: bool = False):
+    """Register `async fn(tab, page, snap) -> result` to run in the one load-time open of every corpus page;
+    `snap` is the page's first snapshot (a full walk, taken at load). A test gets the result with `swept`."""
+    def register(fn):
+        assert all(n != name for n, _, _ in _CHECKS), f"sweep check {name!r} registered twice"
+        _CHECKS.append((name, fn, changes_page))
+        return fn
+    return register
+
+
+def swept(harness, server, page: str, name: str):
+    """The result of check `name` on `page` at load (the page is opened the first time any check is asked for);
+    an exception the check raised is raised here, in the test that asked."""
+    got = _SWEPT.get(page)
+    if got is None:
+        async def run_all(tab):
+            out: dict[str, object] = {}
+            snap = await tab.snapshot(force=True)
+            for n, fn, _ in sorted(_CHECKS, key=lambda c: c[2]):  # the checks that change the page last
+                try:
+                    out[n] = await fn(tab, page, snap)
+                except Exception as exc:  # noqa: BLE001 - given to the test that asks for this check
+                    out[n] = exc
+            return out
+
+        got = _SWEPT[page] = open_widget(harness, server, page, run_all, timeout=300)
+    if name not in got:
+        raise AssertionError(f"sweep check {name!r} is not registered")
+    r = got[name]
+    if isinstance(r, BaseException):
+        raise r
+    return r
+
+
+def page_params(pages=None) -> list:
+    """Corpus pages as parameters, each in its page's xdist group (see `swept`)."""
+    return [pytest.param(p, id=p, marks=pytest.mark.xdist_group(f"corpus:{p}")) for p in (pages or PAGES)]
+
+
+def widget_params() -> list:
+    """Corpus widget IDs as parameters, each in its page's xdist group (see `swept`)."""
+    return [pytest.param(wid, id=wid, marks=pytest.mark.xdist_group(f"corpus:{w['page']}"))
+            for wid, w in WIDGETS.items()]

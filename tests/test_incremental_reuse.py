@@ -23,7 +23,7 @@ from engine.snapshot.capture import _build
 from engine.snapshot.incremental import patch_runs
 from engine.snapshot.stored import _row
 
-from real_corpus import corpus_installed, open_widget  # noqa: F401
+from real_corpus import corpus_installed, open_widget, page_params, sweep_check, swept  # noqa: F401
 
 MUTATE = (Path(__file__).parent / "fixtures" / "incremental_mutate.js").read_text()
 LABELS = (Path(__file__).parent / "fixtures" / "incremental_labels.js").read_text()
@@ -332,19 +332,15 @@ def test_the_page_sends_parents_in_the_compact_form(harness, generated):
         parents(diff | {"same": diff["same"][3:]}, held_par, rows)
 
 
+@sweep_check("row order")
+async def _row_order_at_load(tab, page, snap):
+    return [n.node_id for n in snap.root.iter()] == [n.node_id for n in snap.nodes()], len(snap)
+
+
 @pytest.mark.usefixtures("corpus_installed")
-def test_rows_come_in_tree_order_on_every_corpus_page(harness, server):
+@pytest.mark.parametrize("page", page_params())
+def test_rows_come_in_tree_order_on_every_corpus_page(harness, server, page):
     """A snapshot of one document lists its nodes in row order (no walk over the tree): that is the
     tree's own pre-order on every corpus page (shadow roots, slots, text blocks, tables included)."""
-    from real_corpus import PAGES
-
-    bad = []
-    for page in PAGES:
-        async def body(tab):
-            snap = await tab.snapshot(force=True)
-            return [n.node_id for n in snap.root.iter()] == [n.node_id for n in snap.nodes()], len(snap)
-
-        same, n = open_widget(harness, server, page, body)
-        if not same:
-            bad.append(page)
-    assert not bad, f"row order is not tree order on {bad}"
+    same, n = swept(harness, server, page, "row order")
+    assert n > 0 and same, f"row order is not tree order on {page} ({n} nodes)"

@@ -5,7 +5,6 @@ answers are typed into the server's stdin, exactly as at a terminal.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import queue
 import re
@@ -16,9 +15,10 @@ import time
 
 import httpx2
 import pytest
+from mcp_client import ThreadedProbe
 from test_mcp import ROOT, items_of, ref
 
-from engine.mcp.probe import Reply, http_probe
+from engine.mcp.probe import Reply
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
@@ -42,11 +42,7 @@ class HttpServer:
         self.url = m.group(1) if m else None
         m = re.search(r"bearer token: (\S+)", self.banner)
         self.token = m.group(1) if m else None
-        self.loop = asyncio.new_event_loop()
-        threading.Thread(target=self.loop.run_forever, daemon=True).start()
-        self.probe = None
-        self._stop: asyncio.Event | None = None
-        self._client = None
+        self.client = ThreadedProbe()
 
     def _read(self) -> None:
         for line in self.proc.stderr:
@@ -73,34 +69,16 @@ class HttpServer:
         self.proc.stdin.flush()
 
     def connect(self, token: str | None) -> None:
-        ready = threading.Event()
-
-        async def serve():
-            self._stop = asyncio.Event()
-            try:
-                async with http_probe(self.url, token, client_name="http-test-client", timeout=120) as probe:
-                    self.probe = probe
-                    ready.set()
-                    await self._stop.wait()
-            finally:
-                ready.set()
-
-        self._client = asyncio.run_coroutine_threadsafe(serve(), self.loop)
-        assert ready.wait(60), "the client did not connect"
-        if self._client.done():
-            self._client.result()
+        self.client.connect(self.url, token, "http-test-client")
 
     def start_call(self, name: str, arguments: dict | None = None):
-        return asyncio.run_coroutine_threadsafe(self.probe.call(name, arguments), self.loop)
+        return self.client.start_call(name, arguments)
 
     def call(self, name: str, arguments: dict | None = None, timeout: float = 90) -> Reply:
-        return self.start_call(name, arguments).result(timeout)
+        return self.client.call(name, arguments, timeout)
 
     def close(self) -> int:
-        if self._stop is not None:
-            self.loop.call_soon_threadsafe(self._stop.set)
-            self._client.result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.client.close()
         self.proc.terminate()  # SIGTERM: the server ends the run, stores it and closes the browser
         try:
             return self.proc.wait(30)
@@ -239,7 +217,7 @@ def test_the_token_can_come_from_the_environment(tmp_path):
         assert "bearer token from VIGIL_MCP_TOKEN" in s.banner and token not in s.banner
         assert httpx2.post(s.url, json=INIT, headers=HEADERS, timeout=30).status_code == 401
         s.connect(token)
-        assert "browser_click" in asyncio.run_coroutine_threadsafe(s.probe.tools(), s.loop).result(60)
+        assert "browser_click" in s.client.run(s.client.probe.tools(), 60)
     finally:
         assert s.close() == 0
 

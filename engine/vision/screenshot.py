@@ -18,7 +18,6 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-import imagehash
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,6 +74,8 @@ def phash_of(img: Image.Image) -> str:
     (grey, box filter) to about 160 px on its short side: the hash looks at 64×64 px, and shrinking a
     full viewport straight to that with an antialiasing filter costs ~9 ms a picture (~1 ms this way;
     the same pictures hash within 2 bits of the direct way)."""
+    import imagehash  # (here: it brings numpy, a sixth of a command's start-up, and most commands never hash)
+
     g = img if img.mode == "L" else img.convert("L")
     k = min(g.width, g.height) // 160
     if k > 1:
