@@ -157,4 +157,3 @@ def _hostile_mcp_side(request, tmp_path_factory, _private_vigil_home):
     yield
     if thread is not None:
         thread.join(hostile_mcp.WAIT_S)
-

@@ -25,12 +25,14 @@ PLAIN_JUDGED = 200
 
 
 async def _check_all(tab, snap=None) -> tuple[int, list[str], dict[str, int]]:
-    snap = snap or await tab.snapshot()
+    if snap is None:
+        snap = await tab.snapshot()
     locs = Locators(snap)
     bad: list[str] = []
     kinds: dict[str, int] = {}
     nodes = snap.interactive()
-    with_loc = [(n, loc) for n in nodes if (loc := locs.for_node(n)) is not None]
+    loc_of = {n.node_id: locs.for_node(n) for n in nodes}
+    with_loc = [(n, loc) for n in nodes if (loc := loc_of[n.node_id]) is not None]
     plain = [n for n, loc in with_loc if not (loc.uses_nth or n.in_shadow)]
     every = max(1, -(-len(plain) // PLAIN_JUDGED))  # ceil
     judged = {n.node_id for n in plain[::every]} | {n.node_id for n, loc in with_loc if loc.uses_nth or n.in_shadow}
@@ -39,7 +41,7 @@ async def _check_all(tab, snap=None) -> tuple[int, list[str], dict[str, int]]:
     # Playwright's answers for those locators at once (one round trip each, in parallel)
     answers = dict(zip(found, await asyncio.gather(*found.values()), strict=True))
     for n in nodes:
-        loc = locs.for_node(n)
+        loc = loc_of[n.node_id]
         if loc is None:
             bad.append(f"[{n.node_id}] {n.label()}: no locator")
             continue

@@ -280,26 +280,29 @@ def test_text_no_person_can_see_never_reaches_the_model_and_is_marked_elsewhere(
 
 
 def test_a_page_over_the_node_budget_says_so_in_every_format(server, harness):
-    """At a node budget of 5,000 (the default 200,000 and the size budgets on a 200k page are the CLI's tests,
-    tests/test_cli_limits.py): every format says where the walk stopped, and nothing after it is written."""
+    """At a node budget of 10,000 (the default 200,000 on a 200k page is the CLI's test, tests/test_cli_limits.py):
+    every format says where the walk stopped, nothing after it is written, and the full HTML of nodes with long
+    text stops at its own default size budget too."""
     async def go(tab):
         await tab.page.evaluate("""() => {
             const box = document.createElement('div');
             const html = [];
-            for (let i = 0; i < 5007; i++) html.push('<i>' + i + '</i>');
+            const words = ' filler words'.repeat(40);  // (a node's text is cut short: ~270 bytes of HTML a node)
+            for (let i = 0; i < 10007; i++) html.push('<i>' + i + words + '</i>');
             box.innerHTML = html.join('');
             document.body.appendChild(box);
             const b = document.createElement('button'); b.textContent = 'Last button'; document.body.appendChild(b);
         }""")
-        snap = await tab.snapshot(max_nodes=5000)
+        snap = await tab.snapshot(max_nodes=10_000)
         out = {fmt: snap.serialize(fmt).text for fmt in ("semantic", "tree", "skeleton", "full")}
         return snap.stats.truncated, snap.stats.nodes, out
 
     truncated, nodes, out = harness.page(server.url("trust_hostile.html"), go)
-    assert truncated and nodes == 5_000
+    assert truncated and nodes == 10_000
     for fmt, text in out.items():
-        assert "TRUNCATED" in text and "cut after 5,000 nodes at node" in text, f"{fmt} does not say it was cut"
+        assert "TRUNCATED" in text and "cut after 10,000 nodes at node" in text, f"{fmt} does not say it was cut"
         assert "Last button" not in text
+    assert len(out["full"].encode()) < 2_200_000 and "CUT: this output stops at its size budget" in out["full"]
 
 
 def test_pin_and_card_fields_are_secret_in_text_too(server, harness):
