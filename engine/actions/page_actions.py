@@ -192,6 +192,7 @@ class PageActions:
                     exp = exp.model_copy(update={"node_id": found})
             timings["locate"] = _ms(t0)
             pre = await self._pre_state(c)
+            pages_before = page.pages_in_context()
             t1 = time.monotonic()
             await body(c)
             timings["act"] = _ms(t1)
@@ -238,7 +239,7 @@ class PageActions:
             else:
                 t2 = time.monotonic()
                 verification = await verify(page, self.snapshots, exp, pre, target_id, self._post_facts(c),
-                                            started=acted)
+                                            started=acted, pages_before=pages_before)
                 timings["verify"] = round(_ms(t2) + st.outcome_ms, 1)
         except ActionFailure as exc:
             if exc.code is not ErrorCode.MISDIRECTED:

@@ -341,6 +341,14 @@ class PageTarget:
         """The page's address now."""
         return str(self.page.url)
 
+    def pages_in_context(self) -> int:
+        """How many pages this tab's browser context holds now: a new tab or popup the page opens adds one
+        (Playwright lists it as soon as Chromium announces it, before Vigil has wrapped it as a tab)."""
+        try:
+            return len(self.page.context.pages)
+        except Exception:  # Playwright's errors: the context is closing
+            return 0
+
     def frame_ordinal(self, frame_id: str) -> int:
         """0 for the main frame; child frames get 1, 2, … in the order first seen (stable per tab)."""
         if frame_id == self.main_frame_id:

@@ -298,12 +298,17 @@ PostFacts = Callable[[], Awaitable[dict]]
 
 
 async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcome, pre: PreState, target: str | None,
-                 post_facts: PostFacts | None = None, started: float | None = None) -> VerificationResult:
-    """Check `exp` now; while it is not met, look again every 200 ms until its timeout from `started`."""
+                 post_facts: PostFacts | None = None, started: float | None = None,
+                 pages_before: int | None = None) -> VerificationResult:
+    """Check `exp` now; while it is not met, look again every 200 ms until its timeout from `started`.
+    Any change: a page the action opened (a new tab, a popup; more pages than `pages_before`) ends the wait —
+    the change happened elsewhere, and the step's incidents say what it was."""
     started = time.monotonic() if started is None else started
     while True:
         res = await check(page, snapshots, exp, pre, target, post_facts)
         if res.success or (time.monotonic() - started) * 1000 >= exp.timeout_ms:
+            return res
+        if exp.type == "any_change" and pages_before is not None and page.pages_in_context() > pages_before:
             return res
         await asyncio.sleep(0.2)
 
