@@ -76,7 +76,9 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
         endpoint, token, _ = run(qtbot, host.start_http(0))
         assert [g.describe() for g in host.grants()] == ["scrolling on http://127.0.0.1"]  # a grant is per origin
         assert endpoint.startswith("http://127.0.0.1:") and endpoint.endswith("/mcp")
-        assert endpoint in window.findChild(type(host.label), "mcpStatus").text()
+        status = window.findChild(type(host.label), "mcpStatus")  # elided to its share of a narrow status bar
+        assert endpoint in status.full_text() and endpoint in status.shown_tooltip()
+        assert status.text().startswith("MCP:")
         client = ClientThread(qtbot, endpoint, token)
         try:
             snap = client.call("browser_snapshot")  # reading needs no approval
