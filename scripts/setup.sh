@@ -84,6 +84,16 @@ else
   say "chromium: /usr/bin/chromium"
 fi
 
+# Chromium's headless shell: headless runs (the suite, `vigil run`, `vigil mcp`, fleets) use it when it is
+# there, for under half the CPU of the full browser per page (engine/browser/discovery.py). Debian ships it
+# as 'chromium-headless-shell'; without it Vigil runs headless on the full Chromium.
+if [ -z "${VIGIL_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium-headless-shell ] && [ -x /usr/bin/chromium ] \
+   && command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1; }; then
+  say "installing Debian package 'chromium-headless-shell' (headless runs use it)"
+  apt_install chromium-headless-shell
+fi
+[ -x /usr/bin/chromium-headless-shell ] && say "chromium (headless): /usr/bin/chromium-headless-shell"
+
 # --------------------------------------------------------------------- fonts
 if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
   say "DejaVu fonts missing; installing 'fonts-dejavu-core'"

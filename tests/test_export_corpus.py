@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from engine.bench.real import open_page
+from engine.browser.discovery import find_chromium
 from engine.cli import main as vigil
 from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
 from engine.store import Store
@@ -67,7 +68,7 @@ def test_a_run_on_a_real_library_exports_a_passing_test(harness, server, tmp_pat
         assert line in text, f"{line!r} not in:\n{text}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env.update(VIGIL_BASE_URL=server.url("").rstrip("/"), VIGIL_TIMEOUT_MS="8000",
-               VIGIL_CHROMIUM=os.environ.get("VIGIL_CHROMIUM") or "/usr/bin/chromium")
+               VIGIL_CHROMIUM=find_chromium(headless=True))  # the exported test runs headless
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", out.name], cwd=tmp_path,
                        env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr + "\n" + text

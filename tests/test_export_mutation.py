@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from recording_helpers import record_scripted
 
+from engine.browser.discovery import find_chromium
 from engine.cli import main as vigil
 from engine.local_server import serve_directory
 from engine.store import Store
@@ -148,7 +149,7 @@ def test_each_exported_expectation_fails_on_a_twin_where_its_outcome_does_not_ha
             r"^BASE_URL = .*$", f"BASE_URL = {twins + '/' + name!r}", text, count=1, flags=re.M))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env.update(VIGIL_BASE_URL=twins + "/ok", VIGIL_TIMEOUT_MS="1500",
-               VIGIL_CHROMIUM=os.environ.get("VIGIL_CHROMIUM") or "/usr/bin/chromium")
+               VIGIL_CHROMIUM=find_chromium(headless=True))  # the exported test runs headless
     report = run_dir / "report.xml"
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}",
                         "."], cwd=run_dir, env=env, capture_output=True, text=True, timeout=300)

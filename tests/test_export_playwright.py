@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from recording_helpers import record_scripted
 
+from engine.browser.discovery import find_chromium
 from engine.cli import main as vigil
 from engine.local_server import serve_directory
 from engine.store import Store
@@ -84,7 +85,7 @@ def _run_on(text: str, bases: dict[str, str], run_dir: Path) -> dict[str, str | 
                                                         count=1, flags=re.M))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIGIL_SECRET", "PYTEST_"))}
     env.update(VIGIL_BASE_URL=bases[names[0]], VIGIL_TIMEOUT_MS="2500", VIGIL_SECRET_PASSWORD=SECRET,
-               VIGIL_CHROMIUM=os.environ.get("VIGIL_CHROMIUM") or "/usr/bin/chromium")
+               VIGIL_CHROMIUM=find_chromium(headless=True))  # the exported test runs headless
     report = run_dir / "report.xml"
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", "."],
                        cwd=run_dir, env=env, capture_output=True, text=True, timeout=180)

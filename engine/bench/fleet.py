@@ -52,8 +52,9 @@ def start_remote_chromium(user_data_dir: str | Path, timeout: float = 20.0) -> t
     d.mkdir(parents=True, exist_ok=True)
     port_file = d / "DevToolsActivePort"
     port_file.unlink(missing_ok=True)
-    args = [find_chromium(), "--headless", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-            f"--user-data-dir={d}", *BASE_FLAGS, *(["--no-sandbox"] if running_as_root() else []), "about:blank"]
+    args = [find_chromium(headless=True), "--headless", "--remote-debugging-port=0",
+            "--remote-debugging-address=127.0.0.1", f"--user-data-dir={d}", *BASE_FLAGS,
+            *(["--no-sandbox"] if running_as_root() else []), "about:blank"]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -114,7 +114,7 @@ class Browser(Generic[TabT]):
             contexts = self.pw_browser.contexts
             self.context = contexts[0] if contexts else await self.pw_browser.new_context(viewport=size)
         else:
-            self.executable = executable or find_chromium()
+            self.executable = executable or find_chromium(headless)
             port = _free_port()
             flags = BASE_FLAGS + [f"--remote-debugging-port={port}", "--remote-debugging-address=127.0.0.1"]
             try:
