@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,22 @@ def wait_fitted(qtbot, window, timeout: float = 15.0) -> None:
             f"{window.sup._resizing}, loop {window.sup.loop_state}), frames painted {window.page.frame_count} at "
             f"{window.page.page_size}, snapshot viewport "
             f"{(snap.context.viewport.width, snap.context.viewport.height) if snap else None}") from None
+
+
+def wait_overlay_fresh(qtbot, view, timeout: float = 10.0) -> None:
+    """Until the overlay's boxes sit on the page as painted (not drawn faint as stale); on a timeout, says
+    which of the stale conditions still held."""
+    try:
+        qtbot.waitUntil(lambda: not view.overlay_stale, timeout=int(timeout * 1000))
+    except qtbot.TimeoutError:
+        snap, meta = view._snapshot, view._meta
+        ctx = snap.context if snap is not None else None
+        raise AssertionError(
+            f"the overlay stayed stale for {timeout:g} s: page ahead since {view.page_ahead_since or 0:.2f} "
+            f"(now {time.monotonic():.2f}), inner scrolls {bool(view._inner)}, last frame at "
+            f"scroll ({meta.get('scrollOffsetX')}, {meta.get('scrollOffsetY')}) size {view.page_size}, snapshot at "
+            f"scroll {(ctx.scroll_x, ctx.scroll_y) if ctx else None} viewport "
+            f"{(ctx.viewport.width, ctx.viewport.height) if ctx else None}, frames {view.frame_count}") from None
 
 
 # the text of every label-like element of a form, as the page lays it out: rects of its own text

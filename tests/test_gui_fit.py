@@ -21,7 +21,17 @@ from PySide6.QtGui import QGuiApplication
 
 from engine.local_server import serve_directory
 
-from gui_helpers import FORM_TEXT_JS, aio, label_texts, open_window, overlaps, run, screen_named, wait_fitted  # noqa: F401
+from gui_helpers import (  # noqa: F401
+    FORM_TEXT_JS,
+    aio,
+    label_texts,
+    open_window,
+    overlaps,
+    run,
+    screen_named,
+    wait_fitted,
+    wait_overlay_fresh,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = os.environ.get("VIGIL_GUI_SHOTS")
@@ -106,7 +116,7 @@ def test_window_fits_the_screen(qtbot, aio, demo, settings, size):
         # Set-of-Mark on the sign-up form: no badge covers the text of its field's label
         page_eval(qtbot, w, "document.getElementById('signup').scrollIntoView({block: 'start'})")
         run(qtbot, w.sup.refresh(force=True))
-        qtbot.waitUntil(lambda: not view.overlay_stale, timeout=10000)
+        wait_overlay_fresh(qtbot, view, 10)
         w.act_overlay.trigger()
         snap = w.sup.snapshot
         form = next(n for n in snap.nodes() if n.attrs.get("id") == "signup-form")

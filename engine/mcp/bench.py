@@ -11,7 +11,8 @@ Vigil payload uses) and the wall time of the call as the client saw it; medians 
 repetitions. Also the tokens of the tool definitions, paid once per session.
 
 Playwright MCP comes from npm (`@playwright/mcp`), installed on demand into a cache folder outside
-the repository and launched with Debian's Chromium: `--executable-path … --headless --no-sandbox
+the repository and launched with the Chromium Vigil runs headless on (Debian's headless shell when it is
+installed, else Debian's Chromium), so both drive the same browser: `--executable-path … --headless --no-sandbox
 --isolated --viewport-size 1280x800`, everything else default. Its actions write the page snapshot
 to a file and return a link; the report counts that file separately ("linked"): it is what a client
 reads to see the page after the step. When npm or the registry cannot be reached, the report says so
@@ -39,7 +40,6 @@ from engine.snapshot.serialize.tokens import estimate_tokens
 PLAYWRIGHT_MCP = "@playwright/mcp@0.0.83"
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEMO = ROOT / "assets" / "demo"
-CHROMIUM = "/usr/bin/chromium"
 LARGE = 5000
 
 
@@ -171,7 +171,10 @@ async def run_vigil(url: str, acts: tuple[Act, ...], home: str) -> Run:
 
 
 async def run_playwright(exe: Path, url: str, acts: tuple[Act, ...], workdir: str) -> Run:
-    args = ["--executable-path", CHROMIUM, "--headless", "--no-sandbox", "--isolated", "--viewport-size", "1280x800",
+    from engine.browser.discovery import find_chromium
+
+    args = ["--executable-path", find_chromium(headless=True), "--headless", "--no-sandbox", "--isolated",
+            "--viewport-size", "1280x800",
             "--output-dir", workdir]
     with tempfile.TemporaryFile("w+") as err:
         async with stdio_probe(str(exe), args, errlog=err, cwd=workdir, timeout=120) as probe:
@@ -209,8 +212,13 @@ async def bench_mcp(reps: int = 3, playwright: bool = True, pages: tuple[str, ..
     exe, why = (None, "not asked for (--no-playwright)")
     if playwright:
         exe, why = install_playwright_mcp(out=out)
-        if exe is not None and not Path(CHROMIUM).exists():
-            exe, why = None, f"{CHROMIUM} not found"
+        from engine.browser.discovery import find_chromium
+        from engine.errors import BrowserNotFoundError
+
+        try:
+            find_chromium(headless=True)
+        except BrowserNotFoundError as exc:
+            exe, why = None, exc.message
     report: dict = {"playwright_mcp": PLAYWRIGHT_MCP if exe is not None else f"not measured: {why}", "pages": {}}
     with tempfile.TemporaryDirectory() as site, tempfile.TemporaryDirectory() as work, \
             tempfile.TemporaryDirectory() as home:
