@@ -218,7 +218,8 @@ async def bench_mcp(reps: int = 3, playwright: bool = True, pages: tuple[str, ..
         try:
             find_chromium(headless=True)
         except BrowserNotFoundError as exc:
-            exe, why = None, exc.message
+            if exe is not None:
+                exe, why = None, exc.message
     report: dict = {"playwright_mcp": PLAYWRIGHT_MCP if exe is not None else f"not measured: {why}", "pages": {}}
     with tempfile.TemporaryDirectory() as site, tempfile.TemporaryDirectory() as work, \
             tempfile.TemporaryDirectory() as home:
