@@ -9,6 +9,7 @@ that was refused."""
 
 from __future__ import annotations
 
+import asyncio
 import http.server
 import re
 import threading
@@ -348,6 +349,39 @@ def test_downloads_are_held_limited_and_only_saved_ones_reported(harness, rec, t
     assert not any("downloaded big.bin" in st.result.message or "to ;" in st.result.message for st in res.steps[:3])
     # the browser's own copies (Playwright's) are gone, the saved one's too
     assert len(temp) == 3 and not any(isinstance(t, Path) and t.exists() for t in temp), temp
+
+
+def test_a_download_that_begins_after_the_run_ended_is_refused_not_saved(harness, rec, tmp_path):
+    """auto-safe, no person: the click's page says "Preparing" at once and downloads a second later, when the
+    run has already finished. Nobody approved that download: the run's hold still decides it, and refuses it
+    (before, it began with no hold in place and was saved unasked)."""
+    steps = [_click("Prepare totals", expect={"type": "element_appears", "text": "Preparing"}), {"action": "finish"}]
+
+    async def go(tab):
+        tab.stability = FAST
+        b = tab.browser
+        b.downloads.folder = tmp_path / "dl"
+        start = len(b.downloads.items)
+        try:
+            res = await AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto-safe",
+                                  screenshots=False).run("prepare the totals")
+            ended = time.monotonic()
+            deadline = ended + 8
+            while time.monotonic() < deadline and not any(
+                    x.status != "saving" for x in b.downloads.items[start:]):
+                await asyncio.sleep(0.1)
+            await b.downloads.settle(5)
+            return res, [x.model_copy() for x in b.downloads.items[start:]]
+        finally:
+            b.downloads.folder = None
+
+    res, items = harness.page(rec.url("late_download"), go)
+    assert res.status == "success" and res.steps[0].status == "completed", res.reason
+    assert not any(st.incidents and st.incidents.downloads for st in res.steps), "it began after the run"
+    assert [x.status for x in items] == ["refused"], items
+    assert "the run had ended before the download reached Vigil" in items[0].error
+    assert not (tmp_path / "dl").exists() or not list((tmp_path / "dl").iterdir())
+    assert any(p == "/file.bin" for _h, _m, p in rec.hits), "the page did start the download"
 
 
 def test_the_download_limit_is_stated_and_configurable(monkeypatch):

@@ -26,6 +26,7 @@ import mimetypes
 import os
 import re
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,25 @@ class DownloadKeeper:
         # who was to decide a download when the browser began it: a run's hold decides it even when Playwright
         # hands the download over after that run ended
         self._deciders: dict[str, DownloadDecider | None] = {}
+        # a run's hold that just ended, and until when (time.monotonic()) it still decides what the browser begins
+        self._late: tuple[DownloadDecider, float] | None = None
+
+    def hold_late(self, decide: DownloadDecider, seconds: float) -> None:
+        """A run's hold ends: a download the browser begins within `seconds` (its last action may still be
+        starting one: a click's script, a timer) is decided by that hold too, never saved unasked."""
+        self._late = (decide, time.monotonic() + seconds)
+
+    def clear_late(self) -> None:
+        """A new run starts: an earlier run's hold no longer decides anything."""
+        self._late = None
+
+    def _decider(self) -> DownloadDecider | None:
+        """Who decides a download begun now: the run's hold, else one that ended a moment ago."""
+        if self.decide is not None:
+            return self.decide
+        if self._late is not None and time.monotonic() < self._late[1]:
+            return self._late[0]
+        return None
 
     def target_folder(self) -> Path:
         """Where the next download goes (a temporary folder is made when none was set)."""
@@ -117,7 +137,7 @@ class DownloadKeeper:
 
     async def _save(self, download: Any, info: DownloadInfo) -> None:
         info.limit = self.limit
-        decide = self._deciders.pop(info.url, None) or self.decide
+        decide = self._deciders.pop(info.url, None) or self._decider()
         try:
             if decide is not None:
                 self.asking += 1
@@ -161,7 +181,7 @@ class DownloadKeeper:
         if "url" in p:
             self._seen[guid] = str(p["url"])
             self._begun[guid] = str(p["url"])
-            self._deciders[str(p["url"])] = self.decide
+            self._deciders[str(p["url"])] = self._decider()
             return
         url = self._seen.get(guid)
         if url is None:

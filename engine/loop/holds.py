@@ -42,6 +42,9 @@ from engine.models.browsing import DownloadInfo, HeldExit, PageIncidents
 
 _LEAVES = re.compile(r"^leaves \S+ for (\S+)")
 _MAX_PER_STEP = 5   # held exits kept in one step's incidents (the rest are counted in the run's totals)
+# after a run ends, downloads its browser begins for this long are still decided by the run's hold (refused
+# unless the person's own press began them): the last step's click may start one a moment after the run ended
+LATE_DOWNLOAD_S = 5.0
 PERSON_INPUT_S = 3.0  # a press of the person's in the page this recent makes the page theirs while a step is asked
 
 
@@ -79,6 +82,7 @@ class BrowserHolds:
         self._visited: set[str] = set()              # sites the run's pages went to (let through)
         self._mark = 0
         self._browser: Any = None
+        self._ended: Any = None   # the browser of the run that ended (its late downloads are still decided here)
         self._arming: asyncio.Task[Any] | None = None
 
     @property
@@ -90,6 +94,8 @@ class BrowserHolds:
         """The run starts: hold its browser's navigations and downloads (not under `auto`)."""
         self.exits, self._mark, self._refused_sites, self._visited = [], 0, {}, set()
         self.begin_step()
+        if browser is not None:
+            browser.downloads.clear_late()
         if browser is None or self.loop.policy == "auto":
             return
         self._browser = browser
@@ -109,6 +115,8 @@ class BrowserHolds:
             return
         if b.downloads.decide == self._download:
             b.downloads.decide = None
+            self._ended = b
+            b.downloads.hold_late(self._download, LATE_DOWNLOAD_S)
         if self._arming is not None:
             self._arming.cancel()
             self._arming = None
@@ -187,16 +195,22 @@ class BrowserHolds:
         if not (person_present(self.loop.gate) and w.gate_lock.locked() and not w.asking_page):
             return False
         b = self._browser
+        return self._pressed_by_person(b.tabs if b is not None else [self.loop.page])
+
+    @staticmethod
+    def _pressed_by_person(tabs: Any) -> bool:
+        """The person pressed a button or key in one of these pages (through the window) just now."""
         now = time.monotonic()
-        tabs = list(b.tabs) if b is not None else [self.loop.page]
         return any(now - float(getattr(getattr(t, "target", t), "person_input_at", 0.0) or 0.0) < PERSON_INPUT_S
                    for t in tabs)
 
     async def _download(self, info: DownloadInfo) -> str | None:
         if self.downloads_ok or self.loop.policy == "auto" or self._person_has_the_page():
             return None
-        if self._browser is None:  # begun during the run, handed over after it ended: nobody can be asked now
-            return "the run had ended before the browser handed the download over, and nobody approved it"
+        if self._browser is None:  # begun as or after the run ended, or handed over after: nobody can be asked now
+            if self._pressed_by_person(getattr(self._ended, "tabs", None) or []):
+                return None  # the person's own press in the page (the window), after the run
+            return "the run had ended before the download reached Vigil, and nobody approved it"
         where = urllib.parse.urlsplit(info.url).hostname or "the page"
         why = f"the page downloads {info.name} from {where} to this machine (not what the step was approved for)"
         return await self._ask(why, f"The page is downloading {info.name} ({info.url}). Keep it (approve) or "
