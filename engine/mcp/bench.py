@@ -34,6 +34,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.browser.discovery import find_chromium
+from engine.errors import BrowserNotFoundError
 from engine.mcp.probe import Reply, stdio_probe, vigil_command
 from engine.snapshot.serialize.tokens import estimate_tokens
 
@@ -171,8 +173,6 @@ async def run_vigil(url: str, acts: tuple[Act, ...], home: str) -> Run:
 
 
 async def run_playwright(exe: Path, url: str, acts: tuple[Act, ...], workdir: str) -> Run:
-    from engine.browser.discovery import find_chromium
-
     args = ["--executable-path", find_chromium(headless=True), "--headless", "--no-sandbox", "--isolated",
             "--viewport-size", "1280x800",
             "--output-dir", workdir]
@@ -212,9 +212,6 @@ async def bench_mcp(reps: int = 3, playwright: bool = True, pages: tuple[str, ..
     exe, why = (None, "not asked for (--no-playwright)")
     if playwright:
         exe, why = install_playwright_mcp(out=out)
-        from engine.browser.discovery import find_chromium
-        from engine.errors import BrowserNotFoundError
-
         try:
             find_chromium(headless=True)
         except BrowserNotFoundError as exc:
