@@ -11,6 +11,7 @@ import urllib.parse
 
 import pytest
 
+from engine.observe import stability
 from engine.observe.stability import StabilityConfig
 
 PAGES = {
@@ -28,6 +29,17 @@ PAGES = {
   // the outcome at once, then a burst of changes every 10 ms for 300 ms (a list filling in)
   function go() { o.textContent = 'done'; let k = 0;
     const step = () => { n.textContent = String(++k); if (k < 30) setTimeout(step, 10); }; setTimeout(step, 10); }
+</script>""",
+    # the same with a child frame: the page's mark and quiet then count that frame too
+    "framed": """<!doctype html><title>Framed</title>
+<button id=b onclick="o.textContent = o.textContent === 'on' ? 'off' : 'on'">Toggle</button><p id=o>off</p>
+<iframe title=Panel srcdoc="<p id=c>panel</p>"></iframe>""",
+    # the outcome at once in the main frame, then a burst inside the child frame only
+    "framed-burst": """<!doctype html><title>Framed burst</title><button id=b onclick="go()">Go</button><p id=o>idle</p>
+<iframe title=Panel srcdoc="<p id=n>0</p>"></iframe><script>
+  function go() { o.textContent = 'done'; const d = frames[0].document; let k = 0;
+    const step = () => { d.getElementById('n').textContent = String(++k); if (k < 30) setTimeout(step, 10); };
+    setTimeout(step, 10); }
 </script>""",
     "tick": """<!doctype html><title>Tick</title><button id=b onclick="o.textContent = 'clicked'">Toggle</button>
 <p id=o>idle</p><p id=t>0</p><script>
@@ -200,3 +212,53 @@ def test_a_burst_of_changes_is_waited_out_even_when_the_outcome_shows_at_once(ha
     st, n = harness.page(site + "burst", body)
     assert st.stable, st.describe()
     assert n == "30", f"the settle ended in the middle of the burst (at {n} of 30): {st.describe()}"
+
+
+def test_on_a_page_with_frames_the_first_look_checks_the_outcome_while_the_frames_paint(harness, site, monkeypatch):
+    """A child frame no longer costs the overlap: the first look at the page checks the expected outcome while
+    the two frames are painted (begun before they are), as on a page without frames."""
+    painted: list[float] = []
+    real_paint = stability._paint
+
+    async def paint(*args, **kw):  # the real probe; when it returned is noted
+        try:
+            return await real_paint(*args, **kw)
+        finally:
+            painted.append(time.monotonic())
+
+    monkeypatch.setattr(stability, "_paint", paint)
+
+    async def body(tab):
+        checked: list[float] = []
+
+        async def outcome() -> bool:
+            checked.append(time.monotonic())
+            return await tab.page.evaluate("document.getElementById('o').textContent") == "on"
+
+        await tab.page.evaluate("document.getElementById('o').textContent = 'off'")
+        assert len(tab.target.frames) == 2, tab.target.frames
+        painted.clear()
+        t = time.monotonic()
+        await tab.page.click("#b")
+        st = await tab.wait_stable(since=t, outcome=outcome)
+        return st, checked
+
+    st, checked = harness.page(site + "framed", body)
+    assert st.stable and st.outcome_seen, st.describe()
+    assert checked and painted and checked[0] < painted[0], \
+        f"the outcome was first checked after the frames painted ({checked} vs {painted}): no overlap"
+
+
+def test_a_burst_inside_a_child_frame_is_waited_out_when_the_outcome_shows_at_once(harness, site):
+    async def body(tab):
+        async def outcome() -> bool:
+            return await tab.page.evaluate("document.getElementById('o').textContent") == "done"
+
+        t = time.monotonic()
+        await tab.page.click("#b")
+        st = await tab.wait_stable(since=t, outcome=outcome)
+        return st, await tab.page.frames[1].evaluate("document.getElementById('n').textContent")
+
+    st, n = harness.page(site + "framed-burst", body)
+    assert st.stable, st.describe()
+    assert n == "30", f"the settle ended in the middle of the child frame's burst (at {n} of 30): {st.describe()}"

@@ -214,6 +214,54 @@ def test_after_picture_is_the_page_the_step_left(server, harness, tmp_path):
     assert _red(pic[(1, "before")]) and _blue(pic[(1, "after")]), "step 1's after picture is not the page it left"
 
 
-def _blue(jpeg: bytes) -> bool:
-    r, g, b = Image.open(io.BytesIO(jpeg)).convert("RGB").getpixel((40, 40))
+def _blue(jpeg: bytes, at: tuple[int, int] = (40, 40)) -> bool:
+    r, g, b = Image.open(io.BytesIO(jpeg)).convert("RGB").getpixel(at)
     return b > 200 and r < 60 and g < 60
+
+
+def test_on_a_page_with_frames_the_picture_asked_as_the_input_went_out_is_kept_only_while_every_frame_is_unchanged(
+        server, harness, tmp_path):
+    """On a page with a child frame: a step whose change is made at once (by the click's own handler) keeps the
+    picture asked for as its input went out, with no second capture for it; a step whose change comes a moment
+    later inside the child frame alone gets a picture taken after that change — the child frame's DOM version
+    tells them apart. (The page keeps a long poll open, so the outcome is checked after the frames paint, where
+    a picture is asked for at each check unless the last one still shows the page.)"""
+    store = Store.open(tmp_path / "framed.db")
+    steps = [{"action": "click", "target": {"role": "button", "name": "Paint here"},
+              "expect": {"type": "element_appears", "text": "Painted"}},
+             {"action": "click", "target": {"role": "button", "name": "Paint the panel later"},
+              "expect": {"type": "element_appears", "text": "Panel painted"}},
+             {"action": "finish", "answer": "done"}]
+    captures: list[int] = []
+    at_record: dict[int, int] = {}
+
+    async def go(tab):
+        capture = tab.screenshot
+
+        async def counted(**kw):  # the real capture, counted
+            captures.append(1)
+            return await capture(**kw)
+        tab.screenshot = counted
+        # (a request begun in the second before a run's first look is waited for: the long poll is older then)
+        await asyncio.sleep(1.1)
+        rec = SessionRecorder(store)
+        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
+        loop.bus.subscribe(lambda ev: isinstance(ev, StepRecorded) and at_record.setdefault(ev.record.index,
+                                                                                           len(captures)))
+        rec.start(loop, "framed", tab.url, planner="script", policy="auto")
+        res = await loop.run("framed")
+        rec.finish(res)
+        return rec.session_id, res
+
+    sid, res = harness.page(server.url("framed_outcome.html"), go)
+    assert res.status == "success", res.reason
+    for st in res.steps[:2]:
+        assert st.verification is not None and st.verification.success, st.verification
+    blob = store.load(sid).blobs
+    pic = {(i, side): store.get_blob(blob[i][f"screenshot_{side}"]) for i in (0, 1) for side in ("before", "after")}
+    assert not _red(pic[(0, "before")]) and _red(pic[(0, "after")]), "step 0's after picture is not the page it left"
+    assert at_record[0] == 2, f"step 0 took {at_record[0]} pictures (its before and one after were enough)"
+    panel = (40, 400)  # inside the child frame
+    assert not _blue(pic[(1, "before")], panel) and _blue(pic[(1, "after")], panel), \
+        "step 1's after picture does not show the change made inside the child frame after the click"
+    store.close()

@@ -72,7 +72,9 @@ class AfterPicture:
     def quiet(self, page: QuietPage) -> None:
         """The page is painted and quiet and its outcome is about to be checked: start a picture — unless
         the last one started still shows it (its mark read, the page's only frame still at that version,
-        nothing the version does not count changed since it)."""
+        nothing the version does not count changed since it). On a page with child frames the version is
+        not known here: the new picture reads the mark of every frame first, and takes the last picture's
+        frame instead of a new one when nothing changed since that picture was asked for."""
         last = self._candidates[-1] if self._candidates else None
         if last is not None and last.mark.done() and not last.mark.cancelled() and last.mark.exception() is None:
             m: PageMark | None = last.mark.result()
@@ -80,18 +82,30 @@ class AfterPicture:
                     and m.nav == getattr(self._target, "nav_count", -1)
                     and m.versions[0][1] == page.version and m.at > page.changed_at):
                 return
-        self._start(early=False)
+        self._start(early=False, changed_at=page.changed_at)
 
     def settled(self, result: StabilityResult) -> None:
         self.settle = result
 
-    def _start(self, *, early: bool) -> None:
+    def _start(self, *, early: bool, changed_at: float = 0.0) -> None:
         target = self._target
         mark: asyncio.Future = asyncio.ensure_future(page_mark(target)) if target is not None else _done(None)  # type: ignore[arg-type]
+        last = self._candidates[-1] if self._candidates else None
 
         async def shoot() -> Screenshot | None:
             with contextlib.suppress(Exception):
-                await mark  # asked for after the mark was read: everything before it is in its frame
+                m = await mark  # asked for after the mark was read: everything before it is in its frame
+                if last is not None and m is not None and await _still_shows(last, m, changed_at):
+                    # the page is as it was when the last picture was asked for: that picture is this one too
+                    # (one capture less, competing with the outcome check for the browser)
+                    try:
+                        shot = await asyncio.shield(last.shot)
+                    except asyncio.CancelledError:
+                        if not last.shot.cancelled():
+                            raise  # this picture was cancelled, not the last one
+                        shot = None
+                    if shot is not None:
+                        return shot
             return await self._take()
 
         self._candidates.append(_Candidate(mark, asyncio.ensure_future(shoot()), early))
@@ -102,7 +116,9 @@ class AfterPicture:
         that still shows the page (see the module docstring), else a new one. `usable` False (the loop
         went to another tab, the action failed to run): a new one."""
         keep = await self._pick() if usable else None
-        others = [c for c in self._candidates if c is not keep]
+        # (those begun before the one kept may be its picture: they finish, and are not waited for)
+        older = self._candidates.index(keep) if keep is not None else 0
+        others = self._candidates[older + 1:] if keep is not None else self._candidates
         self._candidates = []
         await _cancel([c.shot for c in others] + [c.mark for c in others])
         if keep is not None:
@@ -161,6 +177,17 @@ class AfterPicture:
         """Cancel the pictures not used."""
         cands, self._candidates = self._candidates, []
         await _cancel([c.shot for c in cands] + [c.mark for c in cands])
+
+
+async def _still_shows(last: _Candidate, now: PageMark, changed_at: float) -> bool:
+    """Does `last`'s picture show the page whose mark is `now`: same navigation and every frame's DOM
+    version, and nothing a version does not count (a request of the action ending, a moving animation, at
+    `changed_at`) after it was asked for?"""
+    try:
+        m: PageMark | None = await asyncio.shield(last.mark)
+    except (asyncio.CancelledError, Exception):  # noqa: BLE001 - an unreadable mark: not the same page
+        return False
+    return m is not None and m.same_page(now) and m.at > changed_at
 
 
 def _done(value: object) -> asyncio.Future:

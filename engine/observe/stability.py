@@ -234,8 +234,9 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
     # the check counts only if the page's DOM version did not change from before the check to after both
     # (the page it read is the page the frames painted) and those frames saw no mutation, no moving animation
     # and none of the action's requests — the page it read is a settled one.
-    # (not while any request is in flight or just ended: the check would read a page still to be updated)
-    overlap = outcome is not None and not frames_multi and not list(page.network.inflight) and (
+    # (not while any request is in flight or just ended: the check would read a page still to be updated; on a
+    # page with child frames their mutations count through the frames' last mutation and their DOM versions)
+    overlap = outcome is not None and not list(page.network.inflight) and (
         clock is None or since_epoch is None
         or (clock.last_end_since(since_epoch - 5000) or 0.0) < time.time() * 1000 - cfg.network_quiet_ms)
     while True:
