@@ -10,7 +10,15 @@ import logging
 from typing import Any
 
 from engine.loop.person_steps import PersonSteps
-from engine.models import AwaitingApproval, MessageAdded, PlanUpdated, SnapshotTaken, StatusChanged, StepRecorded
+from engine.models import (
+    AwaitingApproval,
+    MessageAdded,
+    PlanUpdated,
+    SnapshotTaken,
+    StatusChanged,
+    StepPictureTaken,
+    StepRecorded,
+)
 from engine.models.loop import LoopEvent
 
 log = logging.getLogger("vigil.gui")
@@ -36,6 +44,7 @@ class LoopEvents:
     def _event_handlers(self) -> dict[type, Any]:
         """The handler of each event type the window listens to."""
         return {MessageAdded: self._on_message, PlanUpdated: self._on_plan, StepRecorded: self._on_step_recorded,
+                StepPictureTaken: self._on_step_picture,
                 AwaitingApproval: self._on_awaiting, StatusChanged: self._on_status,
                 SnapshotTaken: self._on_snapshot_taken}
 
@@ -58,6 +67,12 @@ class LoopEvents:
                                                ev.record.screenshot_after or ""))
         if self.recorder is not None:  # the recorder hears the step after us: look once it has
             asyncio.get_running_loop().call_soon(self._report_recorder)
+
+    def _on_step_picture(self, ev: StepPictureTaken) -> None:  # the after picture, taken after its record
+        a = ev.artifacts
+        if a is not None and a.screenshot_after:
+            asyncio.ensure_future(self._marked(ev.step_index, a.screenshot_after, a.snapshot_after,
+                                               ev.screenshot_after))
 
     def _on_awaiting(self, ev: AwaitingApproval) -> None:
         tab = self.tab

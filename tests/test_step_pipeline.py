@@ -265,3 +265,58 @@ def test_on_a_page_with_frames_the_picture_asked_as_the_input_went_out_is_kept_o
     assert not _blue(pic[(1, "before")], panel) and _blue(pic[(1, "after")], panel), \
         "step 1's after picture does not show the change made inside the child frame after the click"
     store.close()
+
+
+def test_a_steps_result_does_not_wait_for_its_after_picture_which_follows_its_record_into_the_store(
+        server, harness, tmp_path):
+    """Captures made slow (each a real capture, 400 ms late): a step's result and its stored record come without
+    waiting for the after picture; the picture follows (StepPictureTaken), is added to the stored step and to the
+    run's record, and is in before the next step's input goes out."""
+    from engine.models import ActionDone, StepPictureTaken
+
+    store = Store.open(tmp_path / "late.db")
+    steps = [{"action": "type", "target": {"role": "textbox", "name": "Full name"}, "text": "Ada"},
+             {"action": "click", "target": {"role": "button", "name": "Show help"}},
+             {"action": "finish", "answer": "done"}]
+    events: list[tuple[str, int, float]] = []
+
+    async def go(tab):
+        capture = tab.screenshot
+
+        async def slow(**kw):  # the real capture, asked for at once, answered 400 ms late
+            shot = await capture(**kw)
+            await asyncio.sleep(0.4)
+            return shot
+        tab.screenshot = slow
+        rec = SessionRecorder(store)
+        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
+
+        def seen(ev):
+            if isinstance(ev, ActionDone):
+                events.append(("done", ev.step_index, time.monotonic()))
+            elif isinstance(ev, StepRecorded):
+                events.append(("recorded", ev.record.index, time.monotonic()))
+            elif isinstance(ev, StepPictureTaken):
+                events.append(("picture", ev.step_index, time.monotonic()))
+        loop.bus.subscribe(seen)
+        rec.start(loop, "late pictures", tab.url, planner="script", policy="auto")
+        res = await loop.run("late pictures")
+        rec.finish(res)
+        return rec.session_id, res
+
+    sid, res = harness.page(server.url("loop_form.html"), go)
+    assert res.status == "success", res.reason
+    at = {(kind, i): t for kind, i, t in events}
+    for i in (0, 1):
+        # the record is out (and stored) well before its picture, which follows it
+        assert at[("recorded", i)] < at[("picture", i)], events
+        assert at[("picture", i)] - at[("done", i)] > 0.2, "the step's result waited for its after picture"
+        assert res.steps[i].screenshot_after and res.steps[i].screenshot_distance is not None, res.steps[i]
+    # step 1's input went out only once step 0's picture was in
+    assert at[("picture", 0)] < at[("done", 1)], events
+    data = store.load(sid)
+    for i in (0, 1):
+        assert data.steps[i].screenshot_after == res.steps[i].screenshot_after, "the stored record has no picture"
+        jpeg = store.get_blob(data.blobs[i]["screenshot_after"])
+        assert Image.open(io.BytesIO(jpeg)).size[0] > 0
+    store.close()

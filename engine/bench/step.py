@@ -168,15 +168,17 @@ def _p50(xs: list[float]) -> float:
 
 
 async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, recorder=None,
-                 walls: list[float] | None = None, lags: list[float] | None = None) -> list:
+                 walls: list[float] | None = None, lags: list[float] | None = None,
+                 late: list[float] | None = None) -> list:
     """Run the steps `rounds` times as one auto-approved scripted run; the StepRecords, in order. With
     `walls`, each step's wall time is appended: from the previous step's result (its ActionDone; the run's
     start for the first) to its own — everything the loop does on a step's critical path, the writes of the
-    previous step's record included. (A step's record is published once its after picture is in, which the
-    step's result does not wait for: its publication is no mark of the step's end.) With `lags`, how long
-    after each step's result its record was published (its after picture in, its writes done)."""
+    previous step's record included. (A step's after picture may still be being taken at its result: the record
+    is published without it and the picture follows.) With `lags`, how long after each step's result its record
+    was published (its writes done); with `late`, how long after it its after picture followed (0: it was in the
+    record)."""
     from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner
-    from engine.models import ActionDone, StepRecorded
+    from engine.models import ActionDone, StepPictureTaken, StepRecorded
 
     script = [s.script(start + r) for r in range(rounds) for s in steps]
     for st in script:  # addresses relative to the page's
@@ -190,6 +192,7 @@ async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, 
     stamps: list[float] = [time.perf_counter()]
     done: dict[int, float] = {}
     published: dict[int, float] = {}
+    pictured: dict[int, float] = {}
 
     def seen(ev) -> None:
         if isinstance(ev, ActionDone):
@@ -197,6 +200,8 @@ async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, 
             done[ev.step_index] = stamps[-1]
         elif isinstance(ev, StepRecorded):
             published[ev.record.index] = time.perf_counter()
+        elif isinstance(ev, StepPictureTaken):
+            pictured[ev.step_index] = time.perf_counter()
     loop.bus.subscribe(seen)
     result = await loop.run("bench step")
     if recorder is not None:
@@ -210,6 +215,9 @@ async def _vigil(tab, url: str, steps: list[Step], rounds: int, start: int = 0, 
         raise RuntimeError(f"bench run on {url} stopped after {len(recs)} of {len(script)} steps")
     if lags is not None:
         lags.extend((published[i] - done[i]) * 1000 if i in done and i in published else 0.0
+                    for i in range(len(script)))
+    if late is not None:
+        late.extend((pictured[i] - done[i]) * 1000 if i in done and i in pictured else 0.0
                     for i in range(len(script)))
     if walls is not None:
         walls.extend((b - a) * 1000 for a, b in zip(stamps[: len(script)], stamps[1: len(script) + 1], strict=True))
@@ -228,11 +236,11 @@ async def _playwright(page, base: str, steps: list[Step], rounds: int, start: in
 
 def _empty() -> dict[str, list[float]]:
     return {"total": [], **{p: [] for p in PHASES}, "dispatch": [], "pw": [], "wall": [], "picture_bg": [],
-            "inserted": []}
+            "late": [], "inserted": []}
 
 
 def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]], walls: list[float],
-              lags: list[float]) -> dict:
+              lags: list[float], late: list[float]) -> dict:
     kinds: dict[str, dict] = {}
     for i, rec in enumerate(recs):
         k = steps[i % len(steps)].kind
@@ -245,6 +253,7 @@ def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]], walls:
         rt = rec.result.timings_ms if rec.result else {}
         d["dispatch"].append(rt.get("locate", 0.0))
         d["picture_bg"].append(lags[i] if i < len(lags) else 0.0)
+        d["late"].append(late[i] if i < len(late) else 0.0)  # the after picture, following the step's result
         typing = ((rec.result.data or {}).get("typing") or {}) if rec.result else {}
         if typing:
             d["inserted"].append(1.0 if typing.get("mode") == "insertion" else 0.0)
@@ -255,7 +264,9 @@ def _per_kind(steps: list[Step], recs: list, pw: list[tuple[str, float]], walls:
         # other: the step's wall time that no phase accounts for (events, the record and its writes, the
         # loop's own work; the writes after the record are in it since `wall` runs to the next record)
         d["other"] = [w - sum(d[p][j] for p in PHASES) for j, w in enumerate(d["wall"])]
-        row: dict[str, Any] = {p: _p50(d[p]) for p in ("total", "wall", *PHASES, "dispatch", "other", "picture_bg")}
+        row: dict[str, Any] = {p: _p50(d[p]) for p in ("total", "wall", *PHASES, "dispatch", "other", "picture_bg",
+                                                  "late")}
+        row["late_share"] = round(sum(1 for x in d["late"] if x > 0) / max(1, len(d["late"])), 2)
         if d["inserted"]:  # how the text went in: one insertion (no key handler on the field) or keystrokes
             row["typed_by"] = "insertion" if statistics.mean(d["inserted"]) >= 0.5 else "keystrokes"
         row["playwright_ms"] = _p50(d["pw"])
@@ -287,9 +298,10 @@ async def bench_step(rounds: int = 5, long_steps: int = 0, record: bool = True) 
                 await _vigil(tab, url, steps, 1, start=1)  # warm-up (a different option, the other page)
                 walls: list[float] = []
                 lags: list[float] = []
+                late: list[float] = []
                 # recorded as `vigil run` and the window record (--no-record: as a run without a store)
                 recs = await _vigil(tab, url, steps, rounds, recorder=SessionRecorder(store) if record else None,
-                                    walls=walls, lags=lags)
+                                    walls=walls, lags=lags, late=late)
                 await tab.close()
                 pw_tab = await browser.new_tab(url)
                 page = pw_tab.page
@@ -299,9 +311,9 @@ async def bench_step(rounds: int = 5, long_steps: int = 0, record: bool = True) 
                 pw = await _playwright(page, base, steps, rounds)
                 await pw_tab.close()
                 if pages and pages[-1]["page"] == name:
-                    pages[-1]["kinds"].update(_per_kind(steps, recs, pw, walls, lags))
+                    pages[-1]["kinds"].update(_per_kind(steps, recs, pw, walls, lags, late))
                 else:
-                    pages.append({"page": name, "kinds": _per_kind(steps, recs, pw, walls, lags)})
+                    pages.append({"page": name, "kinds": _per_kind(steps, recs, pw, walls, lags, late)})
             long_run = await _long_run(browser, demo, long_steps) if long_steps else None
     return {"rounds": rounds, "recorded": record, "pages": pages, "long_run": long_run}
 
@@ -360,7 +372,7 @@ def format_report(rep: dict) -> str:
              "action + expect, same run", ""]
     hdr = (f"{'page':<26}{'step':<9}{'vigil ms':>9}{'pw ms':>7}{'ratio':>6}  {'observe':>7}{'propose':>8}"
            f"{'approve':>8}{'locate':>7}{'act':>6}{'settle':>7}{'verify':>7}{'shots':>6}{'other':>6}  "
-           f"{'pub':>6}  typed by")
+           f"{'pub':>6}{'late':>6}  typed by")
     lines.append(hdr)
     for pg in rep["pages"]:
         for k, r in pg["kinds"].items():
@@ -368,7 +380,8 @@ def format_report(rep: dict) -> str:
             lines.append(f"{pg['page']:<26}{k:<9}{wall:>9.0f}{r['playwright_ms']:>7.0f}{r['ratio']:>6.1f}  "
                          f"{r['observe']:>7.0f}{r['model']:>8.0f}{r['approval']:>8.0f}{r['dispatch']:>7.0f}"
                          f"{r['act']:>6.0f}{r['settle']:>7.0f}{r['verify']:>7.0f}{r['screenshots']:>6.0f}"
-                         f"{r['other']:>6.0f}  {r.get('picture_bg', 0):>6.0f}  {r.get('typed_by', '')}")
+                         f"{r['other']:>6.0f}  {r.get('picture_bg', 0):>6.0f}{r.get('late', 0):>6.0f}  "
+                         f"{r.get('typed_by', '')}")
     lr = rep.get("long_run")
     if lr:
         lines += ["", f"Long run: {lr['steps']} recorded steps on the demo shop in {lr['seconds']} s "
@@ -383,8 +396,9 @@ def format_report(rep: dict) -> str:
               "element before input is dispatched (inside act);", "act: the action incl. dispatch; settle: the wait "
               "after it; verify: checking the expected outcome; shots: the step's wait for its pictures; other: the "
               "rest of the step (events, recording, the loop's own work);", "pub: how long after the step's result "
-              "its record was published and stored; typed by: one insertion where the field has no key handler, "
-              "else keystrokes."]
+              "its record was published and stored; late: how long after the step's result its after picture came "
+              "(taken off the step's critical path; 0: it was in);", "typed by: one insertion where the field has no "
+              "key handler, else keystrokes."]
     return "\n".join(lines)
 
 

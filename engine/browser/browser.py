@@ -77,6 +77,7 @@ class Browser(Generic[TabT]):
         self._own_pages = 0                   # pages being opened by new_tab (their "page" event is not a popup)
         self._listeners: list[TabListener] = []
         self._adopting: set[asyncio.Task[Any]] = set()
+        self._page_seen_at = 0.0  # (loop time) when the context last announced a page it opened
         self.popups = PopupGuard(lambda: self.cdp, self._default_opener)
         self.exits = ExitHold(lambda: self.cdp, self._page_of_frame, self._exit_refused)
         self.ws_url = ""                      # the browser's DevTools websocket
@@ -216,6 +217,7 @@ class Browser(Generic[TabT]):
         if any(self._target_of(t).page is page for t in self.tabs):
             return
         self._watch_page(page)  # at once: a popup may raise a dialog or download before it is wrapped
+        self._page_seen_at = asyncio.get_running_loop().time()
         task = asyncio.ensure_future(self._adopt(page))
         self._adopting.add(task)
         task.add_done_callback(self._adopting.discard)
@@ -270,11 +272,22 @@ class Browser(Generic[TabT]):
             return None
         return self._target_of(self.active_tab).target_id
 
-    async def settle_new_tabs(self, timeout: float = 2.0) -> None:
-        """Wait (briefly) until every page the context opened is wrapped as a tab."""
-        tasks = set(self._adopting)
-        if tasks:
-            await asyncio.wait(tasks, timeout=timeout)
+    async def settle_new_tabs(self, timeout: float = 2.0, quiet: float = 0.0) -> None:
+        """Wait (briefly) until every page the context opened is wrapped as a tab — and, with `quiet`, until no
+        new page has been announced for that long (pages a script opens at once are announced one by one: a
+        flood of popups is counted whole). Nothing to wait for when no page came lately."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            tasks = set(self._adopting)
+            if tasks:
+                await asyncio.wait(tasks, timeout=max(0.0, deadline - loop.time()))
+            left = min(quiet - (loop.time() - self._page_seen_at), deadline - loop.time())
+            if left <= 0 and not self._adopting:
+                return
+            if loop.time() >= deadline:
+                return
+            await asyncio.sleep(max(left, 0.01))
 
     def _closed(self, target: PageTarget) -> None:
         tab = self._targets.pop(target, None)

@@ -44,6 +44,7 @@ from engine.models.browsing import DialogAnswer, DialogInfo, PageIncidents, TabI
 
 log = logging.getLogger("vigil.loop")
 POPUP_LIMIT = 10   # new tabs from one page in one step before the rest are closed at once
+NEW_PAGE_QUIET_S = 0.15  # a step that opened pages ends once none came for this long (a flood is counted whole)
 
 
 class PageWatch:
@@ -177,7 +178,7 @@ class PageWatch:
             return inc
         while self.holds.busy:  # a held navigation or download is being decided: its answer is part of the step
             await asyncio.sleep(0.05)
-        await b.settle_new_tabs()
+        await b.settle_new_tabs(quiet=NEW_PAGE_QUIET_S)
         new = [t for t in b.opened[self._opened_mark:] if t in b.tabs]
         self._opened_mark = len(b.opened)
         inc.popups_blocked = b.popups.take_closed()

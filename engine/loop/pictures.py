@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 from engine.errors import VigilError
 from engine.loop.driver import PageDriver
-from engine.models import ActionResult
+from engine.models import ActionResult, StepArtifacts, StepPictureTaken, StepRecord
 from engine.observe.stability import PageMark, QuietPage, StabilityResult, page_mark
 from engine.snapshot.dom_snapshot import DomSnapshot
-from engine.vision.screenshot import Screenshot, on_capture_asked
+from engine.vision.screenshot import Screenshot, hash_distance, on_capture_asked
 
 log = logging.getLogger("vigil.loop")
 
@@ -254,6 +254,56 @@ class StepPictures:
             raise
         except Exception:  # noqa: BLE001 - a picture that failed is no picture
             return None
+
+
+class LatePicture:
+    """A step's after picture still being taken when the step's result was ready: the step's record is published
+    without it, and the picture follows it (`StepPictureTaken`: the store keeps it with the step, the window shows
+    it; the record itself gets its hash). The loop waits for it before the next step's input goes out and before
+    the run ends, so a run's pictures are all in when it returns; a cancelled run does not wait (the step stays
+    stored, without that picture)."""
+
+    def __init__(self, take: Take, publish: Callable[[StepPictureTaken], None]) -> None:
+        self._take, self._publish = take, publish
+        self._task: asyncio.Future | None = None
+
+    def follow(self, rec: StepRecord, pending: Pending, before: str | None, snap_after: DomSnapshot | None, *,
+               keep: bool) -> None:
+        """`rec` is published; `pending` is its after picture (`keep`: with the JPEG and snapshot for the store)."""
+        self._task = asyncio.ensure_future(self._attach(rec, pending, before, snap_after, keep))
+
+    async def _attach(self, rec: StepRecord, pending: Pending, before: str | None, snap_after: DomSnapshot | None,
+                      keep: bool) -> None:
+        try:
+            shot = await asyncio.shield(pending)
+        except asyncio.CancelledError:
+            pending.cancel()
+            raise
+        except Exception as exc:  # noqa: BLE001 - a missing picture never stops a run
+            log.debug("after picture failed: %s", exc)
+            shot = None
+        if shot is None:  # (one that failed — a capture while the page was being replaced — is taken again)
+            shot = await self._take()
+        if shot is None:
+            return
+        rec.screenshot_after = shot.phash
+        rec.screenshot_distance = hash_distance(before, shot.phash) if before else None
+        self._publish(StepPictureTaken(
+            step_index=rec.index, screenshot_after=shot.phash, screenshot_distance=rec.screenshot_distance,
+            artifacts=StepArtifacts(screenshot_after=shot.jpeg, snapshot_after=snap_after) if keep else None))
+
+    async def wait(self) -> None:
+        """Until the last step's after picture is in and published (nothing when none is under way)."""
+        task, self._task = self._task, None
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await task
+
+    def drop(self) -> None:
+        """Stop waiting for it (a cancelled run)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
 
 
 def verified_snapshot(page: PageDriver, result: ActionResult, acted_on: object) -> DomSnapshot | None:

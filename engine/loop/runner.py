@@ -33,7 +33,14 @@ from engine.loop.grounding import (
 from engine.loop.journal import RunJournal
 from engine.loop.not_run import declined, refused, target_missing
 from engine.loop.person_steps import person_acted
-from engine.loop.pictures import AfterPicture, Pending, StepPictures, after_snapshot, verified_snapshot
+from engine.loop.pictures import (
+    AfterPicture,
+    LatePicture,
+    Pending,
+    StepPictures,
+    after_snapshot,
+    verified_snapshot,
+)
 from engine.loop.planner import Observation, Planner
 from engine.loop.policy import frame_url, needs_approval, sensitive_reasons
 from engine.loop.redact import mask_action, mask_proposal, scrub_known, types_secret
@@ -113,6 +120,9 @@ class AgentLoop:
         self.policy: Policy = cast(Policy, policy)  # checked against POLICIES above
         self.max_steps, self.target_timeout_ms = max_steps, target_timeout_ms
         self.pictures = StepPictures(lambda: self.page, enabled=screenshots)
+        # the last step's after picture while it is still being taken: its record is already published, the
+        # picture follows it (StepPictureTaken) before the next step's input goes out and before the run ends
+        self.late_picture = LatePicture(self.pictures.take, lambda ev: self.bus.publish(ev))
         # with `artifacts`, each executed step's StepRecorded event carries the before/after JPEGs and
         # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
         self.artifacts = artifacts
@@ -171,6 +181,7 @@ class AgentLoop:
         except VigilError as exc:  # TabCrashedError, BrowserClosedError, SnapshotError, a failing planner …
             end = _End("error", reason=exc.message)
         except asyncio.CancelledError:
+            self.late_picture.drop()  # (its step is stored already, without that picture)
             self.writes.drain_now()  # Ctrl+C: the steps already recorded reach the store first
             self._finish(_End("interrupted", reason=self._failure or "The run was cancelled."))
             raise
@@ -179,6 +190,7 @@ class AgentLoop:
             end = _End("error", reason=f"Internal error in the loop: {type(exc).__name__}: {exc}")
         finally:
             self.watch.stop()
+        await self.late_picture.wait()  # the last step's after picture reaches its record and the store
         late = await self.writes.drain()
         if self._failure is not None or late:  # a step that could not be stored ends the run as an error
             end = _End("error", reason=self._failure or late)
@@ -339,6 +351,7 @@ class AgentLoop:
             fresh = await self.page.snapshot()
             self._publish_snapshot(fresh, index, 0)
             t_shot = time.monotonic()
+            await self.late_picture.wait()  # the last step's after picture is in before this step's input goes out
             shot_before = None if in_page else await self.pictures.unchanged(fresh) or await self.pictures.take()
             timings["screenshots"] = _ms(t_shot)
             if in_page:
@@ -512,14 +525,14 @@ class AgentLoop:
         if pending.done() and _taken(pending) is None and self.pictures.enabled:
             # (one that came back empty is taken again, in the background: a record is not published without it)
             pending = asyncio.ensure_future(self.pictures.take())
-        if not pending.done():  # (usually it is: begun as the input went out, it is in when the check ends)
-            await asyncio.wait([pending])
+        # a picture still being taken is not waited for: the record is published without it, and the picture
+        # follows (StepPictureTaken), before the next step's input goes out
         shot_after = _taken(pending)
         timings["screenshots"] = round(timings.get("screenshots", 0) + _ms(t_shot), 1)
         # the step's page events: those since its action began (not the page's load a moment before it)
         since_act = int(_ms(t_act)) + EVENT_SLACK_MS
         settled = bool((result.data or {}).get("settled")) and result.success
-        self.pictures.left(snap_after, shot_after, settled)
+        self.pictures.left(snap_after, pending if not pending.done() else shot_after, settled)
         artifacts = None
         if self.artifacts:
             artifacts = StepArtifacts(screenshot_before=shot_before.jpeg if shot_before else None,
@@ -549,7 +562,12 @@ class AgentLoop:
             url_after=self._url(), snapshot_nodes=len(fresh), screenshots=(before, after, distance),
             target=target_record(node, fresh) if node is not None else None)
         rec = rec.model_copy(update={"incidents": None if incidents.empty() else incidents})
-        return self.journal.record(rec, artifacts), result
+        rec = self.journal.record(rec, artifacts)
+        if shot_after is None and self.pictures.enabled:
+            # (decided by what the record holds, not by whether the picture is in by now: one that came in while
+            # the record was made still follows it)
+            self.late_picture.follow(rec, pending, before, snap_after, keep=self.artifacts)
+        return rec, result
 
     def _check_fatal(self, result: ActionResult | None) -> None:
         """End the run when the tab crashed or the browser closed."""

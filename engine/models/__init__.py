@@ -34,6 +34,7 @@ from engine.models.loop import (  # noqa: F401
                                    SnapshotTaken,
                                    StatusChanged,
                                    StepArtifacts,
+                                   StepPictureTaken,
                                    StepProposed,
                                    StepRecord,
                                    StepRecorded,

@@ -266,6 +266,18 @@ class StepRecorded(_Event):
     artifacts: StepArtifacts | None = Field(default=None, exclude=True, repr=False)
 
 
+class StepPictureTaken(_Event):
+    """A recorded step's after picture, taken after its record was published (the step's result did not wait
+    for it): `screenshot_after` and `screenshot_distance` are now also in that record (the loop's `RunResult`
+    has them); `artifacts` carries the JPEG and the snapshot it was taken with, for the store and the window."""
+
+    type: Literal["step_picture"] = "step_picture"
+    step_index: int
+    screenshot_after: str                 # perceptual hash (hex)
+    screenshot_distance: int | None = None
+    artifacts: StepArtifacts | None = Field(default=None, exclude=True, repr=False)
+
+
 LoopEvent = Annotated[SnapshotTaken | StepProposed | AwaitingApproval | ActionDone | VerificationDone | PlanUpdated
-                      | MessageAdded | StatusChanged | StepRecorded | TabsChanged | DialogRaised,
+                      | MessageAdded | StatusChanged | StepRecorded | StepPictureTaken | TabsChanged | DialogRaised,
                       Field(discriminator="type")]

@@ -4,9 +4,11 @@ The first task run in a tab creates the session (titled `{domain}: {task}`); lat
 tab append to it (messages and steps carry on numbering), and navigating keeps it — the session's
 url and domain follow the page. The recorder listens to the loop's event bus. Each step (record,
 screenshots, snapshots) is committed in the callback, before the loop goes on to the next one — a
-killed process never loses a recorded step; the chat messages and plan updates around it go to the
-store's background writer (`engine.store.writer`: one thread, in order, flushed before each step
-is written), so their fsyncs are off the loop's critical path. The loop waits for every write of a
+killed process never loses a recorded step. An after picture that came after its step's record
+(`StepPictureTaken`) is added to the stored step by a background write, queued before the next
+step's input goes out. The chat messages and plan updates around a step go to the store's
+background writer (`engine.store.writer`: one thread, in order, flushed before each step is
+written), so their fsyncs are off the loop's critical path. The loop waits for every write of a
 run before the run ends (`AgentLoop.track_write`), `finish()` flushes, and so does `Store.close()`
 (a run ended by Ctrl+C). A failing write ends the run with a clear error (`AgentLoop.fail_run`) — never
 a run that goes on unrecorded without saying so; the first failure is kept in `error` (and logged)
@@ -23,7 +25,7 @@ from typing import Any
 from engine.errors import ErrorCode, VigilError
 from engine.loop.redact import scrub_known
 from engine.loop.runner import AgentLoop
-from engine.models import MessageAdded, PlanUpdated, RunResult, StepRecorded
+from engine.models import MessageAdded, PlanUpdated, RunResult, StepPictureTaken, StepRecorded
 from engine.models.loop import LoopEvent
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.stored import snapshot_bytes
@@ -157,6 +159,13 @@ class SessionRecorder:
             # a step is committed before the loop goes on (a killed process never loses a recorded step);
             # the messages and plan updates around it are written in the background, before it, in order
             self._write(lambda: self._step(ev), f"step {ev.record.index + self._step0}", now=True)
+        elif isinstance(ev, StepPictureTaken):  # a step's after picture, taken after its record was stored
+            a, index = ev.artifacts, ev.step_index + self._step0
+            if a is not None and a.screenshot_after:
+                jpeg, fields = a.screenshot_after, {"screenshot_after": ev.screenshot_after,
+                                                    "screenshot_distance": ev.screenshot_distance}
+                self._write(lambda: self.store.add_step_picture(sid, index, "screenshot_after", jpeg, fields),
+                            f"step {index}'s after picture")
 
     def _write(self, fn: Callable[[], object], what: str, *, now: bool = False) -> None:
         """Run one write: on the writer thread (tracked by the run, which waits for it), or — `now`, or

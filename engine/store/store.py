@@ -435,6 +435,22 @@ class Store:
                 c.execute("INSERT OR REPLACE INTO step_blobs(session_id, idx, role, sha256) VALUES (?,?,?,?)",
                           (session_id, record.index, role, sha))
 
+    def add_step_picture(self, session_id: str, index: int, role: str, jpeg: bytes, fields: dict[str, Any]) -> None:
+        """A stored step's picture that came after its record (`role`, e.g. "screenshot_after"), and the record's
+        `fields` that go with it (its hash), in one transaction. Nothing happens when the step is not stored."""
+        sha, codec, body = self._pack("screenshot", jpeg)
+        with self._tx() as c:
+            row = c.execute("SELECT body FROM steps WHERE session_id=? AND idx=?", (session_id, index)).fetchone()
+            if row is None:
+                return
+            record = json.loads(row[0])
+            record.update(fields)
+            c.execute("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) VALUES (?,?,?,?,?,?)",
+                      (sha, "screenshot", codec, len(jpeg), body, _now()))
+            c.execute("UPDATE steps SET body=? WHERE session_id=? AND idx=?", (_json(record), session_id, index))
+            c.execute("INSERT OR REPLACE INTO step_blobs(session_id, idx, role, sha256) VALUES (?,?,?,?)",
+                      (session_id, index, role, sha))
+
     def put_blob(self, kind: str, data: bytes) -> str:
         """Store bytes once by content (sha256 of the bytes given); snapshots are zlib-compressed,
         images kept as they are. Returns the sha256."""
