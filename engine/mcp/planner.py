@@ -2,8 +2,9 @@
 
 The loop calls `propose()`; it waits for the next tool call's step. The tool call that proposed a
 step is answered at the loop's next `propose()` — by then the step has been decided, run, verified
-and recorded (its `StepRecorded` event published, so the session store holds it), and the loop has
-observed the page again, so the answer carries the page as the next step will see it. A run that
+and recorded (its `StepRecorded` event published, so the session store holds it; an after picture
+still being taken then follows it into the store), and the loop has observed the page again, so the
+answer carries the page as the next step will see it. A run that
 ends (a crashed tab, a person's stop, `finish`) answers the call it was working on from its
 `RunResult`, and every call still queued with the reason.
 
