@@ -30,7 +30,7 @@ from engine.loop.driver import PageDriver
 from engine.models import ActionResult, StepArtifacts, StepPictureTaken, StepRecord
 from engine.observe.stability import PageMark, QuietPage, StabilityResult, page_mark
 from engine.snapshot.dom_snapshot import DomSnapshot
-from engine.vision.screenshot import Screenshot, hash_distance, on_capture_asked
+from engine.vision.screenshot import Screenshot, hash_distance, on_capture_asked, warm_hashing
 
 log = logging.getLogger("vigil.loop")
 
@@ -210,6 +210,8 @@ class StepPictures:
 
     def __init__(self, current: Callable[[], PageDriver], enabled: bool = True) -> None:
         self.current, self.enabled = current, enabled
+        if enabled:
+            warm_hashing()  # (the first picture's hash would otherwise wait for its libraries to load)
         self._last: tuple[DomSnapshot, Screenshot | Pending | None, object] | None = None
 
     def reset(self) -> None:

@@ -286,7 +286,9 @@ class McpSupervisor(RunGrants):
     async def _launch(self) -> None:
         await self._close_browser()
         from engine import launch
+        from engine.vision.screenshot import warm_hashing
 
+        warm_hashing()  # while the browser starts: the first step's picture does not wait for its libraries
         self._stack = contextlib.AsyncExitStack()
         try:
             browser = await self._stack.enter_async_context(

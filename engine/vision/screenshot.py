@@ -13,6 +13,7 @@ import base64
 import contextlib
 import contextvars
 import io
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
@@ -81,6 +82,23 @@ def phash_of(img: Image.Image) -> str:
     if k > 1:
         g = g.reduce(k)
     return str(imagehash.phash(g, hash_size=HASH_SIZE))
+
+
+_warming: list[threading.Thread] = []
+
+
+def warm_hashing() -> None:
+    """Load what `phash_of` needs on a background thread, once, so that a run's first picture does not pay for it:
+    imagehash brings numpy (~100 ms) and its first hash imports scipy's FFT (~230 ms more) — most of a cold first
+    capture's 310 ms."""
+    if _warming:
+        return
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # (a failure is met again, and reported, where a hash is needed)
+            phash_of(Image.new("L", (64, 64)))
+    _warming.append(threading.Thread(target=load, name="vigil-warm-hashing", daemon=True))
+    _warming[0].start()
 
 
 def phash_of_jpeg(data: bytes) -> str:
