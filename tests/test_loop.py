@@ -52,7 +52,8 @@ def test_five_step_scripted_run_asks_every_step(harness, server):
         assert len(acted) == 5 and all(s.result.verified and s.verification.success for s in acted)
         assert acted[4].verification.verified_outcome == "navigation" and "loop_done.html" in res.url
         assert "country=de" in res.url and "terms=on" in res.url and "ada%40example.com" in res.url
-        assert all(s.screenshot_before and s.screenshot_after and s.screenshot_distance is not None for s in acted), [(s.screenshot_before, s.screenshot_after, s.screenshot_distance) for s in acted]
+        assert all(s.screenshot_before and s.screenshot_after and s.screenshot_distance is not None for s in acted), \
+            [(s.screenshot_before, s.screenshot_after, s.screenshot_distance) for s in acted]
         assert acted[4].screenshot_distance > 10
         # (a step's after picture that came after its record follows it: step_picture)
         kinds = {ev.type for ev in events} - {"step_picture"}

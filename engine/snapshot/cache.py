@@ -5,6 +5,8 @@ navigation, no context or frame change, no action since) and every frame's docum
 version the walk saw (its mutation counter, scroll, viewport and address — `capture.walk_key`).
 A walk that saw an animation or transition under way is never reused: the boxes it read were moving
 and no mutation marks when they stop (the next walk re-reads the animated subtrees, incrementally).
+A walk again that changed nothing the snapshot holds (every node reused, the same page around them)
+gives back the same snapshot object: the loop then knows the page as the last step left it.
 The last few snapshots are kept for ghost-match recovery of IDs that vanished."""
 
 from __future__ import annotations
@@ -59,12 +61,17 @@ class SnapshotCache:
                         self._checked_at = time.monotonic()
                     return self._snapshot
             gen = self.page.generation
+            prev = self._snapshot
             taken = await capture(self.page, max_nodes=max_nodes, timeout=timeout, memo=self._rows,
                                   full=force or not self.incremental)
-            self._snapshot, self._keys, self._generation = taken.snapshot, taken.walk_keys, gen
+            snap = taken.snapshot
+            if not force and prev is not None and _same(prev, snap):
+                snap = prev  # walked again, and nothing it holds changed: still the same snapshot (and picture)
+            else:
+                self.recent.append(snap)
+            self._snapshot, self._keys, self._generation = snap, taken.walk_keys, gen
             self._checked_at = time.monotonic()
-            self.recent.append(taken.snapshot)
-            return taken.snapshot
+            return snap
 
     async def _frame_version(self, frame_id: str, wait_frame: bool = True) -> tuple | None:
         """What `capture.walk_key` would say of this frame's document now, or None when it cannot be
@@ -104,3 +111,12 @@ class SnapshotCache:
         if any(v is None for v in found):
             return None
         return {fid: v for fid, v in zip(ids, found, strict=True) if v is not None}
+
+
+def _same(prev: DomSnapshot, new: DomSnapshot) -> bool:
+    """Does an incremental walk's `new` snapshot hold exactly what `prev` holds? It does when it reused every node
+    of the last tree (its root is the same object: no row changed its facts, parent or depth — an animation that
+    only changed colours, a mutation that changed nothing the walk reads) and the page around it is the same."""
+    return (new.root is not None and new.root is prev.root and len(new) == len(prev)
+            and new.generation == prev.generation and new.context == prev.context and new.frames == prev.frames
+            and new.stats.truncated == prev.stats.truncated)
