@@ -2,9 +2,10 @@
 
 `StepPictures` takes the viewport pictures of a run's steps and keeps the last step's after picture
 with the snapshot taken just before it: the next step's before picture when the page is unchanged
-since (the snapshot cache hands back that same snapshot only while no mutation, scroll, resize,
-navigation or action happened), and the sign that its page is still settled. That picture may still
-be on its way (a `Pending` one): whoever needs it waits for it then.
+since (the snapshot cache hands back that same snapshot only while nothing it holds changed: no
+mutation, scroll, resize, navigation or action, or a walk again that reused every node), and the sign
+that its page is still settled. That picture may still be on its way (a `Pending` one): whoever needs
+it waits for it then.
 
 `AfterPicture` is a step's after picture, kept off the step's critical path. Pictures are started
 while the action runs: in a headless browser the moment its input has been dispatched (a capture
@@ -14,8 +15,9 @@ each time the settle is about to check the expected outcome on a painted, quiet 
 bumped by any mutation, input or scroll) just before it was asked for. At the step's end the latest
 one whose mark is the page's mark then — and that began after the last request of the action ended
 and after the last moving animation the settle saw — is the after picture: nothing changed after its
-frame. When none qualifies, a new one is taken then. (A picture begun as the input went out is
-usually in by the time the outcome check ends; the step waits only for what is left of it.)"""
+frame. When none qualifies, a new one is asked for then. A picture begun at an outcome check whose mark
+is the last one's takes that one's frame (no second capture). The step does not wait for a picture still
+being taken: `LatePicture` sends it after the step's record, before the next step's input goes out."""
 
 from __future__ import annotations
 
