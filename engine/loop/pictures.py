@@ -167,11 +167,7 @@ class AfterPicture:
             return None
         changed_at = self.settle.changed_at if self.settle is not None else 0.0
         for c in reversed(self._candidates):
-            try:
-                m: PageMark | None = await c.mark
-            except Exception:  # noqa: BLE001 - an unreadable mark: that picture is not used
-                continue
-            if m is not None and m.same_page(now) and m.at > changed_at:
+            if await _still_shows(c, now, changed_at):
                 return c
         return None
 
@@ -187,7 +183,11 @@ async def _still_shows(last: _Candidate, now: PageMark, changed_at: float) -> bo
     `changed_at`) after it was asked for?"""
     try:
         m: PageMark | None = await asyncio.shield(last.mark)
-    except (asyncio.CancelledError, Exception):  # noqa: BLE001 - an unreadable mark: not the same page
+    except asyncio.CancelledError:
+        if not last.mark.cancelled():
+            raise  # the caller was cancelled, not the mark
+        return False
+    except Exception:  # noqa: BLE001 - an unreadable mark: not the same page
         return False
     return m is not None and m.same_page(now) and m.at > changed_at
 
