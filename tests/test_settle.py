@@ -199,7 +199,10 @@ def test_outcome_is_not_checked_while_the_actions_request_is_in_flight(harness, 
     assert set(seen) <= {"loaded"}, f"the outcome was checked before the click's response came: {seen}"
 
 
-def test_a_burst_of_changes_is_waited_out_even_when_the_outcome_shows_at_once(harness, site):
+@pytest.mark.parametrize("page, frame", [("burst", 0), ("framed-burst", 1)], ids=["in the page", "in a child frame"])
+def test_a_burst_of_changes_is_waited_out_even_when_the_outcome_shows_at_once(harness, site, page, frame):
+    """The outcome shows at once, then a burst of changes follows (in the page itself, or inside a child frame
+    only): the settle waits the burst out."""
     async def body(tab):
         async def outcome() -> bool:
             return await tab.page.evaluate("document.getElementById('o').textContent") == "done"
@@ -207,9 +210,9 @@ def test_a_burst_of_changes_is_waited_out_even_when_the_outcome_shows_at_once(ha
         t = time.monotonic()
         await tab.page.click("#b")
         st = await tab.wait_stable(since=t, outcome=outcome)
-        return st, await tab.page.evaluate("document.getElementById('n').textContent")
+        return st, await tab.page.frames[frame].evaluate("document.getElementById('n').textContent")
 
-    st, n = harness.page(site + "burst", body)
+    st, n = harness.page(site + page, body)
     assert st.stable, st.describe()
     assert n == "30", f"the settle ended in the middle of the burst (at {n} of 30): {st.describe()}"
 
@@ -247,18 +250,3 @@ def test_on_a_page_with_frames_the_first_look_checks_the_outcome_while_the_frame
     assert st.stable and st.outcome_seen, st.describe()
     assert checked and painted and checked[0] < painted[0], \
         f"the outcome was first checked after the frames painted ({checked} vs {painted}): no overlap"
-
-
-def test_a_burst_inside_a_child_frame_is_waited_out_when_the_outcome_shows_at_once(harness, site):
-    async def body(tab):
-        async def outcome() -> bool:
-            return await tab.page.evaluate("document.getElementById('o').textContent") == "done"
-
-        t = time.monotonic()
-        await tab.page.click("#b")
-        st = await tab.wait_stable(since=t, outcome=outcome)
-        return st, await tab.page.frames[1].evaluate("document.getElementById('n').textContent")
-
-    st, n = harness.page(site + "framed-burst", body)
-    assert st.stable, st.describe()
-    assert n == "30", f"the settle ended in the middle of the child frame's burst (at {n} of 30): {st.describe()}"

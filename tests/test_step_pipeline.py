@@ -38,6 +38,37 @@ def _red(jpeg: bytes) -> bool:
     return r > 200 and g < 60 and b < 60
 
 
+def _count_captures(tab, captures: list[float], delay: float = 0.0) -> None:
+    """Each real capture of the tab is noted in `captures` when asked for (and answered `delay` s late)."""
+    capture = tab.screenshot
+
+    async def counted(**kw):
+        captures.append(time.monotonic())
+        shot = await capture(**kw)
+        if delay:
+            await asyncio.sleep(delay)
+        return shot
+    tab.screenshot = counted
+
+
+async def _recorded_run(tab, store, planner, task: str, on_event=None):
+    """The planner's steps as an auto-approved run recorded into `store`: (session id, RunResult)."""
+    rec = SessionRecorder(store)
+    loop = AgentLoop(tab, planner, gate=AutoApprove(), policy="auto")
+    if on_event is not None:
+        loop.bus.subscribe(on_event)
+    rec.start(loop, task, tab.url, planner="script", policy="auto")
+    res = await loop.run(task)
+    rec.finish(res)
+    return rec.session_id, res
+
+
+def _pictures(store, sid: str, steps=(0, 1)) -> dict[tuple[int, str], bytes]:
+    """The stored before/after JPEGs of these steps, by (step, side)."""
+    blobs = store.load(sid).blobs
+    return {(i, side): store.get_blob(blobs[i][f"screenshot_{side}"]) for i in steps for side in ("before", "after")}
+
+
 def test_before_picture_reused_only_while_the_page_is_unchanged(server, harness, tmp_path):
     store = Store.open(tmp_path / "s.db")
     steps = [{"action": "type", "target": {"role": "textbox", "name": "Full name"}, "text": "Ada"},
@@ -48,19 +79,10 @@ def test_before_picture_reused_only_while_the_page_is_unchanged(server, harness,
     captures: list[float] = []
 
     async def go(tab):
-        capture = tab.screenshot
-
-        async def counted(**kw):  # the real capture, counted
-            captures.append(time.monotonic())
-            return await capture(**kw)
-        tab.screenshot = counted
-        rec = SessionRecorder(store)
-        loop = AgentLoop(tab, MutatingPlanner(steps, at=1), gate=AutoApprove(), policy="auto")
-        rec.start(loop, "fill", tab.url, planner="script", policy="auto")
-        res = await loop.run("fill")
-        rec.finish(res)
+        _count_captures(tab, captures)
+        sid, res = await _recorded_run(tab, store, MutatingPlanner(steps, at=1), "fill")
         assert res.status == "success", res.reason
-        return rec.session_id, res
+        return sid, res
 
     sid, res = harness.page(server.url("loop_form.html"), go)
     data = store.load(sid)
@@ -193,23 +215,15 @@ def test_after_picture_is_the_page_the_step_left(server, harness, tmp_path):
              for name, said in (("Start later", "Finished"), ("Start much later", "All done"))]
     steps.append({"action": "finish", "answer": "done"})
 
-    async def go(tab):
-        rec = SessionRecorder(store)
-        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
-        rec.start(loop, "late", tab.url, planner="script", policy="auto")
-        res = await loop.run("late")
-        rec.finish(res)
-        return rec.session_id, res
-
-    sid, res = harness.page(server.url("late_outcome.html"), go)
+    sid, res = harness.page(server.url("late_outcome.html"),
+                            lambda tab: _recorded_run(tab, store, ScriptedPlanner(steps), "late"))
     assert res.status == "success", res.reason
     for st in res.steps[:2]:
         assert st.verification is not None and st.verification.success, st.verification
     # (whether the settle ended on the outcome check or the verification waited for it depends on the machine's
     # load; either way the step's after picture must be the page it left, which the pixels below check)
     assert res.steps[0].result is not None
-    blob = store.load(sid).blobs
-    pic = {(i, side): store.get_blob(blob[i][f"screenshot_{side}"]) for i in (0, 1) for side in ("before", "after")}
+    pic = _pictures(store, sid)
     assert not _red(pic[(0, "before")]) and _red(pic[(0, "after")]), "step 0's after picture is not the page it left"
     assert _red(pic[(1, "before")]) and _blue(pic[(1, "after")]), "step 1's after picture is not the page it left"
 
@@ -232,33 +246,21 @@ def test_on_a_page_with_frames_the_picture_asked_as_the_input_went_out_is_kept_o
              {"action": "click", "target": {"role": "button", "name": "Paint the panel later"},
               "expect": {"type": "element_appears", "text": "Panel painted"}},
              {"action": "finish", "answer": "done"}]
-    captures: list[int] = []
+    captures: list[float] = []
     at_record: dict[int, int] = {}
 
     async def go(tab):
-        capture = tab.screenshot
-
-        async def counted(**kw):  # the real capture, counted
-            captures.append(1)
-            return await capture(**kw)
-        tab.screenshot = counted
+        _count_captures(tab, captures)
         # (a request begun in the second before a run's first look is waited for: the long poll is older then)
         await asyncio.sleep(1.1)
-        rec = SessionRecorder(store)
-        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
-        loop.bus.subscribe(lambda ev: isinstance(ev, StepRecorded) and at_record.setdefault(ev.record.index,
-                                                                                           len(captures)))
-        rec.start(loop, "framed", tab.url, planner="script", policy="auto")
-        res = await loop.run("framed")
-        rec.finish(res)
-        return rec.session_id, res
+        return await _recorded_run(tab, store, ScriptedPlanner(steps), "framed", lambda ev: isinstance(
+            ev, StepRecorded) and at_record.setdefault(ev.record.index, len(captures)))
 
     sid, res = harness.page(server.url("framed_outcome.html"), go)
     assert res.status == "success", res.reason
     for st in res.steps[:2]:
         assert st.verification is not None and st.verification.success, st.verification
-    blob = store.load(sid).blobs
-    pic = {(i, side): store.get_blob(blob[i][f"screenshot_{side}"]) for i in (0, 1) for side in ("before", "after")}
+    pic = _pictures(store, sid)
     assert not _red(pic[(0, "before")]) and _red(pic[(0, "after")]), "step 0's after picture is not the page it left"
     assert at_record[0] == 2, f"step 0 took {at_record[0]} pictures (its before and one after were enough)"
     panel = (40, 400)  # inside the child frame
@@ -280,29 +282,17 @@ def test_a_steps_result_does_not_wait_for_its_after_picture_which_follows_its_re
              {"action": "finish", "answer": "done"}]
     events: list[tuple[str, int, float]] = []
 
+    def seen(ev):
+        if isinstance(ev, ActionDone):
+            events.append(("done", ev.step_index, time.monotonic()))
+        elif isinstance(ev, StepRecorded):
+            events.append(("recorded", ev.record.index, time.monotonic()))
+        elif isinstance(ev, StepPictureTaken):
+            events.append(("picture", ev.step_index, time.monotonic()))
+
     async def go(tab):
-        capture = tab.screenshot
-
-        async def slow(**kw):  # the real capture, asked for at once, answered 400 ms late
-            shot = await capture(**kw)
-            await asyncio.sleep(0.4)
-            return shot
-        tab.screenshot = slow
-        rec = SessionRecorder(store)
-        loop = AgentLoop(tab, ScriptedPlanner(steps), gate=AutoApprove(), policy="auto")
-
-        def seen(ev):
-            if isinstance(ev, ActionDone):
-                events.append(("done", ev.step_index, time.monotonic()))
-            elif isinstance(ev, StepRecorded):
-                events.append(("recorded", ev.record.index, time.monotonic()))
-            elif isinstance(ev, StepPictureTaken):
-                events.append(("picture", ev.step_index, time.monotonic()))
-        loop.bus.subscribe(seen)
-        rec.start(loop, "late pictures", tab.url, planner="script", policy="auto")
-        res = await loop.run("late pictures")
-        rec.finish(res)
-        return rec.session_id, res
+        _count_captures(tab, [], delay=0.4)  # each real capture asked for at once, answered 400 ms late
+        return await _recorded_run(tab, store, ScriptedPlanner(steps), "late pictures", seen)
 
     sid, res = harness.page(server.url("loop_form.html"), go)
     assert res.status == "success", res.reason
