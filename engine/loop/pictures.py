@@ -17,7 +17,7 @@ one whose mark is the page's mark then — and that began after the last request
 and after the last moving animation the settle saw — is the after picture: nothing changed after its
 frame. When none qualifies, a new one is asked for then. A picture begun at an outcome check whose mark
 is the last one's takes that one's frame (no second capture). The step does not wait for a picture still
-being taken: `LatePicture` sends it after the step's record, before the next step's input goes out."""
+being taken: `LatePicture` sends it after the step's record, before the planner is asked for the next step."""
 
 from __future__ import annotations
 
@@ -263,9 +263,9 @@ class StepPictures:
 class LatePicture:
     """A step's after picture still being taken when the step's result was ready: the step's record is published
     without it, and the picture follows it (`StepPictureTaken`: the store keeps it with the step, the window shows
-    it; the record itself gets its hash). The loop waits for it before the next step's input goes out and before
-    the run ends, so a run's pictures are all in when it returns; a cancelled run does not wait (the step stays
-    stored, without that picture)."""
+    it; the record itself gets its hash). The loop waits for it before the planner is asked for the next step
+    and before the run ends, so a run's pictures are all in when it returns; a cancelled run does not wait (the
+    step stays stored, without that picture)."""
 
     def __init__(self, take: Take, publish: Callable[[StepPictureTaken], None]) -> None:
         self._take, self._publish = take, publish

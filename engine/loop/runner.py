@@ -121,7 +121,7 @@ class AgentLoop:
         self.max_steps, self.target_timeout_ms = max_steps, target_timeout_ms
         self.pictures = StepPictures(lambda: self.page, enabled=screenshots)
         # the last step's after picture while it is still being taken: its record is already published, the
-        # picture follows it (StepPictureTaken) before the next step's input goes out and before the run ends
+        # picture follows it (StepPictureTaken) before the planner is asked for the next step and before the run ends
         self.late_picture = LatePicture(self.pictures.take, lambda ev: self.bus.publish(ev))
         # with `artifacts`, each executed step's StepRecorded event carries the before/after JPEGs and
         # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
@@ -234,6 +234,10 @@ class AgentLoop:
             timings = {"observe": _ms(t0)}
             # page text the planner is about to read that reads like orders to it: warned, and asked
             self._warnings = [h.describe() for h in find_instructions(snap, obs.recent_events)]
+            # the last step's after picture is in before the planner is asked (a capture shows the frame the
+            # browser paints after it was asked: what the page does while the next step is planned — a person's
+            # own input, the world moving on — must not get into it); it overlapped the record and this observation
+            await self.late_picture.wait()
             proposal, msg = await self._propose(obs, timings)
             turn = await self._step(index, proposal, snap, msg, timings)
         if self.stopping.requested:
@@ -351,7 +355,6 @@ class AgentLoop:
             fresh = await self.page.snapshot()
             self._publish_snapshot(fresh, index, 0)
             t_shot = time.monotonic()
-            await self.late_picture.wait()  # the last step's after picture is in before this step's input goes out
             shot_before = None if in_page else await self.pictures.unchanged(fresh) or await self.pictures.take()
             timings["screenshots"] = _ms(t_shot)
             if in_page:
@@ -526,7 +529,7 @@ class AgentLoop:
             # (one that came back empty is taken again, in the background: a record is not published without it)
             pending = asyncio.ensure_future(self.pictures.take())
         # a picture still being taken is not waited for: the record is published without it, and the picture
-        # follows (StepPictureTaken), before the next step's input goes out
+        # follows (StepPictureTaken), before the planner is asked for the next step
         shot_after = _taken(pending)
         timings["screenshots"] = round(timings.get("screenshots", 0) + _ms(t_shot), 1)
         # the step's page events: those since its action began (not the page's load a moment before it)
