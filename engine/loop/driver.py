@@ -1,7 +1,7 @@
 """PageDriver: exactly what the observe–act loop (and a planner asking for a picture) needs of a page.
 
 `engine.Tab` is the real one. Anything else with these members can stand in for it — the tests drive
-the loop's decisions on a page made of stored snapshots (`tests/fake_page.py`), in milliseconds and
+the loop's decisions on a page made of stored snapshots (`tests/support/fake_page.py`), in milliseconds and
 without a browser."""
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""What the tests share: servers, fakes, helpers and the corpora's drivers."""
