@@ -13,7 +13,8 @@ from engine.cli.run import step_line  # noqa: E402
 from engine.loop import AgentLoop, AutoApprove, ScriptedPlanner  # noqa: E402
 from engine.models.actions import Action, ActionResult, PageState, VerificationResult  # noqa: E402
 from engine.models.loop import ChatMessage, StepRecord  # noqa: E402
-from gui.widgets.chat_view import ChatView, ok_mark, warn_mark  # noqa: E402
+from gui.kit.look import ok_mark, warn_mark  # noqa: E402
+from gui.run.chat_view import ChatView  # noqa: E402
 
 from support.page_helpers import FAST
 

@@ -35,7 +35,7 @@ def test_window_smoke_screenshot_and_clean_exit(server, tmp_path):
     home = tmp_path / "home"  # its own: a window another test closed would hand it its saved size
     env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={SCREENS_FILE}",
            mark.split("=")[0]: mark.split("=")[1], "VIGIL_HOME": str(home)}
-    p = subprocess.run([sys.executable, "-m", "gui.launcher", "gui", server.url("offline_shop.html"),
+    p = subprocess.run([sys.executable, "-m", "gui.app.launcher", "gui", server.url("offline_shop.html"),
                         "--screenshot", str(shot), "--quit-after-load"], capture_output=True, text=True,
                        timeout=120, cwd=ROOT, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -53,7 +53,8 @@ def test_window_smoke_screenshot_and_clean_exit(server, tmp_path):
 def test_a_page_that_cannot_be_opened_fails_the_screenshot_run(tmp_path):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     missing = (tmp_path / "nope.html").as_uri()
-    cmd = [sys.executable, "-m", "gui.launcher", "gui", "--screenshot", str(tmp_path / "w.png"), "--quit-after-load"]
+    cmd = [sys.executable, "-m", "gui.app.launcher", "gui", "--screenshot", str(tmp_path / "w.png"),
+           "--quit-after-load"]
     p = subprocess.run(cmd[:4] + [missing] + cmd[4:], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
     assert p.returncode == 2 and "BAD_URL" in p.stderr and "does not exist" in p.stderr and str(tmp_path) in p.stderr
     # the browser starts, the page does not load (nothing listens on a port just freed): said, and not 0
@@ -69,13 +70,13 @@ def test_a_page_that_cannot_be_opened_fails_the_screenshot_run(tmp_path):
 
 def test_no_display_is_a_clear_error(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    p = subprocess.run([sys.executable, "-m", "gui.launcher", "gui"], capture_output=True, text=True, timeout=60,
+    p = subprocess.run([sys.executable, "-m", "gui.app.launcher", "gui"], capture_output=True, text=True, timeout=60,
                        cwd=ROOT, env=env)
     assert p.returncode == 2 and "NO_DISPLAY" in p.stderr and "xvfb-run" in p.stderr
 
 
 def test_engine_commands_still_reach_the_engine_cli():
-    p = subprocess.run([sys.executable, "-m", "gui.launcher", "snapshot", "--help"], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, "-m", "gui.app.launcher", "snapshot", "--help"], capture_output=True, text=True,
                        timeout=60, cwd=ROOT)
     assert p.returncode == 0 and "--som" in p.stdout
 
@@ -134,7 +135,7 @@ def test_run_a_task_one_approved_step_at_a_time(qtbot, aio, server):
         window.set_page_size("Fit to panel")  # and back to following the panel
         wait_fitted(qtbot, window)
         assert run(qtbot, window.sup.tab.page.evaluate("innerWidth")) == window.page.width()
-        shown = [w for w in window._pictures if w.isVisible()]
+        shown = [w for w in window.run_wiring.pictures if w.isVisible()]
         assert shown and shown[0].pixmap().width() > 600
         for w in shown:
             qtbot.addWidget(w)

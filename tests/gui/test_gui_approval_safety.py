@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget  # noqa: E402
 from engine.models.actions import Action, ExpectedOutcome  # noqa: E402
 from engine.models.browsing import DialogInfo  # noqa: E402
 from engine.models.loop import ApprovalRequest, ProposedStep  # noqa: E402
-from gui.widgets.approval_bar import ApprovalBar  # noqa: E402
-from gui.widgets.approval_text import change_line, one_line  # noqa: E402
+from gui.approval.approval_bar import ApprovalBar  # noqa: E402
+from gui.approval.approval_text import change_line, one_line  # noqa: E402
 
 ADD = {"id": "7", "role": "button", "name": "Add to cart", "bounds": [24, 150, 80, 21]}
 DELETE = {"id": "7", "role": "button", "name": "Delete account", "bounds": [24, 150, 105, 21]}
@@ -117,7 +117,7 @@ def test_waiting_for_the_person_in_the_page_answers_nothing_until_done(qtbot, ba
     """"I'll do it in the page" before the person acted: the bar waits — no stray Enter or Space answers the step
     (Approve is gone, Done is off until the host says they acted) —, Escape and "Back to the question" return
     to the step's buttons, and only Done answers, with a take-over in the page."""
-    from gui.widgets.in_page_wait import NOTHING_YET
+    from gui.approval.in_page_wait import NOTHING_YET
 
     acted = {"yet": False}
     bar.in_page_waits = lambda: not acted["yet"]

@@ -164,13 +164,13 @@ def test_window_fits_under_xvfb():
 
 @pytest.mark.parametrize("room", [(0, 0, 1024, 640), (1366, 0, 1366, 768)])
 def test_a_small_screen_gets_all_of_it(room):
-    from gui.window_layout import first_geometry
+    from gui.window.layout import first_geometry
 
     assert first_geometry(QRect(*room)) == QRect(*room)
 
 
 def test_a_large_screen_gets_ninety_percent_centred():
-    from gui.window_layout import first_geometry
+    from gui.window.layout import first_geometry
 
     big = first_geometry(QRect(0, 24, 1920, 1056))
     assert big.size().width() == 1728 and big.size().height() == 950
@@ -180,15 +180,15 @@ def test_a_large_screen_gets_ninety_percent_centred():
 @pytest.mark.parametrize("saved, pulled", [((5000, 900, 1500, 1200), (0, 0, 1366, 768)),
                                            ((-50, 10, 800, 600), (0, 10, 800, 600))])
 def test_a_saved_position_off_the_screen_is_pulled_back(saved, pulled):
-    from gui.window_layout import clamp_to
+    from gui.window.layout import clamp_to
 
     assert clamp_to(QRect(*saved), QRect(0, 0, 1366, 768)) == QRect(*pulled)
 
 
 def test_layout_is_remembered_in_a_private_place(qtbot, aio, demo, settings):
-    from gui.controller import Supervisor
-    from gui.main_window import MainWindow
-    from gui.window_layout import window_settings
+    from gui.supervisor.controller import Supervisor
+    from gui.window.layout import window_settings
+    from gui.window.main_window import MainWindow
 
     # the suite's settings live in its private VIGIL_HOME, never in the user's own
     assert Path(window_settings().fileName()).parent == Path(os.environ["VIGIL_HOME"]).expanduser()

@@ -62,7 +62,7 @@ def _fleet(url: str, names: list[str]):
 
 def test_one_queue_answered_out_of_order_through_the_window(qtbot, aio, site):  # noqa: F811
     from engine.models import Decision
-    from gui.fleet_window import FleetWindow
+    from gui.fleet.fleet_window import FleetWindow
 
     url, posts = site
     fleet = _fleet(url, ["alpha", "beta", "gamma"])
@@ -133,7 +133,7 @@ def test_gui_fleet_with_a_bad_file_says_what_is_wrong_before_any_window(tmp_path
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", VIGIL_HOME=str(tmp_path / "store"))
     for args, words in (([str(tmp_path / "missing.yaml")], "missing.yaml"), ([str(bad)], "url"),
                         ([str(bad), "--parallel", "0"], "--parallel")):
-        p = subprocess.run([sys.executable, "-m", "gui.launcher", "gui", "--fleet", *args], env=env,
+        p = subprocess.run([sys.executable, "-m", "gui.app.launcher", "gui", "--fleet", *args], env=env,
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 2, p.stderr
         assert "BAD_ARGUMENT" in p.stderr and words in p.stderr, p.stderr
@@ -143,7 +143,7 @@ def test_gui_fleet_with_a_bad_file_says_what_is_wrong_before_any_window(tmp_path
 def test_fleet_from_the_main_windows_menu_records_in_its_store_and_closes_with_it(qtbot, aio, site, tmp_path):  # noqa: F811
     import json
 
-    from gui.fleet_app import open_fleet_dialog
+    from gui.fleet.fleet_dialog import open_fleet_dialog
 
     url, posts = site
     script = [{"action": "click", "target": {"role": "button", "name": "Save"}, "expect": "any_change"},
@@ -163,5 +163,5 @@ def test_fleet_from_the_main_windows_menu_records_in_its_store_and_closes_with_i
         assert [r.state for r in fw.result.runs] == ["done", "done"]
         assert sorted(p.split("who=")[1] for p in posts) == ["one", "two"]
         sessions = {r.session_id for r in fw.result.runs}
-        assert None not in sessions and sessions <= {s.id for s in win.sup._store.list_sessions()}
+        assert None not in sessions and sessions <= {s.id for s in win.sup.recording.store.list_sessions()}
     assert fw.closed.done()  # closed with the main window

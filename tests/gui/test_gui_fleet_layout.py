@@ -22,8 +22,8 @@ def _fleet(n: int, browsers=None):
 
 @pytest.mark.parametrize("size", ["1024x640", "1366x768"])
 def test_fleet_view_fits_its_screen_and_keeps_its_panels_still(qtbot, aio, size):  # noqa: F811
-    from gui.fleet_window import FleetWindow
-    from gui.widgets.fleet_lists import BROWSER_COLUMN
+    from gui.fleet.fleet_lists import BROWSER_COLUMN
+    from gui.fleet.fleet_window import FleetWindow
 
     fleet = _fleet(4)
     window = FleetWindow(fleet)
@@ -76,8 +76,8 @@ def test_fleet_view_fits_its_screen_and_keeps_its_panels_still(qtbot, aio, size)
 
 
 def test_fleet_view_shows_the_browser_column_when_runs_use_several(qtbot, aio):  # noqa: F811
-    from gui.fleet_window import FleetWindow
-    from gui.widgets.fleet_lists import BROWSER_COLUMN
+    from gui.fleet.fleet_lists import BROWSER_COLUMN
+    from gui.fleet.fleet_window import FleetWindow
 
     window = FleetWindow(_fleet(2, browsers=["local", "ws://127.0.0.1:9/devtools/browser/x"]))
     qtbot.addWidget(window)

@@ -14,8 +14,8 @@ pytest.importorskip("PySide6.QtWidgets")
 from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 
-from gui.widgets.node_columns import NAME_FLOOR  # noqa: E402
-from gui.widgets.node_tree import NAME_MIN_WIDTH, NodeTreePanel  # noqa: E402
+from gui.nodes.node_columns import NAME_FLOOR  # noqa: E402
+from gui.nodes.node_tree import NAME_MIN_WIDTH, NodeTreePanel  # noqa: E402
 
 from support.fake_page import stored  # noqa: E402
 
@@ -124,7 +124,7 @@ def _whole_and_inside(btn, panel) -> bool:
 
 @pytest.mark.parametrize("width", [NARROW, WIDE])
 def test_every_session_action_is_shown_whole_in_a_narrow_panel(qtbot, make, width):
-    from gui.widgets.sessions_panel import SessionsPanel
+    from gui.sessions.sessions_panel import SessionsPanel
 
     panel = make(SessionsPanel)
     _shown(qtbot, panel, width)
@@ -152,7 +152,7 @@ def test_every_session_action_is_shown_whole_in_a_narrow_panel(qtbot, make, widt
 
 
 def test_a_narrow_sessions_table_gives_the_title_its_room(qtbot, make):
-    from gui.widgets.sessions_panel import DOMAIN_COL, STARTED_COL, TITLE_COL, TITLE_MIN_WIDTH, SessionsPanel
+    from gui.sessions.sessions_panel import DOMAIN_COL, STARTED_COL, TITLE_COL, TITLE_MIN_WIDTH, SessionsPanel
 
     panel = make(SessionsPanel)
     _shown(qtbot, panel, WIDE + 200)
@@ -219,7 +219,7 @@ def _visible_texts(view) -> list[str]:
 
 @pytest.mark.parametrize("width", [WIDE, NARROW])
 def test_a_run_with_an_unverified_step_says_each_thing_once_and_not_plain_success(qtbot, make, width):
-    from gui.widgets.chat_view import ChatView
+    from gui.run.chat_view import ChatView
 
     view = make(ChatView)
     _shown(qtbot, view, width)
@@ -244,7 +244,7 @@ def test_a_run_with_an_unverified_step_says_each_thing_once_and_not_plain_succes
 
 
 def test_a_verified_run_is_a_plain_success_and_a_note_keeps_what_it_adds(qtbot, make):
-    from gui.widgets.chat_view import ChatView
+    from gui.run.chat_view import ChatView
 
     view = make(ChatView)
     _shown(qtbot, view, WIDE)
@@ -258,7 +258,7 @@ def test_a_verified_run_is_a_plain_success_and_a_note_keeps_what_it_adds(qtbot, 
 
 def test_a_failed_run_says_its_reason_once(qtbot, make):
     from engine.models.loop import ChatMessage
-    from gui.widgets.chat_view import ChatView
+    from gui.run.chat_view import ChatView
 
     view = make(ChatView)
     _shown(qtbot, view, WIDE)
@@ -275,8 +275,8 @@ def test_a_failed_run_says_its_reason_once(qtbot, make):
 
 def test_the_plan_marks_an_unverified_step_and_says_so_in_its_title(qtbot, make):
     from engine.models.loop import Plan
-    from gui.widgets.chat_view import warn_mark
-    from gui.widgets.plan_view import PlanView
+    from gui.kit.look import warn_mark
+    from gui.run.plan_view import PlanView
 
     plan = Plan.from_descriptions(["Click Do nothing", "Click Save"], current=0)
     plan.steps[0].status = "completed"

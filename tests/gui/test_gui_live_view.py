@@ -60,12 +60,12 @@ def test_a_menu_opened_in_the_live_view_gets_its_boxes_and_loses_them_when_close
         wait_fitted(qtbot, w)
         w.act_overlay.setChecked(False)   # the click goes to the page (with the overlay on, a box would take it)
         x, y = run(qtbot, w.sup.tab.page.evaluate(CENTER_JS, opener))
-        n_snapshots = w.sup.live.stats.snapshots
+        n_snapshots = w.sup.live.follower.stats.snapshots
         # the GUI's part of the path: a live snapshot handed to the controller → boxes, tree and status bar
         # set (synchronously) → the next paint of the page view
         gui: list[float] = []
         painted: list[float] = []
-        show = w.sup.live.on_snapshot
+        show = w.sup.live.follower.on_snapshot
 
         def timed(snap, cost):
             t = time.perf_counter()
@@ -73,7 +73,7 @@ def test_a_menu_opened_in_the_live_view_gets_its_boxes_and_loses_them_when_close
             gui.append(time.perf_counter())
             gui.append(gui.pop() - t)
             painted.append(-time.perf_counter())   # negative: waiting for its paint
-        w.sup.live.on_snapshot = timed
+        w.sup.live.follower.on_snapshot = timed
 
         def on_paint():
             if painted and painted[-1] < 0:
@@ -92,11 +92,12 @@ def test_a_menu_opened_in_the_live_view_gets_its_boxes_and_loses_them_when_close
         try:
             qtbot.waitUntil(boxed, timeout=int(POPUP_BOUND_S * 1000) + 3000)
         except qtbot.TimeoutError:
-            raise AssertionError(f"the options have no boxes: live {w.sup.live.stats}, gap {w.sup.live.gap():.2f} s, "
-                                 f"may run {w.sup.live_may_run()}, {len(w.page.drawn_boxes())} boxes") from None
+            raise AssertionError(f"the options have no boxes: live {w.sup.live.follower.stats}, "
+                                 f"gap {w.sup.live.follower.gap():.2f} s, "
+                                 f"may run {w.sup.live.may_run()}, {len(w.page.drawn_boxes())} boxes") from None
         took = time.monotonic() - t0
         assert took < POPUP_BOUND_S + 1.0, f"the options got their boxes after {took:.2f} s"
-        assert w.sup.live.stats.snapshots > n_snapshots, "no live snapshot was taken"
+        assert w.sup.live.follower.stats.snapshots > n_snapshots, "no live snapshot was taken"
         qtbot.waitUntil(lambda: bool(painted) and painted[-1] >= 0, timeout=3000)
         print(f"\n{page}: options boxed {took * 1000:.0f} ms after the click; controller → boxes, tree, status "
               f"bar {max(gui) * 1000:.0f} ms at most, → painted {max(painted) * 1000:.0f} ms at most")
@@ -147,7 +148,7 @@ def test_a_scroll_moves_the_boxes_at_once_then_new_links_get_boxes(qtbot, aio, s
                             and not w.page.overlay_stale, timeout=8000)
         except qtbot.TimeoutError:
             raise AssertionError(f"no snapshot after the scroll: page scrollY {w.page._meta.get('scrollOffsetY')}, "
-                                 f"live {w.sup.live.stats}, may run {w.sup.live_may_run()}, "
+                                 f"live {w.sup.live.follower.stats}, may run {w.sup.live.may_run()}, "
                                  f"snapshot y {w.sup.snapshot.context.scroll_y}") from None
         w.page.frame_painted.disconnect(painted)
         assert shifted, "no frame was painted with the new scroll before the new snapshot landed"
@@ -170,7 +171,7 @@ TICKER_JS = """(() => { const el = document.createElement('div'); el.id = 'ticke
 def test_a_page_changing_every_frame_is_snapshotted_within_the_throttle(qtbot, aio, server):  # noqa: F811
     with open_window(qtbot, server.url("real/tom-select.html"), screen=screen_named("1366x768")) as w:
         wait_fitted(qtbot, w)
-        live = w.sup.live
+        live = w.sup.live.follower
         run(qtbot, w.sup.tab.page.evaluate(TICKER_JS))
         qtbot.wait(1500)
         n0, r0, t0 = live.stats.snapshots, live.stats.reports, time.monotonic()
@@ -197,12 +198,12 @@ def test_no_live_snapshot_while_a_step_runs(qtbot, aio, server):  # noqa: F811
         wait_fitted(qtbot, w)
         run(qtbot, w.sup.tab.page.evaluate(TICKER_JS))
         states: list[str] = []
-        take = w.sup.live.take
+        take = w.sup.live.follower.take
 
         async def watched():
             states.append(w.sup.loop_state if w.sup.running() else "idle")
             return await take()
-        w.sup.live.take = watched   # every live snapshot notes the loop's state when it is taken
+        w.sup.live.follower.take = watched   # every live snapshot notes the loop's state when it is taken
         qtbot.waitUntil(lambda: bool(states), timeout=6000)   # the live view follows the changing page
         w.policy.setCurrentText("auto")
         w.task.setText("type Ada into Full name and click Place order")

@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QLabel
 
 from engine.models.actions import Action
 from engine.models.loop import StepRecord
-from gui.widgets.chat_turn import _Observation as Observation
-from gui.widgets.plan_view import PLANNING_TEXT, PlanView
+from gui.run.chat_turn import _Observation as Observation
+from gui.run.plan_view import PLANNING_TEXT, PlanView
 
 
 def test_a_run_without_a_plan_says_who_sends_its_steps(qtbot):

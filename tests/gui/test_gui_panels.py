@@ -10,9 +10,9 @@ import time
 
 from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 
-from gui.widgets.inspector import PayloadInspector  # noqa: E402
-from gui.widgets.node_models import NEW_TOOLTIP, NODE_ID_ROLE, FlatModel, NodeTreeModel  # noqa: E402
-from gui.widgets.node_tree import NodeTreePanel  # noqa: E402
+from gui.nodes.inspector import PayloadInspector  # noqa: E402
+from gui.nodes.node_models import NEW_TOOLTIP, NODE_ID_ROLE, FlatModel, NodeTreeModel  # noqa: E402
+from gui.nodes.node_tree import NodeTreePanel  # noqa: E402
 
 from support.fake_page import stored
 

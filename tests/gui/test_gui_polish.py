@@ -14,11 +14,11 @@ from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget  # noqa: E402
 
 from engine.models.actions import Action  # noqa: E402
 from engine.models.loop import ApprovalRequest, ProposedStep  # noqa: E402
-from gui.widgets.approval_bar import ApprovalBar  # noqa: E402
-from gui.widgets.approval_text import default_check_words, repeats  # noqa: E402
-from gui.widgets.node_tree import NodeTreePanel  # noqa: E402
-from gui.widgets.status_bar import StatusBar, plain_walk  # noqa: E402
-from gui.window_toolbar import HINT_MIN_WINDOW, URL_MIN_WIDTH, build_toolbar  # noqa: E402
+from gui.approval.approval_bar import ApprovalBar  # noqa: E402
+from gui.approval.approval_text import default_check_words, repeats  # noqa: E402
+from gui.nodes.node_tree import NodeTreePanel  # noqa: E402
+from gui.window.status_bar import StatusBar, plain_walk  # noqa: E402
+from gui.window.toolbar import HINT_MIN_WINDOW, URL_MIN_WIDTH, NavigationBar  # noqa: E402
 
 from support.fake_page import edited  # noqa: E402
 
@@ -43,11 +43,11 @@ def _shown(qtbot, widget, width: int, height: int) -> None:
 def test_the_address_keeps_its_width_and_the_hint_makes_way_in_a_narrow_window(qtbot, make):
     win = make(QMainWindow)
     win.setCentralWidget(QWidget())
-    bar = build_toolbar(win)
-    win.overlay_hint_fit.set_on(True)  # Set-of-Mark on
+    bar = NavigationBar(win)
+    bar.overlay_hint_fit.set_on(True)  # Set-of-Mark on
     _shown(qtbot, win, 1024, 640)
-    assert win.url.width() >= URL_MIN_WIDTH
-    assert not win.overlay_hint.isVisible(), "the hint takes the address's room in a 1024 px window"
+    assert bar.url.width() >= URL_MIN_WIDTH
+    assert not bar.overlay_hint.isVisible(), "the hint takes the address's room in a 1024 px window"
     # every action is on the bar itself (none pushed into the overflow menu), inside the window
     for a in bar.actions():
         if a.isVisible():
@@ -55,13 +55,13 @@ def test_the_address_keeps_its_width_and_the_hint_makes_way_in_a_narrow_window(q
             assert w is not None and w.isVisible(), a.text() or a.toolTip()
             assert w.mapTo(win, w.rect().topRight()).x() <= win.width(), a.text()
     win.resize(HINT_MIN_WINDOW + 166, 768)
-    qtbot.waitUntil(win.overlay_hint.isVisible, timeout=2000)
-    win.overlay_hint_fit.set_on(False)
-    qtbot.waitUntil(lambda: not win.overlay_hint.isVisible(), timeout=2000)
-    win.overlay_hint_fit.set_on(True)
-    qtbot.waitUntil(win.overlay_hint.isVisible, timeout=2000)
+    qtbot.waitUntil(bar.overlay_hint.isVisible, timeout=2000)
+    bar.overlay_hint_fit.set_on(False)
+    qtbot.waitUntil(lambda: not bar.overlay_hint.isVisible(), timeout=2000)
+    bar.overlay_hint_fit.set_on(True)
+    qtbot.waitUntil(bar.overlay_hint.isVisible, timeout=2000)
     win.resize(1024, 640)
-    qtbot.waitUntil(lambda: not win.overlay_hint.isVisible(), timeout=2000)
+    qtbot.waitUntil(lambda: not bar.overlay_hint.isVisible(), timeout=2000)
 
 
 # -- the approval bar -----------------------------------------------------------------------------------

@@ -68,8 +68,8 @@ def shot(widget, name: str) -> None:
 def test_run_is_listed_and_opens_read_only(qtbot, aio, server, home):
     from PySide6.QtWidgets import QLineEdit, QPushButton
 
-    from gui.widgets.approval_bar import ApprovalBar
-    from gui.widgets.sessions_panel import STATUS_COL, STEPS_COL, TITLE_COL
+    from gui.approval.approval_bar import ApprovalBar
+    from gui.sessions.sessions_panel import STATUS_COL, STEPS_COL, TITLE_COL
 
     with open_window(qtbot, server.url("offline_shop.html")) as w:
         do_task(qtbot, w)
@@ -135,8 +135,8 @@ def test_a_success_with_unverified_steps_does_not_read_as_a_plain_success(qtbot,
     from engine.models import Action, ActionResult, StepRecord
     from engine.models.actions import PageState, VerificationResult
     from engine.store import Store
-    from gui.widgets.session_text import AMBER
-    from gui.widgets.sessions_panel import STATUS_COL
+    from gui.kit.look import AMBER
+    from gui.sessions.sessions_panel import STATUS_COL
 
     unseen = VerificationResult(success=False, verified_outcome=None, actual_outcome="nothing changed",
                                 page_state=PageState(url="http://a.test/", url_changed=False, dom_changed=False),
@@ -166,7 +166,7 @@ def test_a_success_with_unverified_steps_does_not_read_as_a_plain_success(qtbot,
 def test_one_session_per_tab_until_new_session(qtbot, aio, server, home):
     from PySide6.QtWidgets import QMessageBox
 
-    from gui.widgets.sessions_panel import TITLE_COL
+    from gui.sessions.sessions_panel import TITLE_COL
 
     with open_window(qtbot, server.url("offline_shop.html")) as w:
         do_task(qtbot, w)

@@ -24,9 +24,9 @@ def _rect_in(w, parent) -> QRect:
 
 @pytest.mark.parametrize("size", ["1024x640", "1366x768"])
 def test_nothing_in_the_status_bar_overlaps_and_what_is_cut_says_so(qtbot, aio, size, tmp_path):
-    from gui.controller import Supervisor
-    from gui.main_window import MainWindow
-    from gui.mcp_host import WindowMcpHost
+    from gui.app.mcp_host import WindowMcpHost
+    from gui.supervisor.controller import Supervisor
+    from gui.window.main_window import MainWindow
 
     window = MainWindow(Supervisor(), settings=QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
@@ -75,8 +75,8 @@ def test_nothing_in_the_status_bar_overlaps_and_what_is_cut_says_so(qtbot, aio, 
 
 @pytest.mark.parametrize("size", ["1024x640", "1366x768"])
 def test_the_nodes_tabs_locator_line_and_tier_column_are_not_clipped(qtbot, aio, size, tmp_path):
-    from gui.controller import Supervisor
-    from gui.main_window import MainWindow
+    from gui.supervisor.controller import Supervisor
+    from gui.window.main_window import MainWindow
 
     window = MainWindow(Supervisor(), settings=QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)

@@ -14,9 +14,10 @@ from PySide6.QtWidgets import QLabel  # noqa: E402
 
 from engine.models.actions import Action, ActionResult, ExpectedOutcome, PageEvent, PageState, VerificationResult  # noqa: E402
 from engine.models.loop import ApprovalRequest, ChatMessage, Plan, PlanStep, ProposedStep, StepRecord  # noqa: E402
-from gui.widgets.approval_bar import ApprovalBar  # noqa: E402
-from gui.widgets.chat_view import ChatView, ok_mark  # noqa: E402
-from gui.widgets.plan_view import PlanView  # noqa: E402
+from gui.approval.approval_bar import ApprovalBar  # noqa: E402
+from gui.kit.look import ok_mark  # noqa: E402
+from gui.run.chat_view import ChatView  # noqa: E402
+from gui.run.plan_view import PlanView  # noqa: E402
 
 MARKUP = "<b>bold</b><script>x</script>"
 
@@ -311,7 +312,7 @@ def test_a_system_note_says_its_error_once(make):
 
 
 def test_payload_keeps_coordinate_pairs_on_one_line(make):
-    from gui.widgets.inspector import _pretty
+    from gui.nodes.inspector import _pretty
 
     data = {"interactive_tree": [{"i": 12, "r": "button", "n": "Pay <b>now</b>", "xy": [312, 48],
                                   "box": [300, 40, 24, 16], "s": ["focused"]}],

@@ -65,7 +65,7 @@ def _anchor(qtbot, screen):
 
 
 def _shown_inside(qtbot, w, screen, what: str) -> QRect:
-    from gui.window_layout import screen_at  # not w.screen(): see gui.widgets.window_fit.screen_of
+    from gui.kit.window_fit import screen_at  # not w.screen(): see gui.widgets.window_fit.screen_of
     w.show()
     w.activateWindow()
     qtbot.waitUntil(lambda: w.isActiveWindow(), timeout=5000)
@@ -104,8 +104,8 @@ def _test_picture(width: int = 944, height: int = 684) -> QPixmap:
 @pytest.mark.parametrize("size", SIZES)
 def test_the_session_window_fits_its_screen_and_closes_with_escape_or_ctrl_w(qtbot, aio, stored, size, monkeypatch):
     from engine.store import Store
-    from gui.sessions import SessionLibrary
-    from gui.widgets.session_view import SessionView
+    from gui.sessions.session_view import SessionView
+    from gui.supervisor.session_library import SessionLibrary
 
     home, sid = stored
     screen = _screen(size)
@@ -140,8 +140,8 @@ def test_the_session_window_fits_its_screen_and_closes_with_escape_or_ctrl_w(qtb
 def test_the_picture_after_a_step_opens_whole_zooms_and_scrolls(qtbot, aio, size, tmp_path):
     from PySide6.QtCore import QSettings
 
-    from gui.controller import Supervisor
-    from gui.main_window import MainWindow
+    from gui.supervisor.controller import Supervisor
+    from gui.window.main_window import MainWindow
 
     screen = _screen(size)
     room = screen.availableGeometry()
@@ -156,7 +156,7 @@ def test_the_picture_after_a_step_opens_whole_zooms_and_scrolls(qtbot, aio, size
     buf = QBuffer()
     buf.open(QBuffer.WriteOnly)
     pm.save(buf, "PNG")
-    pic = window._show_picture(0, bytes(QByteArray(buf.data())))
+    pic = window.run_wiring.show_picture(0, bytes(QByteArray(buf.data())))
     frame = _shown_inside(qtbot, pic, screen, "the picture after step 1")
     v = pic.view
     assert v.fitting and v.whole_in_view(), "the picture does not open whole"
@@ -183,7 +183,7 @@ def test_the_picture_after_a_step_opens_whole_zooms_and_scrolls(qtbot, aio, size
     assert v.fitting and v.whole_in_view()
     assert frame.width() <= room.width()
     _closes_with(qtbot, pic, Qt.Key_Escape)
-    pic = window._show_picture(0, bytes(QByteArray(buf.data())))
+    pic = window.run_wiring.show_picture(0, bytes(QByteArray(buf.data())))
     _shown_inside(qtbot, pic, screen, "the picture after step 1")
     _closes_with(qtbot, pic, Qt.Key_W, Qt.ControlModifier)
     # the settings dialog, too

@@ -68,7 +68,7 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
 
     monkeypatch.setenv("VIGIL_HOME", str(tmp_path))  # a store of its own: the grant given here is recorded here
 
-    from gui.mcp_host import WindowMcpHost
+    from gui.app.mcp_host import WindowMcpHost
 
     layout = QSettings(str(tmp_path / "window.ini"), QSettings.IniFormat)  # not the suite's remembered layout
     with open_window(qtbot, server.url("mcp_shop.html"), settings=layout) as window:

@@ -19,7 +19,7 @@ from PySide6.QtGui import QHelpEvent, QImage, QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QToolTip  # noqa: E402
 
 from engine.browser.screencast import InputForwarder, Screencast  # noqa: E402
-from gui.widgets.page_view import PageView, cdp_modifiers  # noqa: E402
+from gui.page.page_view import PageView, cdp_modifiers  # noqa: E402
 
 
 @pytest.fixture(scope="module")

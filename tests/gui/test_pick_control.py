@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from engine.loop.person_steps import PersonSteps, control_at
-from gui.widgets.node_models import locator_code
+from gui.nodes.node_models import locator_code
 
 from support.real_corpus import corpus_installed, open_widget  # noqa: F401  (fixture)
 

@@ -8,7 +8,7 @@ pytest.importorskip("PySide6.QtWidgets")
 
 from engine.models.actions import Action, ActionResult, PageState, VerificationResult  # noqa: E402
 from engine.models.loop import StepRecord  # noqa: E402
-from gui.main_window import step_words  # noqa: E402
+from gui.window.main_window import step_words  # noqa: E402
 
 
 def _rec(status: str, verified: bool | None, action: Action | None) -> StepRecord:

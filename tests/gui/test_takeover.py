@@ -168,7 +168,7 @@ def test_take_over_before_acting_waits_for_the_persons_own_input(qtbot, server):
     Done, while the step's target outline follows its button as the page moves it down."""
     from PySide6.QtCore import Qt
 
-    from gui.widgets.in_page_wait import NOTHING_YET
+    from gui.approval.in_page_wait import NOTHING_YET
 
     with open_window(qtbot, server.url("offline_shop.html")) as window:
         wait_fitted(qtbot, window)

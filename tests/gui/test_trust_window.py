@@ -59,8 +59,8 @@ def _clean(label: str, picture: bytes, words=("harbor", "welcome")) -> str:
 
 @pytest.mark.usefixtures("aio")
 def test_the_live_view_masks_secret_fields_unless_turned_off_for_the_session(qtbot, server):
-    from gui.controller import Supervisor
-    from gui.main_window import MainWindow
+    from gui.supervisor.controller import Supervisor
+    from gui.window.main_window import MainWindow
 
     with open_window(qtbot, server.url("trust_login.html")) as window:
         wait_fitted(qtbot, window)
@@ -184,9 +184,10 @@ def _open_last_picture(qtbot, window) -> bytes:
 
     buttons = window.chat.findChildren(QPushButton, "stepPicture")
     assert buttons, "the chat offers no step picture"
-    before = set(map(id, getattr(window, "_pictures", [])))
+    before = set(map(id, window.run_wiring.pictures))
     qtbot.mouseClick(buttons[-1], Qt.LeftButton)
-    qtbot.waitUntil(lambda: any(id(w) not in before and w.isVisible() for w in window._pictures), timeout=5000)
-    opened = next(w for w in window._pictures if id(w) not in before)
+    run = window.run_wiring
+    qtbot.waitUntil(lambda: any(id(w) not in before and w.isVisible() for w in run.pictures), timeout=5000)
+    opened = next(w for w in window.run_wiring.pictures if id(w) not in before)
     qtbot.addWidget(opened)
     return _png(opened)

@@ -64,7 +64,7 @@ def demo_url():
 
 
 def test_demo_window(qtbot, aio, demo_url):  # noqa: F811
-    from gui.app import DEMO_TASK
+    from gui.app.window_app import DEMO_TASK
 
     with open_window(qtbot, demo_url) as w:
         _show(qtbot, w)
@@ -121,7 +121,7 @@ def test_corpus_menu_with_set_of_mark(qtbot, aio, server, page, opener, name):  
 
 def test_fleet_four_waiting(qtbot, aio, server):  # noqa: F811
     from engine.fleet import Fleet, load_fleet
-    from gui.fleet_window import FleetWindow
+    from gui.fleet.fleet_window import FleetWindow
 
     script = [{"action": "click", "target": {"role": "button", "name": "Place order"}, "expect": "any_change"},
               {"action": "finish", "answer": "ordered"}]

@@ -14,7 +14,7 @@ from support.mcp_server import vigil_script as _vigil
 
 def _vigil_run(capsys, *args: str) -> tuple[int, str, str]:
     """`vigil ARGS` in this process (gui.launcher.main hands every command but the window to the engine)."""
-    from gui.launcher import main
+    from gui.app.launcher import main
 
     try:
         code = main(list(args))

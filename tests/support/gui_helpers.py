@@ -143,8 +143,8 @@ def open_window(qtbot, url: str, *, screen=None, settings=None, timeout: float =
     layout in a file of its own, so no window opens at the size another test left behind."""
     from PySide6.QtCore import QSettings
 
-    from gui.controller import Supervisor
-    from gui.main_window import MainWindow
+    from gui.supervisor.controller import Supervisor
+    from gui.window.main_window import MainWindow
 
     own = None
     if settings is None:

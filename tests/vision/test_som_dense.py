@@ -1,5 +1,5 @@
 """Set-of-Mark badges on dense and awkward pages, in stored pictures (engine.vision.som) and in the
-live overlay's placement (gui.widgets.overlay), on real pages in real Chromium: a flatpickr calendar
+live overlay's placement (gui.page.overlay), on real pages in real Chromium: a flatpickr calendar
 (badges in their own day cell, off every day number), a wrapped link on the Python docs (a box per
 line), and a link a sticky header covers (its badge never on the header's search box)."""
 
@@ -51,7 +51,7 @@ def test_calendar_badges_sit_in_their_own_day_off_every_day_number(harness, serv
 
 
 def test_wrapped_link_gets_a_box_per_line(harness, server, corpus_installed):  # noqa: F811
-    from gui.widgets.overlay import overlay_items
+    from gui.page.overlay import overlay_items
 
     async def go(tab):
         await tab.page.set_viewport_size({"width": 900, "height": 700})

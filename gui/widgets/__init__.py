@@ -1,1 +1,0 @@
-"""The window's widgets: each shows engine data it is handed and emits what the analyst did."""
