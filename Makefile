@@ -24,7 +24,7 @@ setup:
 run: setup
 	$(VIGIL) gui --demo
 
-# fast (seconds): style and bugs (ruff), types (mypy, engine/), and that every import goes down the
+# fast (seconds): style and bugs (ruff), types (mypy, engine/ and gui/), and that every import goes down the
 # layers with no circle (import-linter: the contracts in pyproject.toml)
 check: setup
 	$(VENV)/bin/ruff check
