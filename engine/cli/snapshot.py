@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engine.errors import ErrorCode, VigilError
 from engine.models import FORMATS
-from engine.snapshot.serialize.limits import DEFAULT_JSON_MAX_BYTES, DEFAULT_MAX_BYTES, json_document, within_budget
+from engine.snapshot.budget import DEFAULT_JSON_MAX_BYTES, DEFAULT_MAX_BYTES, json_document, within_budget
 
 WALK_MAX_NODES = 200_000  # the walk's own node budget (engine.snapshot.capture); --max-nodes only raises it
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1_000_000, "mb": 1_000_000, "g": 1_000_000_000,

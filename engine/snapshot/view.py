@@ -4,9 +4,9 @@ serializers against it, rather than against DomSnapshot, keeps `engine.snapshot.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
-from engine.models import FrameInfo, PageContext, SnapshotStats
+from engine.models import FrameInfo, PageContext, Serialization, SnapshotStats
 from engine.snapshot.vnode import VirtualNode
 
 
@@ -24,3 +24,7 @@ class SnapshotView(Protocol):
     def stats(self) -> SnapshotStats: ...
 
     def nodes(self) -> tuple[VirtualNode, ...]: ...
+
+    # the snapshot's own (cached) serialization: the reading takes its controls from `semantic`,
+    # and a budget asks again for less
+    def serialize(self, fmt: str = "semantic", **options: Any) -> Serialization: ...

@@ -14,10 +14,10 @@ from engine.models import Serialization
 from engine.snapshot.serialize.tokens import estimate_tokens
 
 if TYPE_CHECKING:
-    from engine.snapshot.dom_snapshot import DomSnapshot
+    from engine.snapshot.view import SnapshotView
 
 
-def render(snap: DomSnapshot, fmt: str, **options: Any) -> Serialization:
+def render(snap: SnapshotView, fmt: str, **options: Any) -> Serialization:
     if fmt == "tree":
         from engine.snapshot.serialize.tree import serialize_tree
         return serialize_tree(snap, **options)

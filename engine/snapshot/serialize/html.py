@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from engine.models import Serialization
 from engine.snapshot.serialize.hidden import F_HIDDEN, hidden_reason
-from engine.snapshot.serialize.limits import DEFAULT_FULL_MAX_BYTES, describe_node, walk_cut
+from engine.snapshot.serialize.limits import DEFAULT_FULL_MAX_BYTES, SKELETON_MAX_NODES, describe_node, walk_cut
 from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
 from engine.snapshot.vnode import VirtualNode
 
 if TYPE_CHECKING:
-    from engine.snapshot.dom_snapshot import DomSnapshot
+    from engine.snapshot.view import SnapshotView
 
 SKELETON_ATTRS = ("name", "type", "href", "placeholder", "aria-label", "data-testid", "title")
 FULL_ATTRS = ("id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role",
@@ -63,7 +63,8 @@ def _skeleton_tag(n: VirtualNode) -> str:
     return f"{head}{body}</{tag}>"
 
 
-def serialize_skeleton(snap: DomSnapshot, *, full_page: bool = True, max_nodes: int = 400) -> Serialization:
+def serialize_skeleton(snap: SnapshotView, *, full_page: bool = True,
+                       max_nodes: int = SKELETON_MAX_NODES) -> Serialization:
     lines = []
     count = 0
     more = 0
@@ -126,7 +127,7 @@ def _inline(block: VirtualNode, include_hidden: bool) -> str:
     return "".join(out + rest)
 
 
-def serialize_full(snap: DomSnapshot, *, include_hidden: bool = False,
+def serialize_full(snap: SnapshotView, *, include_hidden: bool = False,
                    max_bytes: int | None = DEFAULT_FULL_MAX_BYTES) -> Serialization:
     """The annotated HTML of the whole tree, stopped with a marker once it passes `max_bytes`
     (UTF-8; None: no limit)."""

@@ -29,7 +29,7 @@ from engine.snapshot.serialize.text import text_lines
 from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
 
 if TYPE_CHECKING:
-    from engine.snapshot.dom_snapshot import DomSnapshot
+    from engine.snapshot.view import SnapshotView
 
 LEGEND = ('Lines in reading order. A control: [ref] role "name" = "value" (states) — act on it by its ref; '
           'roles: btn button, inp text input, chk checkbox, sel select/combobox, opt option, num number input, '
@@ -59,7 +59,7 @@ def control_line(item: dict) -> str:
     return s
 
 
-def header(snap: DomSnapshot, data: dict) -> str:
+def header(snap: SnapshotView, data: dict) -> str:
     bits = [clean_text(cut(snap.context.title, 80)) or "(no title)", snap.context.url]
     where = f"scrolled {data.get('scroll_position', '0%')}"
     if data.get("more_below"):
@@ -70,7 +70,7 @@ def header(snap: DomSnapshot, data: dict) -> str:
     return " | ".join(bits)
 
 
-def reading_lines(snap: DomSnapshot, data: dict, *, full_page: bool = False) -> list[str]:
+def reading_lines(snap: SnapshotView, data: dict, *, full_page: bool = False) -> list[str]:
     """The controls of `data` (the semantic payload, viewport or whole page) and the text a person reads,
     merged in reading order; labels that only repeat a control's name are left out."""
     order = {n.node_id: i for i, n in enumerate(snap.nodes())}
@@ -94,7 +94,7 @@ def reading_lines(snap: DomSnapshot, data: dict, *, full_page: bool = False) -> 
     return [s for _, _, s in ranked]
 
 
-def render_reading(snap: DomSnapshot, data: dict | None = None, *, full_page: bool = False,
+def render_reading(snap: SnapshotView, data: dict | None = None, *, full_page: bool = False,
                    max_tokens: int | None = None, focus: str = "") -> tuple[str, str]:
     """(the reading of the viewport — or the whole page — as text, a header in our words saying what it
     holds); cut to `max_tokens` with the lines matching `focus` first. `data`: the semantic payload to

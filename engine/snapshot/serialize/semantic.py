@@ -18,7 +18,7 @@ from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
 from engine.snapshot.vnode import F_INTERACTIVE, F_RENDERED
 
 if TYPE_CHECKING:
-    from engine.snapshot.dom_snapshot import DomSnapshot
+    from engine.snapshot.view import SnapshotView
     from engine.snapshot.vnode import VirtualNode
 
 ROLE_MIN = {
@@ -67,7 +67,7 @@ def _states(st: dict) -> str | None:
     return ",".join(out) or None
 
 
-def serialize_semantic(snap: DomSnapshot, *, full_page: bool = False, boxes: bool = False,
+def serialize_semantic(snap: SnapshotView, *, full_page: bool = False, boxes: bool = False,
                        max_name: int = 50, text: bool = False) -> Serialization:
     ctx = snap.context
     ordinals = {f.frame_id: f.ordinal for f in snap.frames}

@@ -19,7 +19,7 @@ from engine.snapshot.serialize.tokens import clean_text, cut
 from engine.snapshot.vnode import F_FOLDED, F_INTERACTIVE, F_RENDERED, VirtualNode
 
 if TYPE_CHECKING:
-    from engine.snapshot.dom_snapshot import DomSnapshot
+    from engine.snapshot.view import SnapshotView
 
 ALERT_ROLES = frozenset({"alert", "alertdialog"})
 STATUS_ROLES = frozenset({"status", "log", "timer", "marquee"})
@@ -61,11 +61,11 @@ class TextLine:
         return t
 
 
-_CACHE: OrderedDict[int, tuple[DomSnapshot, list[TextLine]]] = OrderedDict()
+_CACHE: OrderedDict[int, tuple[SnapshotView, list[TextLine]]] = OrderedDict()
 _CACHE_SIZE = 8  # the snapshots a step compares (before, after) and a few more
 
 
-def text_lines(snap: DomSnapshot) -> list[TextLine]:
+def text_lines(snap: SnapshotView) -> list[TextLine]:
     """Every line of text of the page a person could read (scrolled to or not), in reading order.
     Cached per snapshot (snapshots are immutable)."""
     hit = _CACHE.get(id(snap))
@@ -79,7 +79,7 @@ def text_lines(snap: DomSnapshot) -> list[TextLine]:
     return got
 
 
-def viewport_lines(snap: DomSnapshot) -> list[TextLine]:
+def viewport_lines(snap: SnapshotView) -> list[TextLine]:
     return [ln for ln in text_lines(snap) if ln.in_view]
 
 
@@ -115,7 +115,7 @@ def _row_text(row: VirtualNode) -> str:
     return " | ".join(p for p in parts if p)
 
 
-def _walk(snap: DomSnapshot) -> list[TextLine]:
+def _walk(snap: SnapshotView) -> list[TextLine]:
     root = snap.root
     if root is None:
         return []
@@ -199,7 +199,7 @@ def _same_row(a: tuple[float, float, float, float], b: tuple[float, float, float
     return abs(ay - by_) <= ROW_TOLERANCE and a[3] < 60 and b[3] < 60 and b[0] >= a[0] + a[2] - 2
 
 
-def channel(snap: DomSnapshot, control_names: set[str] | frozenset[str] = frozenset(), *,
+def channel(snap: SnapshotView, control_names: set[str] | frozenset[str] = frozenset(), *,
             max_chars: int = 6000) -> tuple[list[str], int]:
     """The viewport's lines for the payload, without text that only repeats a control's name (a field's
     label), cut to about `max_chars`; (lines, how many lines were left out)."""

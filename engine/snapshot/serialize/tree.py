@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from engine.models import Serialization
 from engine.snapshot.serialize.hidden import hidden_reason
-from engine.snapshot.serialize.limits import walk_cut
+from engine.snapshot.serialize.limits import TREE_MAX_NODES, walk_cut
 from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
 from engine.snapshot.vnode import VirtualNode
 
 if TYPE_CHECKING:
-    from engine.snapshot.dom_snapshot import DomSnapshot
+    from engine.snapshot.view import SnapshotView
 
 VERSION = "vigil.tree.v1"
 CONTAINER_ROLES = frozenset({
@@ -119,7 +119,7 @@ def _summarize(children: list[dict], run_max: int, keep: int) -> list[dict]:
     return out
 
 
-def serialize_tree(snap: DomSnapshot, *, max_nodes: int = 1500, run_max: int = 30, keep: int = 10,
+def serialize_tree(snap: SnapshotView, *, max_nodes: int = TREE_MAX_NODES, run_max: int = 30, keep: int = 10,
                    include_hidden: bool = False) -> Serialization:
     root = snap.root
     ordinals = {f.frame_id: f.ordinal for f in snap.frames}
