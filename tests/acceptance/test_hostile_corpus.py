@@ -26,7 +26,7 @@ MCP = [p.id for p in PATTERNS.values() if p.mcp]
 @pytest.fixture(scope="module")
 def servers():
     log = hc.RequestLog()
-    s = {"main": hc.RecordingServer(log), "second": hc.RecordingServer(log)}
+    s = {"main": hc.HostileServer(log), "second": hc.HostileServer(log)}
     yield s
     for x in s.values():
         x.close()

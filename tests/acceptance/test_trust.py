@@ -123,8 +123,7 @@ def test_no_secret_in_what_a_vision_model_is_sent(server, harness):
         _assert_clean([(f"image {i}", base64.b64decode(u.split(",", 1)[1])) for i, u in enumerate(images)],
                       "the vision model's request")
     finally:
-        llm.httpd.shutdown()
-        llm.httpd.server_close()
+        llm.close()
 
 
 def test_page_content_is_fenced_in_the_model_prompt_and_instructions_are_flagged(server, harness):
@@ -163,8 +162,7 @@ def test_page_content_is_fenced_in_the_model_prompt_and_instructions_are_flagged
         assert still == "Account active", "a rejected step must leave the account alone"
         assert res.steps[0].status == "rejected"
     finally:
-        llm.httpd.shutdown()
-        llm.httpd.server_close()
+        llm.close()
 
 
 def test_delete_account_under_auto_safe_asks_and_rejection_leaves_it(server, harness):

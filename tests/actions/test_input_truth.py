@@ -7,8 +7,6 @@ shows the delete request never arrived. Ordinary buttons that re-render themselv
 from __future__ import annotations
 
 import asyncio
-import http.server
-import threading
 
 import pytest
 
@@ -17,50 +15,20 @@ from engine.loop.scripted import ScriptedPlanner
 from engine.models import Decision
 
 from support.paths import FIXTURES
+from support.recording_server import RecordingServer, Reply
 
 
-class _Recording(http.server.SimpleHTTPRequestHandler):
-    """Serves the fixture pages and records every request (method, path) the browser sends."""
+class Recorder(RecordingServer):
+    """Serves the fixture pages, answers every POST with 204 and records every request (method, path) the
+    browser sends (a POST with its body)."""
 
-    def __init__(self, *a, **kw):
-        super().__init__(*a, directory=str(FIXTURES), **kw)
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        self.server.seen.append(("GET", self.path))  # type: ignore[attr-defined]
-        super().do_GET()
-
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        n = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(n).decode(errors="replace") if n else ""
-        self.server.seen.append(("POST", self.path, body))  # type: ignore[attr-defined]
-        self.send_response(204)
-        self.end_headers()
-
-
-class Recorder:
     def __init__(self) -> None:
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recording)
-        self.httpd.daemon_threads = True
-        self.httpd.seen = []  # type: ignore[attr-defined]
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    @property
-    def seen(self) -> list:
-        return self.httpd.seen  # type: ignore[attr-defined]
+        super().__init__({"POST /*": Reply(status=204, content_type=None, length=False)}, static=FIXTURES)
+        self.seen = self.view(lambda r: ("GET", r.target) if r.method == "GET" else ("POST", r.target, r.text()),
+                              where=lambda r: r.method in ("GET", "POST"))
 
     def deletes(self) -> list:
         return [r for r in self.seen if r[0] == "POST" and r[1].startswith("/delete")]
-
-    def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}/{path}"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture(scope="module")

@@ -5,51 +5,35 @@ of it (only the whole value, which every record scrubs). A local server records 
 
 from __future__ import annotations
 
-import http.server
-import threading
-
 import pytest
 
 from engine.loop import AgentLoop, AutoApprove
 from engine.loop.scripted import ScriptedPlanner
 
 from support.paths import FIXTURES
+from support.recording_server import RecordingServer, Reply
 
 PAGE = (FIXTURES / "hostile_type.html").read_bytes()
 SECRET = "Hunter2pwX"
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
+class Recorder(RecordingServer):
+    """Answers every GET with the page and every POST with a small page; `posts`: (path, body) of each POST."""
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        size = int(self.headers.get("Content-Length") or 0)
-        self.server.posts.append((self.path, self.rfile.read(size).decode("utf-8", "replace")))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.end_headers()
-        self.wfile.write(b"<p>posted</p>")
+    def __init__(self) -> None:
+        super().__init__({"GET /*": Reply(PAGE, content_type="text/html; charset=utf-8", length=False),
+                          "POST /*": Reply(b"<p>posted</p>", length=False)})
+        self.posts = self.view(lambda r: (r.target, r.text()), where=lambda r: r.method == "POST")
 
 
 @pytest.fixture
 def recorder():
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    httpd.posts = []
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    with Recorder() as r:
+        yield r
 
 
 def test_a_line_break_in_a_one_line_field_is_refused_before_anything_is_typed(harness, recorder):
-    url = f"http://127.0.0.1:{recorder.server_address[1]}/signin"
+    url = recorder.url("signin")
 
     async def go(tab):
         snap = await tab.snapshot()
@@ -77,7 +61,7 @@ def test_a_line_break_in_a_one_line_field_is_refused_before_anything_is_typed(ha
 
 
 def test_a_secret_is_one_insertion_so_no_part_of_it_is_ever_shown(harness, recorder):
-    url = f"http://127.0.0.1:{recorder.server_address[1]}/signin"
+    url = recorder.url("signin")
 
     async def go(tab):
         planner = ScriptedPlanner([

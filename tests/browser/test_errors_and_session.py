@@ -15,6 +15,9 @@ from engine.browser.discovery import find_chromium
 from engine.browser.target import normalize_url
 from engine.errors import BrowserNotFoundError, NavigationError, SnapshotError, UnknownNodeError
 
+from support.paths import ROOT
+from support.recording_server import RecordingServer
+
 
 def test_unreachable_host_is_a_clear_error(harness):
     async def go():
@@ -233,21 +236,17 @@ def test_back_forward_and_reload_through_the_tab(harness, server):
 
 
 def test_reloading_a_page_whose_server_went_away_is_a_clear_error(harness):
-    import http.server
-    import threading
-
     async def go():
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        site = RecordingServer(static=ROOT)
         tab = await harness.browser.new_tab()
         try:
-            await tab.goto(f"http://127.0.0.1:{httpd.server_address[1]}/")
-            httpd.shutdown()
-            httpd.server_close()
+            await tab.goto(site.url())
+            site.close()
             with pytest.raises(NavigationError) as e:
                 await tab.reload(timeout=10)
             assert "Reloading failed" in str(e.value) and "ERR_" in str(e.value)
         finally:
+            site.close()
             await tab.close()
 
     harness.run(go(), timeout=60)

@@ -10,10 +10,9 @@ that was refused."""
 from __future__ import annotations
 
 import asyncio
-import http.server
 import re
-import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,91 +25,60 @@ from engine.models.browsing import DownloadInfo
 
 from support.page_helpers import FAST
 from support.paths import FIXTURES
+from support.recording_server import RecordingServer, Reply, Request
 
 OTHER = "evil.localhost"
 BIG = 20_000_000         # what /big.bin would send in all, over 4 s (it is stopped long before)
 LIMIT = 1_000_000        # the size limit these tests set
 
 
-class Recorder(http.server.ThreadingHTTPServer):
+class Recorder(RecordingServer):
     """Serves tests/fixtures/hostile_exit_<name>.html at /page/<name> (with {OTHER} filled in), a
     redirect to the other site, files to download; records (host, method, path) of every request."""
 
-    daemon_threads = True
-
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.port = self.server_address[1]
-        self.hits: list[tuple[str, str, str]] = []
         self.big_sent = 0
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        super().__init__({
+            "GET POST /page/*": self._page,
+            "GET POST /go-away": lambda r: Reply(status=302, content_type=None, length=False,
+                                                 headers={"Location": self.other_url("/redirected")}),
+            "GET POST /file.bin": _attachment(b"0123456789" * 100, "totals.bin"),
+            "GET POST /big.bin": lambda r: _attachment(self._big(), "big.bin"),
+            "GET POST /*": lambda r: Reply(f"<!doctype html><title>Other site</title><h1>{r.target}</h1>")})
+        self.hits = self.view(lambda r: (r.host, r.method, r.target))
 
-    def url(self, name: str) -> str:
-        return f"http://127.0.0.1:{self.port}/page/{name}"
+    def url(self, name: str = "", host: str = "127.0.0.1") -> str:
+        """The address of the page hostile_exit_<name>.html."""
+        return super().url(f"page/{name}", host)
+
+    def other_url(self, path: str) -> str:
+        return f"http://{OTHER}:{self.port}{path}"
 
     def other(self) -> list[str]:
         """What reached the other site: "METHOD /path"."""
-        return [f"{m} {p}" for h, m, p in list(self.hits) if h.split(":")[0] == OTHER and p != "/favicon.ico"]
+        return [f"{m} {p}" for h, m, p in self.hits if h.split(":")[0] == OTHER and p != "/favicon.ico"]
+
+    def _page(self, request: Request) -> Reply:
+        page = FIXTURES / f"hostile_exit_{request.path.removeprefix('/page/')}.html"
+        return Reply(page.read_text().replace("{OTHER}", self.other_url("")))
+
+    def _big(self) -> Iterator[bytes]:
+        """Streamed, no length: only the bytes received tell its size (stopped when the browser hangs up)."""
+        while self.big_sent < BIG:
+            yield b"x" * 100_000
+            self.big_sent += 100_000
+            time.sleep(0.02)
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    server: Recorder
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def _send(self, body: bytes, ctype: str = "text/html", extra: dict | None = None) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        self.do_GET()
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        s = self.server
-        s.hits.append((self.headers.get("Host", ""), self.command, self.path))
-        if self.command == "POST":
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        path = self.path.split("?")[0]
-        if path.startswith("/page/"):
-            page = FIXTURES / f"hostile_exit_{path[6:]}.html"
-            self._send(page.read_text().replace("{OTHER}", f"http://{OTHER}:{s.port}").encode())
-        elif path == "/go-away":
-            self.send_response(302)
-            self.send_header("Location", f"http://{OTHER}:{s.port}/redirected")
-            self.end_headers()
-        elif path == "/file.bin":
-            self._send(b"0123456789" * 100, "application/octet-stream",
-                       {"Content-Disposition": "attachment; filename=totals.bin"})
-        elif path == "/big.bin":  # streamed, no length: only the bytes received tell its size
-            self.send_response(200)
-            self.send_header("Content-Type", "application/octet-stream")
-            self.send_header("Content-Disposition", "attachment; filename=big.bin")
-            self.end_headers()
-            try:
-                while s.big_sent < BIG:
-                    self.wfile.write(b"x" * 100_000)
-                    self.wfile.flush()
-                    s.big_sent += 100_000
-                    time.sleep(0.02)
-            except OSError:
-                pass  # the browser hung up: the download was stopped
-            self.close_connection = True
-        else:
-            self._send(f"<!doctype html><title>Other site</title><h1>{self.path}</h1>".encode())
+def _attachment(body: bytes | Iterator[bytes], name: str) -> Reply:
+    return Reply(body, content_type="application/octet-stream",
+                 headers={"Content-Disposition": f"attachment; filename={name}"})
 
 
 @pytest.fixture
 def rec():
-    r = Recorder()
-    yield r
-    r.shutdown()
-    r.server_close()
+    with Recorder() as r:
+        yield r
 
 
 QUICK = {"type": "any_change", "timeout_ms": 300}  # a held exit changes nothing on the page: no need to wait 3 s

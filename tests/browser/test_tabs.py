@@ -246,5 +246,4 @@ def test_a_models_tab_and_dialog_tool_calls_become_actions(harness, server, tool
 
         assert harness.page(server.url("tabs_home.html"), go) == expected
     finally:
-        llm.httpd.shutdown()
-        llm.httpd.server_close()
+        llm.close()

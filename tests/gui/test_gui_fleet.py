@@ -6,13 +6,12 @@ each run's page sent."""
 from __future__ import annotations
 
 import statistics
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from PySide6.QtCore import Qt
 
 from support.gui_helpers import open_window, run
+from support.recording_server import RecordingServer, Reply
 
 PAGE = b"""<!doctype html><html><body>
 <h1>Order</h1><label>Name <input id=n></label>
@@ -21,33 +20,12 @@ PAGE = b"""<!doctype html><html><body>
 <p id=out></p></body></html>"""
 
 
-class _Recorder(BaseHTTPRequestHandler):
-    posts: list[str] = []
-
-    def do_GET(self):  # noqa: N802
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def do_POST(self):  # noqa: N802
-        type(self).posts.append(self.path)
-        self.send_response(204)
-        self.end_headers()
-
-    def log_message(self, *a):
-        pass
-
-
 @pytest.fixture
 def site():
-    _Recorder.posts = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/", _Recorder.posts
-    httpd.shutdown()
-    httpd.server_close()
+    """The page's address, and the paths of the POSTs that reached it so far."""
+    with RecordingServer({"GET /*": Reply(PAGE, length=False),
+                          "POST /*": Reply(status=204, content_type=None, length=False)}) as s:
+        yield s.url(), s.view(lambda r: r.target, where=lambda r: r.method == "POST")
 
 
 def _fleet(url: str, names: list[str]):

@@ -173,8 +173,7 @@ def test_login_and_echo_through_the_window_shows_stores_and_exports_no_secret(qt
         assert read >= len(texts) * 3 // 4, "OCR read the page's words in too few pictures: are they blank?"
         assert PASSWORD not in html.read_text() and CODE not in html.read_text()
     finally:
-        llm.httpd.shutdown()
-        llm.httpd.server_close()
+        llm.close()
 
 
 def _open_last_picture(qtbot, window) -> bytes:

@@ -9,10 +9,6 @@ records each request it gets: the ground truth that no destructive request arriv
 
 from __future__ import annotations
 
-import http.server
-import threading
-import time
-
 import pytest
 
 from engine.loop import AgentLoop, CallbackGate
@@ -22,62 +18,30 @@ from engine.loop.scripted import ScriptedPlanner
 from engine.loop.untrusted import fold, instruction_in
 from engine.models import Decision
 
-from support.servers import FixtureHandler
+from support.paths import FIXTURES
+from support.recording_server import RecordingServer, Reply
+from support.servers import FIXTURE_ROUTES
 
 # -- the recording server -------------------------------------------------------------------------------
 
 
-class _Recording(FixtureHandler):
-    """Serves the fixtures; records (method, path) of every request to /record/… and answers it."""
-
-    def _record(self, method: str) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        self.server.got.append((method, self.path))  # type: ignore[attr-defined]
-        body = b"<!doctype html><title>Recorded</title><p>recorded"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        if self.path.startswith("/record/"):
-            return self._record("GET")
-        return super().do_GET()
-
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        return self._record("POST")
+_RECORDED = Reply(b"<!doctype html><title>Recorded</title><p>recorded")
 
 
-class Recorder:
+class Recorder(RecordingServer):
+    """Serves the fixtures; answers every request to /record/… (and every POST) with a small page."""
+
     def __init__(self) -> None:
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recording)
-        self.httpd.daemon_threads = True
-        self.httpd.got = []  # type: ignore[attr-defined]
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    @property
-    def got(self) -> list[tuple[str, str]]:
-        return list(self.httpd.got)  # type: ignore[attr-defined]
+        super().__init__(FIXTURE_ROUTES | {"GET /record/*": _RECORDED, "POST /*": _RECORDED}, static=FIXTURES)
 
     def paths(self) -> set[str]:
-        return {p.split("?")[0].removeprefix("/record/") for _, p in self.got}
+        """What arrived at /record/… (and every path posted to), without the prefix and the query."""
+        return {r.path.removeprefix("/record/") for r in self.requests
+                if r.method == "POST" or (r.method == "GET" and r.path.startswith("/record/"))}
 
-    def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}/{path}"
-
-    def wait_for(self, *names: str, within: float = 10.0) -> None:
+    def wait_for(self, *names: str, within: float = 10.0) -> bool:
         """Wait until these requests arrived (a fetch is sent after the step's settle may have ended)."""
-        deadline = time.monotonic() + within
-        while not set(names) <= self.paths() and time.monotonic() < deadline:
-            time.sleep(0.05)
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return self.wait_until(lambda: set(names) <= self.paths(), within)
 
 
 @pytest.fixture(scope="module")

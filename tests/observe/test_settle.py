@@ -4,15 +4,14 @@ never hold a step, and a page that never stops changing costs the cap once and s
 
 from __future__ import annotations
 
-import http.server
-import threading
 import time
-import urllib.parse
 
 import pytest
 
 from engine.observe import stability
 from engine.observe.stability import StabilityConfig
+
+from support.recording_server import RecordingServer, Reply, Request
 
 PAGES = {
     "toggle": """<!doctype html><title>Toggle</title>
@@ -50,44 +49,16 @@ PAGES = {
 }
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        url = urllib.parse.urlsplit(self.path)
-        if url.path == "/slow":
-            ms = int(urllib.parse.parse_qs(url.query).get("ms", ["500"])[0])
-            deadline = time.time() + ms / 1000
-            while time.time() < deadline and not getattr(self.server, "stopping", False):
-                time.sleep(0.02)
-            body = b"loaded"
-            ctype = "text/plain"
-        elif url.path.strip("/") in PAGES:
-            body = PAGES[url.path.strip("/")].encode()
-            ctype = "text/html"
-        else:
-            self.send_error(404)
-            return
-        try:
-            self.send_response(200)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-        except OSError:
-            pass
+def _slow(request: Request) -> Reply:
+    """Answers after ?ms= milliseconds (or when the server closes)."""
+    ms = int(request.params.get("ms", ["500"])[0])
+    return Reply(b"loaded", content_type="text/plain", delay=ms / 1000)
 
 
 @pytest.fixture(scope="module")
 def site():
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.stopping = True
-    httpd.shutdown()
-    httpd.server_close()
+    with RecordingServer({"GET /slow": _slow, **{f"GET /{name}": Reply(page) for name, page in PAGES.items()}}) as s:
+        yield s.url()
 
 
 async def _click(tab, name: str):

@@ -29,8 +29,7 @@ TOOL_NAMES = {"click", "type", "press", "select", "scroll", "navigate", "finish"
 def llm():
     s = FakeLLM()
     yield s
-    s.httpd.shutdown()
-    s.httpd.server_close()
+    s.close()
 
 
 @pytest.fixture(autouse=True)

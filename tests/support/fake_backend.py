@@ -3,12 +3,11 @@ order and keeps every request it was sent."""
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
-import time
 
 from engine.loop import Observation
+
+from support.recording_server import RecordingServer, Reply, Request
 
 
 def ok(**data) -> dict:
@@ -29,41 +28,21 @@ class FakeBackend:
 
     def __init__(self, *replies):
         self.replies = list(replies)
-        self.requests: list[dict] = []
-        self.paths: list[str] = []
-        fake = self
+        self.server = RecordingServer({"POST /*": self._answer})
+        self.url = self.server.origin()
+        self.requests = self.server.view(Request.json)
+        self.paths = self.server.view(lambda r: r.target)
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - stdlib name
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append(body)
-                fake.paths.append(self.path)
-                reply = fake.replies.pop(0) if fake.replies else Raw(500, {"error": "no scripted reply left"})
-                if callable(reply):
-                    reply = reply(body)
-                if not isinstance(reply, Raw):
-                    reply = Raw(200, reply)
-                time.sleep(reply.delay)
-                try:
-                    self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(reply.body)))
-                    self.end_headers()
-                    self.wfile.write(reply.body)
-                except OSError:  # the client gave up (timeout test)
-                    pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def _answer(self, request: Request) -> Reply:
+        reply = self.replies.pop(0) if self.replies else Raw(500, {"error": "no scripted reply left"})
+        if callable(reply):
+            reply = reply(request.json())
+        if not isinstance(reply, Raw):
+            reply = Raw(200, reply)
+        return Reply(reply.body, status=reply.status, content_type="application/json", delay=reply.delay)
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
 
 
 def backend_observation(snap, index=0, **kw) -> Observation:

@@ -4,10 +4,10 @@ answers from a queue of scripted replies and records every request (body and Aut
 from __future__ import annotations
 
 import collections
-import http.server
 import json
-import threading
 import time
+
+from support.recording_server import RecordingServer, Reply, Request
 
 
 def call(name: str, args: dict | None = None, *, raw: str | None = None, content: str | None = None) -> tuple:
@@ -34,47 +34,29 @@ class FakeLLM:
 
     def __init__(self) -> None:
         self.replies: collections.deque = collections.deque()
-        self.requests: list[dict] = []
-        self.auth: list[str] = []
-        llm = self
+        self.server = RecordingServer({"POST /*": self._answer})
+        self.base_url = self.server.url("v1")
+        self.requests = self.server.view(Request.json)  # each request's body
+        self.auth = self.server.view(lambda r: r.header("Authorization"))
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - stdlib name
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                llm.requests.append(body)
-                llm.auth.append(self.headers.get("Authorization", ""))
-                reply = llm.replies.popleft() if llm.replies else status(500, "no scripted reply left")
-                if reply[0] == "hang":
-                    time.sleep(reply[1])
-                    reply = say("too late")
-                code, payload = (reply[1], reply[2]) if reply[0] == "status" else (200, {
-                    "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model", ""),
-                    "choices": [{"index": 0, "message": reply[1], "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the client gave up (timeout test)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+    def _answer(self, request: Request) -> Reply:
+        body = request.json()
+        reply = self.replies.popleft() if self.replies else status(500, "no scripted reply left")
+        delay = 0.0
+        if reply[0] == "hang":
+            delay, reply = reply[1], say("too late")
+        code, payload = (reply[1], reply[2]) if reply[0] == "status" else (200, {
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model", ""),
+            "choices": [{"index": 0, "message": reply[1], "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        return Reply(json.dumps(payload).encode(), status=code, content_type="application/json", delay=delay)
 
     def add(self, *replies: tuple) -> None:
         self.replies.extend(replies)
 
     def reset(self) -> None:
         self.replies.clear()
-        self.requests.clear()
-        self.auth.clear()
+        self.server.log.clear()
 
-
+    def close(self) -> None:
+        self.server.close()

@@ -17,17 +17,16 @@ runs the corpus against a given checkout and prints held / not held per pattern.
 
 from __future__ import annotations
 
-import http.server
 import os
 import re
-import threading
-import time
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from support.paths import FIXTURES, ROOT
+from support.recording_server import RecordingServer, Reply, Request, RequestLog
 
 PAGES = FIXTURES / "hostile"
 CHECKOUT = Path(os.environ.get("VIGIL_CHECKOUT") or ROOT).resolve()
@@ -37,125 +36,60 @@ DOWNLOAD_LIMIT = 1_000_000  # the download size limit the corpus sets (the big f
 
 
 # -- the recording server -------------------------------------------------------------------------
-@dataclass
-class Hit:
-    method: str
-    host: str     # the Host header, port included
-    path: str     # path and query
-    body: bytes
-    at: float
-
-
-class RequestLog:
-    """Every request the recording servers received, in order (shared by all of them)."""
-
-    def __init__(self) -> None:
-        self.hits: list[Hit] = []
-        self.lock = threading.Lock()
-
-    def add(self, hit: Hit) -> None:
-        with self.lock:
-            self.hits.append(hit)
-
-    def mark(self) -> int:
-        with self.lock:
-            return len(self.hits)
-
-    def since(self, mark: int) -> list[Hit]:
-        with self.lock:
-            return list(self.hits[mark:])
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    server_version = "hostile/1"
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _host(self) -> str:
-        return self.headers.get("Host", "")
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        self.server.log.add(Hit(self.command, self._host(), self.path, body, time.time()))  # type: ignore[attr-defined]
-        url = urllib.parse.urlsplit(self.path)
-        q = urllib.parse.parse_qs(url.query)
-        if url.path.startswith("/hostile/"):
-            return self._page(url.path[len("/hostile/"):])
-        if url.path == "/redirect":
-            self.send_response(302)
-            self.send_header("Location", q.get("to", ["/"])[0])
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return None
-        if url.path.startswith("/download/"):
-            return self._download(url.path.rsplit("/", 1)[-1], int(q.get("size", ["1024"])[0]))
-        return self._reply(200, f"<!doctype html><title>Done</title><p>Done: {url.path}</p>".encode(), "text/html")
-
-    do_GET = do_POST = do_PUT = do_DELETE = _serve  # noqa: N815 - stdlib names
-
-    def _reply(self, code: int, data: bytes, ctype: str) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _page(self, name: str) -> None:
-        path = (PAGES / name).resolve()
-        if path.parent != PAGES.resolve() or not path.is_file():
-            return self._reply(404, b"not found", "text/plain")
-        port = self.server.server_address[1]
-        host = self._host().rsplit(":", 1)[0]
-        other = f"http://localhost:{port}" if host == "127.0.0.1" else f"http://127.0.0.1:{port}"
-        text = path.read_text(encoding="utf-8")
-        text = (text.replace("{OTHER_Q}", urllib.parse.quote(other, safe="")).replace("{OTHER}", other)
-                .replace("{EVIL}", f"http://evil.localhost:{port}"))
-        ctype = "application/javascript" if name.endswith(".js") else "text/html; charset=utf-8"
-        return self._reply(200, text.encode("utf-8"), ctype)
-
-    def _download(self, name: str, size: int) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Disposition", f'attachment; filename="{name}"')
-        self.send_header("Content-Length", str(size))
-        self.end_headers()
-        chunk = b"v" * 65536
-        left = size
-        try:
-            while left > 0:
-                n = min(left, len(chunk))
-                self.wfile.write(chunk[:n])
-                left -= n
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
-
-class RecordingServer:
-    """A ThreadingHTTPServer on 127.0.0.1, port 0: serves tests/fixtures/hostile/ under /hostile/ (with
-    {OTHER} — the other site's origin — filled in), redirects /redirect?to=URL, sends /download/NAME?size=N
-    as an attachment, answers anything else with a small page, and records every request in `log`."""
+class HostileServer:
+    """A recording server that serves tests/fixtures/hostile/ under /hostile/ (with {OTHER} — the other
+    site's origin — filled in), redirects /redirect?to=URL, sends /download/NAME?size=N as an attachment,
+    answers anything else with a small page, and records every request in `log`."""
 
     def __init__(self, log: RequestLog | None = None) -> None:
-        self.log = log or RequestLog()
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.log = self.log  # type: ignore[attr-defined]
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self.server = RecordingServer({"GET POST PUT DELETE /*": self._answer}, log=log)
+        self.log = self.server.log
+        self.port = self.server.port
 
     def url(self, page: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}/hostile/{page}"
+        return self.server.url(f"hostile/{page}", host)
 
     def origin(self, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}"
+        return self.server.origin(host)
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
+
+    def _answer(self, request: Request) -> Reply:
+        path, q = request.path, request.params
+        if path.startswith("/hostile/"):
+            return self._page(path[len("/hostile/"):], request.host)
+        if path == "/redirect":
+            return Reply(status=302, content_type=None, headers={"Location": q.get("to", ["/"])[0]})
+        if path.startswith("/download/"):
+            return _download(path.rsplit("/", 1)[-1], int(q.get("size", ["1024"])[0]))
+        return _page_reply(200, f"<!doctype html><title>Done</title><p>Done: {path}</p>".encode(), "text/html")
+
+    def _page(self, name: str, host_header: str) -> Reply:
+        path = (PAGES / name).resolve()
+        if path.parent != PAGES.resolve() or not path.is_file():
+            return _page_reply(404, b"not found", "text/plain")
+        host = host_header.rsplit(":", 1)[0]
+        other = f"http://localhost:{self.port}" if host == "127.0.0.1" else f"http://127.0.0.1:{self.port}"
+        text = path.read_text(encoding="utf-8")
+        text = (text.replace("{OTHER_Q}", urllib.parse.quote(other, safe="")).replace("{OTHER}", other)
+                .replace("{EVIL}", f"http://evil.localhost:{self.port}"))
+        ctype = "application/javascript" if name.endswith(".js") else "text/html; charset=utf-8"
+        return _page_reply(200, text.encode("utf-8"), ctype)
+
+
+def _page_reply(status: int, body: bytes, ctype: str) -> Reply:
+    return Reply(body, status=status, content_type=ctype, headers={"Cache-Control": "no-store"})
+
+
+def _download(name: str, size: int) -> Reply:
+    def chunks() -> Iterator[bytes]:
+        chunk = b"v" * 65536
+        for start in range(0, size, len(chunk)):
+            yield chunk[:min(len(chunk), size - start)]
+
+    return Reply(chunks(), content_type="application/octet-stream", headers={
+        "Content-Disposition": f'attachment; filename="{name}"', "Content-Length": str(size)})
 
 
 # -- the patterns -----------------------------------------------------------------------------------
@@ -201,7 +135,7 @@ class Pattern:
     mcp_refused: bool = True     # through MCP, one tool result is an error saying why in one line
     note: str = ""
 
-    def script(self, servers: dict[str, RecordingServer]) -> list[dict]:
+    def script(self, servers: dict[str, HostileServer]) -> list[dict]:
         other = servers["main"].origin("localhost")
         out = []
         for s in self.steps:
@@ -365,7 +299,7 @@ assert len(PATTERNS) == len(P), "pattern ids must be unique"
 
 
 # -- checking what arrived --------------------------------------------------------------------------
-def forbidden_hits(p: Pattern, hits: list[Hit], page_host: str) -> list[Hit]:
+def forbidden_hits(p: Pattern, hits: list[Request], page_host: str) -> list[Request]:
     out = []
     for h in hits:
         for f in p.forbidden:
@@ -373,18 +307,18 @@ def forbidden_hits(p: Pattern, hits: list[Hit], page_host: str) -> list[Hit]:
                 if h.host.rsplit(":", 1)[0] != page_host:
                     out.append(h)
                     break
-            elif urllib.parse.urlsplit(h.path).path.startswith(f):
+            elif h.path.startswith(f):
                 out.append(h)
                 break
     return out
 
 
-def describe_hits(hits: list[Hit]) -> str:
-    return ", ".join(f"{h.method} {h.host}{h.path}" for h in hits[:4]) + (" …" if len(hits) > 4 else "")
+def describe_hits(hits: list[Request]) -> str:
+    return ", ".join(f"{h.method} {h.host}{h.target}" for h in hits[:4]) + (" …" if len(hits) > 4 else "")
 
 
-def arrived(hits: list[Hit], prefix: str) -> bool:
-    return any(urllib.parse.urlsplit(h.path).path.startswith(prefix) for h in hits)
+def arrived(hits: list[Request], prefix: str) -> bool:
+    return any(h.path.startswith(prefix) for h in hits)
 
 
 def secret_prefixes(secret: str, shortest: int = 2) -> list[str]:
@@ -449,7 +383,7 @@ def files_under(folder: Path | None) -> list[Path]:
     return [f for f in Path(folder).rglob("*") if f.is_file()]
 
 
-def ground_truth(p: Pattern, hits: list[Hit], problems: list[str]) -> None:
+def ground_truth(p: Pattern, hits: list[Request], problems: list[str]) -> None:
     """What the recording server saw, against the pattern: no forbidden request, every required one."""
     bad = forbidden_hits(p, hits, p.host)
     if bad:

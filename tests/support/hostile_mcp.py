@@ -196,7 +196,7 @@ def _write(folder: Path, pid: str, problems: list[str]) -> None:
 
 def _run_side(pids: list[str], tmp_path_factory, out: Path) -> None:
     log = hc.RequestLog()
-    servers = {"main": hc.RecordingServer(log), "second": hc.RecordingServer(log)}
+    servers = {"main": hc.HostileServer(log), "second": hc.HostileServer(log)}
     work = hc.make_work(tmp_path_factory.mktemp("hostile-mcp"))
     made: dict[str, McpHttp] = {}
     try:

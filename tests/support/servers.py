@@ -4,50 +4,22 @@ Chromium on a background event loop (each with a hard timeout: a regression fail
 from __future__ import annotations
 
 import asyncio
-import http.server
 import threading
-import time
 
 from support.paths import FIXTURES
+from support.recording_server import RecordingServer, Reply
+
+# Headers and half a page, then nothing: the page never finishes loading (until the server closes).
+HANGING_PAGE = Reply(b"<!doctype html><html><head><title>Hanging</title></head><body><p>Loading", length=False,
+                     hold=20)
+FIXTURE_ROUTES = {"GET /hang*": HANGING_PAGE}
 
 
-class FixtureHandler(http.server.SimpleHTTPRequestHandler):
-    def __init__(self, *a, **kw):
-        super().__init__(*a, directory=str(FIXTURES), **kw)
+class FixtureServer(RecordingServer):
+    """tests/fixtures/ as files, and /hang: the page that never finishes loading."""
 
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        if self.path.startswith("/hang"):
-            # Headers and half a page, then nothing: the page never finishes loading.
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.end_headers()
-            self.wfile.write(b"<!doctype html><html><head><title>Hanging</title></head><body><p>Loading")
-            self.wfile.flush()
-            deadline = time.time() + 20
-            while time.time() < deadline and not getattr(self.server, "stopping", False):
-                time.sleep(0.1)
-            return
-        return super().do_GET()
-
-
-class FixtureServer:
     def __init__(self) -> None:
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FixtureHandler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}/{path}"
-
-    def close(self) -> None:
-        self.httpd.stopping = True
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(FIXTURE_ROUTES, static=FIXTURES)
 
 
 class Harness:
