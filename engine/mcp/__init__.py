@@ -7,7 +7,8 @@ is cheap; the SDK and the browser load when a server is built.
 
 - `add_parser(subparsers)` / `run(args) -> int` — the `vigil mcp` command (`engine.mcp.cli`);
 - `build_server(supervisor)` — the tools on an `MCPServer` (`engine.mcp.server`), for any host;
-- `McpSupervisor` — the tab, the loop and the recorder behind it (`engine.mcp.supervisor`).
+- `McpSupervisor` — the tab, the loop and the recorder behind it (`engine.mcp.supervisor`; its parts in
+  `tabs`, `runs`, `grants` and `known_secrets`).
 """
 
 from engine.mcp.cli import add_parser, run

@@ -143,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         return _fail("NEEDS_PERSON" if "person" in problem else "BAD_ARGUMENT", problem)
     if args.url:
-        from engine.mcp.supervisor import ToolFailure, mcp_url
+        from engine.mcp.failure import ToolFailure
+        from engine.mcp.urls import mcp_url
         try:
             args.url = mcp_url(args.url, allow_files=args.allow_file_urls)
         except ToolFailure as exc:

@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import VigilError
+from engine.mcp.failure import ToolFailure
 from engine.mcp.results import error_result
-from engine.mcp.supervisor import ToolFailure
 
 if TYPE_CHECKING:
     from engine.mcp.supervisor import McpSupervisor

@@ -1,6 +1,7 @@
 """The person's grants as one MCP server run holds them: "approve steps like this on this origin" for the
 rest of this session (`engine.store.grants` keeps them, tied to the run's id and to its recorded
-sessions). McpSupervisor mixes this in; the window's approval bar and `vigil mcp --grant` give them.
+sessions). McpSupervisor mixes this in; the window's approval bar, the terminal prompt and
+`vigil mcp --grant` give them.
 """
 
 from __future__ import annotations
@@ -9,23 +10,50 @@ import logging
 from typing import TYPE_CHECKING
 
 from engine.errors import ErrorCode, VigilError
+from engine.mcp.failure import ToolFailure
 from engine.store.schema import StoreError
 
 if TYPE_CHECKING:
-    from engine.models import Action
+    from engine.mcp.tabs import ClientTab
+    from engine.models import Action, ApprovalRequest
     from engine.store import Store
 
 log = logging.getLogger("vigil.mcp")
 
 
 class RunGrants:
-    """This run's grants; the class that mixes it in sets `run_id`, `session_ids`, `_store` and
-    `_grant_store` (None until a grant is given or read)."""
+    """This run's grants; the class that mixes it in sets `run_id`, `session_ids`, `tabs` (the page a grant
+    is offered for), `_store` and `_grant_store` (None until a grant is given or read)."""
 
     run_id: str
     session_ids: list[str]
+    tabs: ClientTab
     _store: Store | None
     _grant_store: Store | None
+
+    def grant_offer(self, request: ApprovalRequest) -> str | None:
+        """What the person may grant at the terminal prompt for this request ("Allow clicks on example.com
+        for this session"), or None: a page's dialog, an action no grant covers, a page without a site."""
+        from engine.store.grants import KIND_WORDS, kind_of, site_of_url
+
+        tab = self.tabs.tab
+        if request.dialog is not None or tab is None:
+            return None
+        kind, site = kind_of(request.proposal.action.name), site_of_url(tab.url)
+        return f"Allow {KIND_WORDS[kind]} on {site} for this session" if kind and site else None
+
+    def grant_for_request(self, request: ApprovalRequest) -> str:
+        """Give the grant `grant_offer` offered; what was granted, in words. VigilError when it cannot be kept."""
+        from engine.store.grants import kind_of
+
+        kind, tab = kind_of(request.proposal.action.name), self.tabs.tab
+        if kind is None or tab is None:
+            raise VigilError("No grant covers this step.")
+        try:
+            g = self.grant(kind, tab.url)
+        except ToolFailure as exc:
+            raise VigilError(exc.message) from None
+        return f"#{g.id} {g.describe()}, until this session ends"
 
     def _grants(self):
         """This run's grants (a GrantBook on the session store), or None without a store."""

@@ -15,6 +15,9 @@ A host that owns the tab (the supervisor window: `vigil gui --mcp`) passes itsel
 (`TabHost`): the server then drives the host's tab, records with the host's recorder, tells the
 host about each run it starts and ends (so its approval bar, chat and Stop serve the run), and
 never opens or closes a browser or a tab of its own.
+
+The parts: the tab and the browser (`tabs`), a run (`runs`), the person's grants (`grants`), the
+secrets typed so far and their scrubbing (`known_secrets`).
 """
 
 from __future__ import annotations
@@ -22,43 +25,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import urllib.parse
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from engine.errors import VigilError
-from engine.loop.redact import MASK, scrub_known
 from engine.mcp.console import ConsoleLog
+from engine.mcp.failure import ToolFailure
 from engine.mcp.grants import RunGrants
+from engine.mcp.known_secrets import KnownSecrets
 from engine.mcp.planner import StepOutcome, ToolCallPlanner
+from engine.mcp.runs import ClientRun, new_loop
+from engine.mcp.tabs import ClientTab, TabHost
+from engine.mcp.urls import mcp_url  # noqa: F401 - re-exported: callers import it from here
 from engine.mcp.view import ClientView
-from engine.models import Action, ApprovalRequest, ProposedStep
-from engine.secret_values import MIN_SECRET_LEN
+from engine.models import ProposedStep
 from engine.tab import Tab
 
 if TYPE_CHECKING:
-    from engine.browser.browser import Browser
     from engine.loop.gates import ApprovalGate
-    from engine.loop.runner import AgentLoop
-    from engine.models import RunResult
     from engine.store import Store
     from engine.store.recorder import SessionRecorder
 
 log = logging.getLogger("vigil.mcp")
-
-MAX_STEPS = 1_000_000          # a client's session has no step limit of its own; each call is one cycle
-TARGET_TIMEOUT_MS = 2000       # how long a step waits for its (already checked) ref to be there
-END_TIMEOUT_S = 10.0           # how long closing waits for the run to end before cancelling it
-
-
-class ToolFailure(Exception):
-    """A tool call that cannot go ahead: a clear message for the client, with a stable code."""
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
 
 
 @dataclass
@@ -68,46 +58,6 @@ class ClientInfo:
     transport: str = "stdio"
 
 
-def mcp_url(url: str, *, allow_files: bool = False) -> str:
-    """A URL a client may open: http(s) (a bare host gets http://), about:blank, and file URLs only
-    when the server allows them. Local paths are never looked up (the client is not on this machine's
-    file system, and checking would tell it which files exist)."""
-    u = (url or "").strip()
-    if not u:
-        raise ToolFailure("BAD_URL", "No URL given: pass an http(s) URL such as https://example.com/.")
-    if u == "about:blank":
-        return u
-    scheme = urllib.parse.urlsplit(u).scheme.lower() if "://" in u else ""
-    if not scheme:
-        host = u.split("/")[0]
-        if host and " " not in u and ("." in host or host.startswith("localhost")):
-            return "http://" + u
-        raise ToolFailure("BAD_URL", f"{u!r} is not a URL: give a full one such as https://example.com/.")
-    if scheme in ("http", "https"):
-        return u
-    if scheme == "file":
-        if allow_files:
-            return u
-        raise ToolFailure("BAD_URL", "file:// URLs are blocked: this server was started without --allow-file-urls "
-                                     "(a page opened from disk could show the agent any local file).")
-    raise ToolFailure("BAD_URL", f"Cannot open {u!r}: only http, https and about:blank URLs are allowed.")
-
-
-class TabHost(Protocol):
-    """What a host that owns the tab gives the server (see the module docstring)."""
-
-    @property
-    def recorder(self) -> SessionRecorder | None: ...
-
-    async def mcp_tab(self) -> Tab:
-        """The tab to drive now; ToolFailure when it cannot be driven (the person runs a task in it …)."""
-        ...
-
-    def mcp_run_started(self, loop: AgentLoop, planner: ToolCallPlanner, task: asyncio.Task) -> None: ...
-
-    def mcp_run_ended(self, result: RunResult) -> None: ...
-
-
 class McpSupervisor(RunGrants):
     """The tab, the loop, the recorder and the client's view behind an MCP server."""
 
@@ -115,54 +65,36 @@ class McpSupervisor(RunGrants):
                  record: bool = True, executable: str | None = None, allow_files: bool = False,
                  viewport: tuple[int, int] = (1280, 800), host: TabHost | None = None,
                  upload_roots: Sequence[str | Path] = ()):
-        self.policy, self.gate, self.start_url = policy, gate, url
+        self.policy, self.gate = policy, gate
         # folders browser_file_upload may send files from (resolved): under `auto` no person sees the files
         self.upload_roots = tuple(Path(r).expanduser().resolve() for r in upload_roots)
         self.host = host
-        self.headless, self.record, self.executable = headless, record, executable
-        self.allow_files, self.viewport = allow_files, viewport
+        self.record, self.allow_files = record, allow_files
         self.client = ClientInfo()
-        self.view = ClientView()
-        self.console = ConsoleLog()
         self.store_error: str | None = None
         self._lock = asyncio.Lock()
-        self._stack: contextlib.AsyncExitStack | None = None
-        self._browser: Browser | None = None
-        self._tab: Tab | None = None
+        # what was typed into secret fields, kept across browsers and runs of this server (memory only)
+        self.known = KnownSecrets(self._typed)
+        self.tabs = ClientTab(known=self.known, start_url=url, headless=headless, executable=executable,
+                              viewport=viewport)
+        self._run: ClientRun | None = None
         self._store: Store | None = None
         self._recorder: SessionRecorder | None = None
-        self._planner: ToolCallPlanner | None = None
-        self._loop: AgentLoop | None = None
-        self._run_task: asyncio.Task | None = None
         self.session_ids: list[str] = []
-        self._known_secrets: set[str] = set()  # kept across browsers and runs of this server (memory only)
         # the store the person's grants are kept in (engine.store.grants); they last this server run (run_id)
         self._grant_store: Store | None = None
         from engine.store.grants import new_run_id
         self.run_id = new_run_id()
 
-    def grant_offer(self, request: ApprovalRequest) -> str | None:
-        """What the person may grant at the terminal prompt for this request ("Allow clicks on example.com
-        for this session"), or None: a page's dialog, an action no grant covers, a page without a site."""
-        from engine.store.grants import KIND_WORDS, kind_of, site_of_url
+    @property
+    def view(self) -> ClientView:
+        """What the client was last shown of the page (the next result says what changed since)."""
+        return self.tabs.view
 
-        if request.dialog is not None or self._tab is None:
-            return None
-        kind, site = kind_of(request.proposal.action.name), site_of_url(self._tab.url)
-        return f"Allow {KIND_WORDS[kind]} on {site} for this session" if kind and site else None
-
-    def grant_for_request(self, request: ApprovalRequest) -> str:
-        """Give the grant `grant_offer` offered; what was granted, in words. VigilError when it cannot be kept."""
-        from engine.store.grants import kind_of
-
-        kind = kind_of(request.proposal.action.name)
-        if kind is None or self._tab is None:
-            raise VigilError("No grant covers this step.")
-        try:
-            g = self.grant(kind, self._tab.url)
-        except ToolFailure as exc:
-            raise VigilError(exc.message) from None
-        return f"#{g.id} {g.describe()}, until this session ends"
+    @property
+    def console(self) -> ConsoleLog:
+        """The console messages of the tab the client drives."""
+        return self.tabs.console
 
     def upload_problem(self, paths: Sequence[str]) -> str | None:
         """Why these files may not be sent, or None. With --upload-from folders, every file (links
@@ -192,24 +124,18 @@ class McpSupervisor(RunGrants):
 
     def secrets(self) -> frozenset[str]:
         """Secret values typed since this server started (memory only): scrubbed from every text result."""
-        if self._browser is not None:
-            self._known_secrets |= set(self._browser.secrets.raw())
-        if self._loop is not None:
-            self._known_secrets |= set(self._loop.journal.secrets)
-        return frozenset(self._known_secrets)
+        return self.known.gather()
 
     def scrub(self, text: str) -> str:
-        """`text` without any typed secret: its known forms, and any of its prefixes of 4 characters or
-        more (the engine types key by key, so a page that echoes the field shows every prefix)."""
-        found = self.secrets()
-        if not found:
-            return text
-        text = scrub_known(text, set(found))
-        for secret in sorted(found, key=len, reverse=True):
-            for k in range(len(secret) - 1, MIN_SECRET_LEN - 1, -1):
-                if secret[:k] in text:
-                    text = text.replace(secret[:k], MASK)
-        return text
+        """`text` without any typed secret (`KnownSecrets.scrub`)."""
+        return self.known.scrub(text)
+
+    def _typed(self) -> Iterator[frozenset[str] | set[str]]:
+        """The secret values the current browser and run hold."""
+        if self.tabs.browser is not None:
+            yield self.tabs.browser.secrets.raw()
+        if self._run is not None:
+            yield self._run.loop.journal.secrets
 
     # -- the tab --------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -219,85 +145,26 @@ class McpSupervisor(RunGrants):
             await self._steps_done()
             yield await self._ensure_tab()
 
-    def _follow_loop_tab(self) -> Tab | None:
+    def _follow_run_tab(self) -> Tab | None:
         """The tab the run works on now, when a step opened, selected or closed a tab (or a popup closed
-        itself): the reading tools follow it, with its console and a fresh view. None when unchanged."""
-        loop, task = self._loop, self._run_task
-        if loop is None or task is None or task.done():
+        itself): the reading tools follow it. None when unchanged."""
+        run = self._run
+        if run is None or not run.live:
             return None
-        page = loop.page
-        if page is self._tab or not isinstance(page, Tab) or page.closed or not _alive(page):
-            return None
-        self._tab = page
-        self.console = ConsoleLog()
-        self.console.attach(page.page)
-        self.view.forget()
-        return page
+        return self.tabs.follow(run.loop.page)
 
     async def _ensure_tab(self) -> Tab:
-        followed = self._follow_loop_tab()
+        followed = self._follow_run_tab()
         if followed is not None:
             return followed
         if self.host is not None:
-            return await self._host_tab(self.host)
-        tab = self._tab
-        if tab is not None and not tab.closed and _alive(tab):
-            return tab
+            return await self.tabs.from_host(self.host)
+        tab = self.tabs.usable()
         if tab is not None:
+            return tab
+        if self.tabs.tab is not None:
             await self._drop_tab("the tab crashed or was closed")
-        for attempt in (1, 2):  # a browser that went away (closed by hand, crashed) is started again once
-            if self._browser is None or not _browser_alive(self._browser):
-                await self._launch()
-            assert self._browser is not None  # _launch() starts one or raises
-            try:
-                tab = self._tab = await self._browser.new_tab()
-                break
-            except VigilError as exc:
-                await self._close_browser()
-                if attempt == 2:
-                    raise ToolFailure(exc.code, f"Could not open a tab: {exc.message}") from None
-        assert tab is not None  # the loop above opened one or raised
-        self.console = ConsoleLog()
-        self.console.attach(tab.page)
-        self.view.forget()
-        if self.start_url:
-            url, self.start_url = self.start_url, None  # the start page is opened once
-            try:
-                await tab.goto(url)
-            except VigilError as exc:
-                log.warning("the start page %s could not be opened: %s", url, exc.message)
-        return tab
-
-    async def _host_tab(self, host: TabHost) -> Tab:
-        tab = await host.mcp_tab()
-        if tab is not self._tab:  # the host's tab (a new one after a restart): its console, a fresh view
-            self._tab = tab
-            self.console = ConsoleLog()
-            self.console.attach(tab.page)
-            self.view.forget()
-        if self.start_url:
-            url, self.start_url = self.start_url, None
-            try:
-                await tab.goto(url)
-            except VigilError as exc:
-                log.warning("the start page %s could not be opened: %s", url, exc.message)
-        return tab
-
-    async def _launch(self) -> None:
-        await self._close_browser()
-        from engine import launch
-        from engine.vision.screenshot import warm_hashing
-
-        warm_hashing()  # while the browser starts: the first step's picture does not wait for its libraries
-        self._stack = contextlib.AsyncExitStack()
-        try:
-            browser = await self._stack.enter_async_context(
-                launch(headless=self.headless, executable=self.executable, viewport=self.viewport))
-            self._browser = browser
-        except VigilError as exc:
-            await self._close_browser()
-            raise ToolFailure(exc.code, f"The browser could not start: {exc.message}") from None
-        browser.secrets.update(self._known_secrets)  # its pictures mask what was typed before, too
+        return await self.tabs.open()
 
     # -- steps ------------------------------------------------------------------------------------------
     async def run_steps(self, proposals: list[ProposedStep], *, refs: Sequence[str] = ()) -> list[StepOutcome]:
@@ -313,9 +180,9 @@ class McpSupervisor(RunGrants):
             for p in proposals:
                 planner = await self._ensure_run(tab)
                 out = await planner.submit(p)
-                tab = self._follow_loop_tab() or tab
+                tab = self._follow_run_tab() or tab
                 if out.snapshot is None or out.status == "ended":
-                    out.snapshot = await self._snapshot_or_none()
+                    out.snapshot = await self.tabs.snapshot_or_none()
                 outcomes.append(out)
                 if out.status not in ("completed", "taken_over"):
                     break
@@ -323,8 +190,8 @@ class McpSupervisor(RunGrants):
 
     async def _steps_done(self) -> None:
         """Wait for a step whose tool call was cancelled (it still runs to its end)."""
-        if self._planner is not None and self._run_task is not None and not self._run_task.done():
-            await self._planner.wait_idle()
+        if self._run is not None:
+            await self._run.steps_done()
 
     async def _check_refs(self, tab: Tab, refs: Sequence[str]) -> None:
         try:
@@ -337,24 +204,11 @@ class McpSupervisor(RunGrants):
                                                "Refs are the `i` values of browser_snapshot and browser_find; the page "
                                                "may have changed — take a new snapshot. Nothing ran.")
 
-    async def _snapshot_or_none(self):
-        tab = self._tab
-        if tab is None or tab.closed or not _alive(tab):
-            return None
-        try:
-            return await tab.snapshot()
-        except VigilError:
-            return None
-
     async def _ensure_run(self, tab: Tab) -> ToolCallPlanner:
-        if self._run_task is not None and not self._run_task.done() and self._planner is not None:
-            return self._planner
-        from engine.loop.runner import AgentLoop
-
-        planner = ToolCallPlanner()
-        loop = AgentLoop(tab, planner, gate=self.gate, policy=self.policy, max_steps=MAX_STEPS,
-                         target_timeout_ms=TARGET_TIMEOUT_MS, artifacts=self.host is not None)
-        loop.grants = self.granted
+        if self._run is not None and self._run.live:
+            return self._run.planner
+        loop, planner = new_loop(tab, gate=self.gate, policy=self.policy, grants=self.granted,
+                                 hosted=self.host is not None)
         task = f"MCP session with {self.client.name}"
         recorder = self._session_recorder()
         if recorder is not None:
@@ -366,26 +220,10 @@ class McpSupervisor(RunGrants):
                 self._attach_grants(sid)
             if recorder.error:
                 self._store_failed(recorder.error)
-        self._planner, self._loop = planner, loop
-        self._run_task = asyncio.create_task(self._run(loop, planner, recorder, task), name="vigil-mcp-run")
+        run = self._run = ClientRun(loop, planner, recorder, task, host=self.host, store_failed=self._store_failed)
         if self.host is not None:
-            self.host.mcp_run_started(loop, planner, self._run_task)
+            self.host.mcp_run_started(loop, planner, run.task)
         return planner
-
-    async def _run(self, loop: AgentLoop, planner: ToolCallPlanner, recorder, task: str) -> None:
-        from engine.models import RunResult
-
-        result = RunResult(task=task, status="interrupted", reason="The run was cancelled.")
-        try:
-            result = await loop.run(task)
-        finally:  # the store first, then the client: an answered step is always a stored one
-            if recorder is not None:
-                recorder.finish(result)
-                if recorder.error:
-                    self._store_failed(recorder.error)
-            planner.run_ended(result)
-            if self.host is not None:
-                self.host.mcp_run_ended(result)
 
     def _session_recorder(self) -> SessionRecorder | None:
         if self.host is not None:
@@ -420,7 +258,7 @@ class McpSupervisor(RunGrants):
                 self._forget_run()
                 return out
             await self._drop_tab(None)
-            await self._close_browser()
+            await self.tabs.close_browser()
             return out
 
     async def aclose(self) -> None:
@@ -436,80 +274,36 @@ class McpSupervisor(RunGrants):
                     self._grant_store = None
                 return
             await self._drop_tab(None)
-            await self._close_browser()
+            await self.tabs.close_browser()
             for store in {id(s): s for s in (self._store, self._grant_store) if s is not None}.values():
                 with contextlib.suppress(Exception):
                     store.close()
             self._store = self._grant_store = None
 
     async def _end_run(self, reason: str, *, ask_ok: bool) -> StepOutcome | None:
-        task, planner, loop = self._run_task, self._planner, self._loop
-        if task is None or task.done() or planner is None or loop is None:
+        """End the run with a `finish` step — unless it must not ask (`ask_ok` False) and the policy asks
+        a person — then stop it; None when no run was going."""
+        if self._run is None:
             return None
-        out = None
-        if (ask_ok or self.policy != "ask") and not planner.pending:
-            finish = ProposedStep(thought=reason, description="End the MCP session",
-                                  action=Action(name="finish", answer=reason))
-            try:
-                out = await asyncio.wait_for(planner.submit(finish), END_TIMEOUT_S)
-            except TimeoutError:
-                log.warning("the run did not end within %.0f s; stopping it", END_TIMEOUT_S)
-        if not task.done():
-            loop.stop()
-            try:
-                await asyncio.wait_for(asyncio.shield(task), END_TIMEOUT_S)
-            except TimeoutError:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-        return out
+        return await self._run.end(reason, finish=ask_ok or self.policy != "ask")
 
     def _forget_run(self) -> None:
-        self.secrets()  # keep what was typed
-        self._run_task = self._planner = self._loop = None
+        self.known.gather()  # keep what was typed
+        self._run = None
         recorder = self._session_recorder()
         if recorder is not None:
             recorder.new_session()
-        self.view.forget()
+        self.tabs.view.forget()
 
     async def _drop_tab(self, why: str | None) -> None:
         """Forget the tab (closing it when it is still open); its session ends with it."""
-        self.secrets()  # keep what was typed in it
-        if self._run_task is not None and not self._run_task.done() and self._loop is not None:
-            self._loop.stop()
-            await asyncio.gather(self._run_task, return_exceptions=True)
-        self._run_task = self._planner = self._loop = None
+        self.known.gather()  # keep what was typed in it
+        if self._run is not None and self._run.live:
+            await self._run.stop()
+        self._run = None
         if self._recorder is not None:
             self._recorder.new_session()
-        tab, self._tab = self._tab, None
-        self.view.forget()
-        if tab is not None and not tab.closed:
-            with contextlib.suppress(Exception):
-                await tab.close()
-        if why:
-            log.info("%s; a new tab is opened", why)
-
-    async def _close_browser(self) -> None:
-        self.secrets()  # keep what was typed in it
-        stack, self._stack, self._browser = self._stack, None, None
-        if stack is not None:
-            with contextlib.suppress(Exception):
-                await stack.aclose()
-
-
-def _alive(tab: Tab) -> bool:
-    try:
-        tab.check_alive()
-        return True
-    except VigilError:
-        return False
-
-
-def _browser_alive(browser: Browser) -> bool:
-    pw = getattr(browser, "pw_browser", None)
-    try:
-        return pw is None or bool(pw.is_connected())
-    except Exception:  # noqa: BLE001
-        return False
+        await self.tabs.drop(why)
 
 
 def _short(url: str, n: int = 80) -> str:

@@ -14,7 +14,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from engine.mcp.common import guarded, note_client
 from engine.mcp.results import error_result, steps_result
-from engine.mcp.supervisor import McpSupervisor, mcp_url
+from engine.mcp.supervisor import McpSupervisor
+from engine.mcp.urls import mcp_url
 from engine.models import Action, ProposedStep
 
 

@@ -20,8 +20,9 @@ from pydantic import Field
 
 from engine.mcp.common import guarded, note_client
 from engine.mcp.results import error_result, steps_result, text_result
-from engine.mcp.supervisor import McpSupervisor, mcp_url
+from engine.mcp.supervisor import McpSupervisor
 from engine.mcp.tools_act import Element, Ref, _step
+from engine.mcp.urls import mcp_url
 from engine.models import Action
 
 _ACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True)

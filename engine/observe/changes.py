@@ -11,6 +11,7 @@ fence it as untrusted and scrub typed secrets out of it.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import urllib.parse
@@ -18,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from engine.models import PageEvent
+from engine.secret_values import SHORT_MASK, scrub
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.serialize.hidden import F_HIDDEN
 from engine.snapshot.serialize.text import ATOMIC, TextLine, text_lines
@@ -264,9 +266,6 @@ def words(changes: list[Change], limit: int = MAX_WORDS) -> str:
     return text
 
 
-def scrub_secrets(text: str, forms: list[str] | tuple[str, ...]) -> str:
-    """`text` with every known typed secret (in each form it may reappear in) masked."""
-    for f in forms:
-        if f and f in text:
-            text = text.replace(f, "••••")
-    return text
+# `scrub_secrets(text, forms)`: `text` with every known typed secret masked — the callers hand every form it may
+# reappear in (`SecretValues.forms()`), so each is masked as given, with the change words' short mask
+scrub_secrets = functools.partial(scrub, exact=True, mask=SHORT_MASK)

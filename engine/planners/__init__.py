@@ -3,6 +3,8 @@ and the model-facing payload they share:
 
 - `heuristic` — the offline default: a deterministic, grounded instruction follower (no model);
 - `openai_planner` — any OpenAI-compatible chat model, through tool calls or JSON replies;
+  its tools and prompt (`openai_tools`), the server calls (`openai_transport`), reply reading
+  (`openai_replies`);
 - `backend` — a backend speaking the seed contract `POST /api/agent/interact`;
 - `payload` — what a model sees: the semantic-first observation within a token budget (DOM RAG,
   delta hashing) and the context a model may ask for (skeleton, screenshot, full DOM);

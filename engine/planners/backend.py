@@ -65,10 +65,11 @@ from typing import Any
 from engine.errors import ActionStringError, ErrorCode, ScreenshotError
 from engine.loop.action_string import parse_action_string
 from engine.loop.planner import Observation
-from engine.loop.redact import MASK, types_secret
+from engine.loop.redact import types_secret
 from engine.loop.untrusted import UNTRUSTED_RULE
 from engine.models import Action, ExpectedOutcome, PageEvent, ProposedStep
 from engine.planners.payload import RagResult, rag_filter
+from engine.secret_values import scrub
 from engine.snapshot.serialize.tokens import cut
 from engine.vision.screenshot import ScreenshotTracker
 
@@ -321,8 +322,9 @@ class BackendPlanner:
                 details["expected_outcome_ignored"] = f"{raw!r}: {exc}"
         plan, index = plan_of(data)
         if self._types_secret(action, obs):
-            details = scrub(details, action.text)
-            exchange["calls"] = scrub(exchange["calls"], action.text)
+            typed = (action.text or "",)
+            details = scrub(details, typed, exact=True)
+            exchange["calls"] = scrub(exchange["calls"], typed, exact=True)
         return ProposedStep(thought=thought, action=action, expected_outcome=expected, plan=plan, plan_index=index,
                             details=details)
 
@@ -466,16 +468,3 @@ def elide(body: dict) -> dict:
     if not body.get("screenshot"):
         return dict(body)
     return {**body, "screenshot": f"<{len(body['screenshot'])} characters of base64 JPEG elided>"}
-
-
-def scrub(value: Any, secret: str | None) -> Any:
-    """`value` with every occurrence of `secret` in its strings replaced by the mask."""
-    if not secret:
-        return value
-    if isinstance(value, str):
-        return value.replace(secret, MASK)
-    if isinstance(value, list):
-        return [scrub(v, secret) for v in value]
-    if isinstance(value, dict):
-        return {k: scrub(v, secret) for k, v in value.items()}
-    return value

@@ -32,6 +32,7 @@ from engine.errors import VigilError
 from engine.loop.driver import PageDriver
 from engine.loop.planner import Observation
 from engine.loop.untrusted import fence
+from engine.secret_values import scrub
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.serialize.tokens import cut, estimate_tokens
 from engine.snapshot.serialize.tree import CONTAINER_ROLES
@@ -220,15 +221,6 @@ class ModelObservation(BaseModel):
     rag: RagResult | None = None
 
 
-def scrub(text: str | None, secrets: Iterable[str]) -> str:
-    """`text` with every secret replaced by the mask."""
-    out = text or ""
-    for s in secrets:
-        if s:
-            out = out.replace(s, "••••••••")
-    return out
-
-
 def _history(obs: Observation, secrets: tuple[str, ...], limit: int) -> str:
     """One line a step; the last step's details are left to LAST ACTION."""
     recs = obs.history[-limit:]
@@ -242,7 +234,7 @@ def _history(obs: Observation, secrets: tuple[str, ...], limit: int) -> str:
         who = " (by the person)" if r.actor == "human" else ""
         lines.append(f"{r.index + 1}. {_STATUS_MARK.get(r.status, r.status)} {said}{who}"
                      + (f" — {cut(note, 140)}" if note else ""))
-    return scrub("\n".join(lines), secrets)
+    return scrub("\n".join(lines), secrets, exact=True)
 
 
 def _last_action(obs: Observation, secrets: tuple[str, ...]) -> tuple[str, str]:
@@ -269,7 +261,7 @@ def _last_action(obs: Observation, secrets: tuple[str, ...]) -> tuple[str, str]:
     if obs.feedback:
         words.append(f"- note: {cut(obs.feedback, 400)}")
     said = "WHAT THE LAST ACTION DID (its messages, which quote the page):\n" + "\n".join(words) if words else ""
-    return scrub("\n".join(lines), secrets), scrub(said, secrets)
+    return scrub("\n".join(lines), secrets, exact=True), scrub(said, secrets, exact=True)
 
 
 def _plan(obs: Observation) -> str:
@@ -294,13 +286,13 @@ def build_observation(obs: Observation, *, budget_tokens: int = 6000, delta: Del
     last, last_words = _last_action(obs, secrets)
     head = [f"TASK: {obs.task}", _plan(obs), _history(obs, secrets, max_history), last]
     # From here on everything is read from the page: fenced off as untrusted data (engine.loop.untrusted).
-    events = [scrub(cut(e.describe(), 240), secrets) for e in obs.recent_events
+    events = [scrub(cut(e.describe(), 240), secrets, exact=True) for e in obs.recent_events
               if not e.at or e.at > events_since][-10:]
     page = ([last_words] if last_words else []) + [
         f"RECENT PAGE EVENTS{' (new since your last step)' if events_since else ''}:\n"
         + ("\n".join(f"- {e}" for e in events) if events else "- none")]
     if len(obs.tabs) > 1:  # which tab this is, and the others (switch_tab / close_tab take the index)
-        page.append("TABS:\n" + "\n".join(f"- {scrub(cut(t.describe(), 200), secrets)}" for t in obs.tabs))
+        page.append("TABS:\n" + "\n".join(f"- {scrub(cut(t.describe(), 200), secrets, exact=True)}" for t in obs.tabs))
     more = ", more content below" if data.get("more_below") else ""
     vp = data["viewport"]
     page.append(f"PAGE: {data['url']}\nTITLE: {cut(data['title'], 200)}\n"

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from engine.secret_values import MASK
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.locators import Locator, Locators
-from engine.snapshot.locators.code import MASK
 from engine.snapshot.locators.match import node_text, whole_text
 from engine.snapshot.locators.model import py_str
 from engine.snapshot.vnode import VirtualNode

@@ -27,14 +27,16 @@ from pathlib import Path
 
 from engine.errors import ErrorCode, VigilError
 from engine.models import Action, StepRecord
+from engine.secret_values import MASK
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.locators import Locator, Locators, Step
-from engine.snapshot.locators.code import MASK, action_lines, one_line, url_expr
+from engine.snapshot.locators.code import action_lines, one_line, url_expr
 from engine.snapshot.locators.model import py_str as _py
 from engine.snapshot.stored import load_snapshot
 from engine.snapshot.vnode import VirtualNode
 from engine.store.export_expect import change_lines
-from engine.store.store import SessionData, Store
+from engine.store.session_data import SessionData
+from engine.store.store import Store
 
 SnapshotOf = Callable[[int, str], DomSnapshot | None]
 

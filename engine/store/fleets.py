@@ -16,8 +16,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from engine.errors import ErrorCode
+from engine.store.columns import now
+from engine.store.process_identity import process_token, writer_alive
 from engine.store.schema import StoreError
-from engine.store.store import SessionSummary, Store, _now, process_token, writer_alive
+from engine.store.session_data import SessionSummary
+from engine.store.store import Store
 
 RUN_FINISHED = ("done", "failed", "stopped")
 
@@ -78,13 +81,13 @@ class FleetBook:
         """Record a fleet about to run (a new one, or one resumed: then its row is taken over by this process)."""
         opts = {"parallel": fleet.parallel, "approve": fleet.approve, "browsers": fleet.browsers,
                 "max_steps": fleet.max_steps}
-        pid, token, now = os.getpid(), process_token(os.getpid()) or "", _now()
+        pid, token, at = os.getpid(), process_token(os.getpid()) or "", now()
         with self.store._tx() as c:
             c.execute("INSERT INTO fleets(id, name, path, digest, options, status, owner_pid, owner_start, created_at, "
                       "updated_at) VALUES (?,?,?,?,?,'running',?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
                       "status='running', owner_pid=excluded.owner_pid, owner_start=excluded.owner_start, "
                       "options=excluded.options, digest=excluded.digest, updated_at=excluded.updated_at",
-                      (fleet.id, spec.name, spec.path, spec.digest, json.dumps(opts), pid, token, now, now))
+                      (fleet.id, spec.name, spec.path, spec.digest, json.dumps(opts), pid, token, at, at))
             for r in fleet.runs:
                 c.execute("INSERT INTO fleet_runs(fleet_id, idx, name, task, url, status) VALUES (?,?,?,?,?,?) "
                           "ON CONFLICT(fleet_id, idx) DO NOTHING",
@@ -98,7 +101,7 @@ class FleetBook:
                       (run.state, run.session_id, run.browser, run.steps, run.answer, run.reason,
                        _iso(run.started_at), _iso(run.ended_at) if run.state in RUN_FINISHED else None,
                        1 if run.state == "running" and run.session_id is None else 0, fleet_id, run.index))
-            c.execute("UPDATE fleets SET updated_at=? WHERE id=?", (_now(), fleet_id))
+            c.execute("UPDATE fleets SET updated_at=? WHERE id=?", (now(), fleet_id))
 
     def attach_session(self, session_id: str, fleet_id: str) -> None:
         with self.store._tx() as c:
@@ -106,7 +109,7 @@ class FleetBook:
 
     def finish_fleet(self, fleet_id: str, status: str) -> None:
         with self.store._tx() as c:
-            c.execute("UPDATE fleets SET status=?, updated_at=? WHERE id=?", (status, _now(), fleet_id))
+            c.execute("UPDATE fleets SET status=?, updated_at=? WHERE id=?", (status, now(), fleet_id))
 
     # -- reading ---------------------------------------------------------------------------------
     def resolve_id(self, prefix: str) -> str:

@@ -28,8 +28,9 @@ import uuid
 from pydantic import BaseModel
 
 from engine.errors import ErrorCode
+from engine.store.columns import now
 from engine.store.schema import StoreError
-from engine.store.store import Store, _now
+from engine.store.store import Store
 
 # kind → the actions it covers
 GRANT_KINDS: dict[str, tuple[str, ...]] = {
@@ -184,7 +185,7 @@ class GrantBook:
             return have
         with self.store._tx() as c:
             cur = c.execute("INSERT INTO grants(site, kind, session_id, run_id, created_at) VALUES (?, ?, ?, ?, ?)",
-                            (site, kind, session_id, self.run_id, _now()))
+                            (site, kind, session_id, self.run_id, now()))
             new_id = cur.lastrowid
         return self.get(int(new_id or 0))
 
@@ -201,7 +202,7 @@ class GrantBook:
         if g.revoked_at is None and g.ended_at is None:
             with self.store._tx() as c:
                 c.execute("UPDATE grants SET revoked_at=? WHERE id=? AND revoked_at IS NULL AND ended_at IS NULL",
-                          (_now(), grant_id))
+                          (now(), grant_id))
         return self.get(grant_id)
 
     def attach_session(self, session_id: str) -> None:
@@ -220,7 +221,7 @@ class GrantBook:
         if ending:
             with self.store._tx() as c:
                 c.execute("UPDATE grants SET ended_at=? WHERE run_id=? AND revoked_at IS NULL AND ended_at IS NULL",
-                          (_now(), self.run_id))
+                          (now(), self.run_id))
         return ending
 
     def all(self) -> list[Grant]:

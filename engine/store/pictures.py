@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from PIL import Image
 
 from engine.errors import VigilError
-from engine.store.store import SessionData, Store
+from engine.store.session_data import SessionData
+from engine.store.store import Store
 
 log = logging.getLogger("vigil.store")
 

@@ -23,10 +23,10 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.errors import ErrorCode, VigilError
-from engine.loop.redact import scrub_known
 from engine.loop.runner import AgentLoop
 from engine.models import MessageAdded, PlanUpdated, RunResult, StepPictureTaken, StepRecorded
 from engine.models.loop import LoopEvent
+from engine.secret_values import scrub
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.stored import snapshot_bytes
 from engine.store.downloads import downloads_folder
@@ -121,7 +121,7 @@ class SessionRecorder:
 
     def page_moved(self, url: str) -> None:
         """The tab's page is now `url` (a navigation, in or out of a run): the session follows it."""
-        url = scrub_known(url, self._secrets)
+        url = scrub(url, self._secrets)
         if self.session_id is None or not url or url == self._url:
             return
         try:
@@ -141,7 +141,7 @@ class SessionRecorder:
             # what was written before the secret was known (the task may spell it out) is redacted
             self._write(lambda: self.store.redact(sid, secrets), "redacting a typed secret")
         if isinstance(ev, (MessageAdded, PlanUpdated)):  # step records come scrubbed by the loop already
-            ev = scrub_known(ev, self._secrets)
+            ev = scrub(ev, self._secrets)
         if isinstance(ev, MessageAdded):
             m = ev.message
             update: dict[str, Any] = {"sequenceNumber": m.sequenceNumber + self._seq0}
@@ -219,7 +219,7 @@ class SessionRecorder:
         cached = self._snap_cache
         if cached is not None and cached[0] is snap:
             return cached[1]
-        data = scrub_known(snapshot_bytes(snap), self._secrets)
+        data = scrub(snapshot_bytes(snap), self._secrets)
         self._snap_cache = (snap, data)
         return data
 

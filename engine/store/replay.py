@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from engine.errors import ErrorCode, VigilError
 from engine.loop.planner import Observation
-from engine.loop.redact import MASK
 from engine.loop.scripted import ScriptedPlanner, ScriptStep
 from engine.models import TERMINAL_ACTIONS, Action, ProposedStep, StepRecord, TargetQuery
 from engine.names import norm
-from engine.store.store import SessionData, Store
+from engine.secret_values import MASK
+from engine.store.session_data import SessionData
+from engine.store.store import Store
 
 
 def _expectation(rec: StepRecord):

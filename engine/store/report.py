@@ -44,7 +44,8 @@ from engine.errors import ErrorCode, VigilError
 from engine.models import StepRecord
 from engine.store.downloads import session_downloads
 from engine.store.pictures import step_picture
-from engine.store.store import SessionData, Store
+from engine.store.session_data import SessionData
+from engine.store.store import Store
 
 TRACE_FORMAT = "vigil-trace/1"
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"

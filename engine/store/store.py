@@ -17,9 +17,8 @@ Crash handling: each session remembers its writer (pid and that process's start 
 sessions still `running` whose writer is gone (or whose pid now belongs to another process) become
 `interrupted`, keeping every step they committed.
 
-Secrets: the loop already masks typed passwords and one-time codes; the store also drops dict keys
-that name credentials (api_key, *secret*, *password*, *token* unless the value is a count, cookie,
-authorization) and masks strings shaped like API keys or bearer tokens, wherever they appear.
+Secrets: everything written goes through `columns` (credential-named keys dropped, key-shaped strings
+masked), and `redact` masks a secret learnt only after it was written.
 """
 
 from __future__ import annotations
@@ -29,158 +28,33 @@ import hashlib
 import json
 import logging
 import os
-import re
 import sqlite3
 import threading
 import time
-import urllib.parse
 import uuid
 import zlib
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from engine.errors import ErrorCode
-from engine.loop.policy import site_of
 from engine.models import ChatMessage, Plan, StepRecord
+from engine.secret_values import (
+    MASK,  # noqa: F401 - re-exported: tests import the store's mask from here
+    scrub,
+)
+from engine.store.columns import domain_of, now, stored_json, stored_text
+from engine.store.location import default_path
+from engine.store.process_identity import process_token, writer_alive
 from engine.store.schema import StoreError, check_header, check_not_newer, corrupt_error, migrate
+from engine.store.session_data import SessionData, SessionInfo, SessionSummary
 from engine.store.writer import BackgroundWriter
 
 log = logging.getLogger("vigil.store")
 
-DB_NAME = "sessions.db"
 BUSY_TIMEOUT_MS = 15000
-MASK = "••••••••"
 FINAL_STATUSES = ("success", "error", "interrupted", "idle")
 _SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
-_SECRET_KEY = re.compile(r"api[_-]?key|secret|passw(or)?d|cookie|authorization|credential", re.IGNORECASE)
-_TOKEN_KEY = re.compile(r"token", re.IGNORECASE)
-_SECRET_VALUE = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{16,}|\b[Bb]earer\s+[A-Za-z0-9._~+/\-]{12,}=*")
-
-
-# -- location -----------------------------------------------------------------------------------
-def store_dir() -> Path:
-    """`VIGIL_HOME` if set, else the user data dir for "vigil"."""
-    home = os.environ.get("VIGIL_HOME")
-    if home:
-        return Path(home).expanduser()
-    import platformdirs
-    return Path(platformdirs.user_data_dir("vigil", appauthor=False))
-
-
-def default_path() -> Path:
-    return store_dir() / DB_NAME
-
-
-# -- process identity ---------------------------------------------------------------------------
-def process_token(pid: int) -> str | None:
-    """What identifies a running process across pid reuse (its start time), or None if it is not running."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        stat = ""
-    if stat:
-        fields = stat[stat.rindex(")") + 2:].split()  # fields from #3 (state) on; comm may hold spaces
-        return None if fields[0] in ("Z", "X") else fields[19]  # #22: starttime in clock ticks
-    try:
-        import psutil
-    except ImportError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            pass
-        return "alive"  # no start time available: a reused pid reads as alive
-    try:
-        proc = psutil.Process(pid)
-        return None if proc.status() == psutil.STATUS_ZOMBIE else repr(proc.create_time())
-    except psutil.Error:
-        return None
-
-
-# -- secrets ------------------------------------------------------------------------------------
-def scrub(value: Any) -> Any:
-    """A copy of `value` without credential-named keys, and with key-shaped strings masked."""
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            if _SECRET_KEY.search(str(k)):
-                continue
-            if _TOKEN_KEY.search(str(k)) and not (isinstance(v, (int, float)) and not isinstance(v, bool)):
-                continue  # a token count stays, a token does not
-            out[k] = scrub(v)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [scrub(v) for v in value]
-    if isinstance(value, str):
-        return _SECRET_VALUE.sub(MASK, value)
-    return value
-
-
-def _text(value: str | None) -> str | None:
-    return None if value is None else _SECRET_VALUE.sub(MASK, value)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(scrub(value), ensure_ascii=False, separators=(",", ":"))
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def domain_of(url: str) -> str:
-    """The site a URL belongs to (`https://shop.example.co.uk/x` → `example.co.uk`); a file URL gives ""."""
-    return site_of(urllib.parse.urlsplit(url).hostname or "")
-
-
-def writer_alive(pid: int | None, start: str | None) -> bool:
-    """Is the process that owns a running session still that process (not gone, not a reused pid)?"""
-    return pid is not None and process_token(pid) == start
-
-
-# -- shapes -------------------------------------------------------------------------------------
-class SessionSummary(BaseModel):
-    """One line of `vigil sessions`."""
-
-    id: str
-    title: str
-    domain: str
-    url: str
-    status: str
-    steps: int
-    started: str
-    unverified: int = 0  # steps that ran but were not seen to do what they should (as `vigil run` words it)
-
-
-class SessionInfo(SessionSummary):
-    """The whole session row."""
-
-    task: str
-    planner: str
-    policy: str
-    is_renamed: bool
-    metadata: dict[str, Any]
-    answer: str | None
-    reason: str | None
-    updated: str
-
-
-class SessionData(BaseModel):
-    """Everything stored about one session; `blobs` maps step index → {role: sha256}."""
-
-    session: SessionInfo
-    messages: list[ChatMessage] = Field(default_factory=list)
-    plan: Plan | None = None
-    plans: list[Plan] = Field(default_factory=list)
-    steps: list[StepRecord] = Field(default_factory=list)
-    blobs: dict[int, dict[str, str]] = Field(default_factory=dict)
 
 
 # -- the store ----------------------------------------------------------------------------------
@@ -297,10 +171,10 @@ class Store:
             for sid, pid in dead:
                 c.execute("UPDATE sessions SET status='interrupted', updated_at=?, reason=COALESCE(reason, ?) "
                           "WHERE id=? AND status='running'",
-                          (_now(), f"the Vigil process running it (pid {pid}) ended before the run finished", sid))
+                          (now(), f"the Vigil process running it (pid {pid}) ended before the run finished", sid))
 
     def _touch(self, c: sqlite3.Connection, session_id: str) -> None:
-        if c.execute("UPDATE sessions SET updated_at=? WHERE id=?", (_now(), session_id)).rowcount != 1:
+        if c.execute("UPDATE sessions SET updated_at=? WHERE id=?", (now(), session_id)).rowcount != 1:
             raise StoreError(f"No session {session_id!r} in {self.path}.", code=ErrorCode.STORE_NO_SESSION)
 
     # -- writing --------------------------------------------------------------------------------
@@ -310,20 +184,20 @@ class Store:
         sid = str(uuid.uuid4())
         domain = domain_of(url)
         meta = {**(metadata or {}), "initialUrl": url, "initialDomain": domain}
-        now = _now()
+        at = now()
         title = f"{domain}: {task}" if domain else task
         with self._tx() as c:
             c.execute("INSERT INTO sessions(id, title, task, url, domain, status, planner, policy, metadata, "
                       "owner_pid, owner_start, created_at, updated_at) VALUES (?,?,?,?,?,'running',?,?,?,?,?,?,?)",
-                      (sid, _text(title), _text(task), _text(url), domain, planner, policy, _json(meta),
-                       self._pid, self._token, now, now))
+                      (sid, stored_text(title), stored_text(task), stored_text(url), domain, planner, policy,
+                       stored_json(meta), self._pid, self._token, at, at))
         return sid
 
     def update_url(self, session_id: str, url: str) -> None:
         """The page moved (same tab, same session): url and domain follow; the first ones stay in metadata."""
         with self._tx() as c:
             self._touch(c, session_id)
-            c.execute("UPDATE sessions SET url=?, domain=? WHERE id=?", (_text(url), domain_of(url), session_id))
+            c.execute("UPDATE sessions SET url=?, domain=? WHERE id=?", (stored_text(url), domain_of(url), session_id))
 
     def resume(self, session_id: str, planner: str | None = None, policy: str | None = None) -> None:
         """The tab's session runs again (a new task in the same tab): `running`, owned by this
@@ -380,7 +254,7 @@ class Store:
     def rename(self, session_id: str, title: str) -> None:
         with self._tx() as c:
             self._touch(c, session_id)
-            c.execute("UPDATE sessions SET title=?, is_renamed=1 WHERE id=?", (_text(title), session_id))
+            c.execute("UPDATE sessions SET title=?, is_renamed=1 WHERE id=?", (stored_text(title), session_id))
 
     def add_message(self, session_id: str, message: ChatMessage) -> None:
         """Insert or update a message by messageId; an update keeps the stored sequence number."""
@@ -392,20 +266,21 @@ class Store:
                       "ON CONFLICT(session_id, message_id) DO UPDATE SET role=excluded.role, "
                       "content=excluded.content, status=excluded.status, action_string=excluded.action_string, "
                       "error=excluded.error, timestamp=excluded.timestamp, body=excluded.body",
-                      (session_id, m.messageId, m.sequenceNumber, m.role, _text(m.content), m.status,
-                       _text(m.actionString), _text(m.error), m.timestamp, _json(m.model_dump(mode="json"))))
+                      (session_id, m.messageId, m.sequenceNumber, m.role, stored_text(m.content), m.status,
+                       stored_text(m.actionString), stored_text(m.error), m.timestamp,
+                       stored_json(m.model_dump(mode="json"))))
 
     def save_plan(self, session_id: str, plan: Plan, *, new_version: bool = True) -> int:
         """Store the plan as the session's next version, or (new_version=False) as the latest version
         again (a step's status changed; the steps did not); returns the version (1, 2, …)."""
-        body = _json(plan.model_dump(mode="json"))
+        body = stored_json(plan.model_dump(mode="json"))
         with self._tx() as c:
             self._touch(c, session_id)
             (last,) = c.execute("SELECT COALESCE(MAX(version), 0) FROM plans WHERE session_id=?",
                                 (session_id,)).fetchone()
             if new_version or last == 0:
                 c.execute("INSERT INTO plans(session_id, version, created_at, body) VALUES (?,?,?,?)",
-                          (session_id, last + 1, _now(), body))
+                          (session_id, last + 1, now(), body))
                 return last + 1
             c.execute("UPDATE plans SET body=? WHERE session_id=? AND version=?", (body, session_id, last))
         return last
@@ -421,7 +296,7 @@ class Store:
         for role, (kind, data) in (files or {}).items():
             sha, codec, body = self._pack(kind, data)
             blobs[role] = sha
-            rows.append((sha, kind, codec, len(data), body, _now()))
+            rows.append((sha, kind, codec, len(data), body, now()))
         with self._tx() as c:
             self._touch(c, session_id)
             c.executemany("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) "
@@ -429,8 +304,8 @@ class Store:
                           rows)
             c.execute("INSERT OR REPLACE INTO steps(session_id, idx, status, actor, action, recorded_at, body, "
                       "unverified) VALUES (?,?,?,?,?,?,?,?)",
-                      (session_id, record.index, record.status, record.actor, _text(action), _now(),
-                       _json(record.model_dump(mode="json")), int(record.unverified)))
+                      (session_id, record.index, record.status, record.actor, stored_text(action), now(),
+                       stored_json(record.model_dump(mode="json")), int(record.unverified)))
             for role, sha in (blobs or {}).items():
                 c.execute("INSERT OR REPLACE INTO step_blobs(session_id, idx, role, sha256) VALUES (?,?,?,?)",
                           (session_id, record.index, role, sha))
@@ -446,8 +321,8 @@ class Store:
             record = json.loads(row[0])
             record.update(fields)
             c.execute("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) VALUES (?,?,?,?,?,?)",
-                      (sha, "screenshot", codec, len(jpeg), body, _now()))
-            c.execute("UPDATE steps SET body=? WHERE session_id=? AND idx=?", (_json(record), session_id, index))
+                      (sha, "screenshot", codec, len(jpeg), body, now()))
+            c.execute("UPDATE steps SET body=? WHERE session_id=? AND idx=?", (stored_json(record), session_id, index))
             c.execute("INSERT OR REPLACE INTO step_blobs(session_id, idx, role, sha256) VALUES (?,?,?,?)",
                       (session_id, index, role, sha))
 
@@ -457,7 +332,7 @@ class Store:
         sha, codec, body = self._pack(kind, data)
         with self._tx() as c:
             c.execute("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) VALUES (?,?,?,?,?,?)",
-                      (sha, kind, codec, len(data), body, _now()))
+                      (sha, kind, codec, len(data), body, now()))
         return sha
 
     def redact(self, session_id: str, secrets: set[str] | frozenset[str]) -> int:
@@ -465,7 +340,6 @@ class Store:
         task, url, messages, plans, steps) — for a secret learnt only after it was written, e.g. one
         the task itself spelled out. Freed pages are zeroed (secure_delete) and the WAL truncated, so
         the old bytes do not linger in the files. Returns how many rows changed."""
-        from engine.loop.redact import scrub_known
         if not secrets:
             return 0
         tables = (("sessions", "id", ("title", "task", "url", "metadata", "reason", "answer")),
@@ -477,7 +351,7 @@ class Store:
                 rows = c.execute(f"SELECT rowid, {', '.join(cols)} FROM {table} WHERE {key}=?",
                                  (session_id, )).fetchall()
                 for rowid, *values in rows:
-                    clean = [scrub_known(v, secrets) if isinstance(v, str) else v for v in values]
+                    clean = [scrub(v, secrets) if isinstance(v, str) else v for v in values]
                     if clean != values:
                         c.execute(f"UPDATE {table} SET {', '.join(f'{col}=?' for col in cols)} WHERE rowid=?",
                                   (*clean, rowid))
@@ -503,7 +377,7 @@ class Store:
         with self._tx() as c:
             self._touch(c, session_id)
             c.execute("UPDATE sessions SET status=?, reason=?, answer=? WHERE id=?",
-                      (status, _text(reason), _text(answer), session_id))
+                      (status, stored_text(reason), stored_text(answer), session_id))
 
     # -- reading --------------------------------------------------------------------------------
     _SUMMARY = ("SELECT s.id, s.title, s.domain, s.url, s.status, "

@@ -9,9 +9,8 @@ written: the caller passes the expression that reads it (an environment variable
 from __future__ import annotations
 
 from engine.models import Action
+from engine.secret_values import MASK  # what the loop stores instead of a typed secret
 from engine.snapshot.locators.model import Locator, py_str
-
-MASK = "••••••••"  # what the loop stores instead of a typed secret (engine.loop.redact.MASK)
 
 
 def url_expr(url: str, base_url: str | None = None) -> str:
