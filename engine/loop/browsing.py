@@ -8,7 +8,8 @@
   `auto` OK. A planner can answer in advance with `dialog(accept, text?)`. Who answered is kept.
 - **Tabs.** After each step the tabs opened during it are reported ("opened a new tab: Title — URL")
   and, with `follow_new_tabs`, the newest becomes the page the loop works on; when the page the loop
-  works on closes itself (a sign-in popup) the loop goes back to its opener. More than `popup_limit`
+  works on closes itself (a sign-in popup) the loop goes back to its opener. The watch switches the
+  browser to that tab and hands it back: the loop makes it its page. More than `popup_limit`
   new tabs from one page in one step are a flood: the extra ones are closed at once, as is every
   further popup of that page for the rest of the run (`engine.browser.popups.PopupGuard`, at the
   browser, before they become tabs), it is said, and the loop never moves into a popup of that step.
@@ -25,15 +26,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
+from engine.browser.browser import Browser
+from engine.browser.dialogs import DialogWatcher
 from engine.errors import ErrorCode, VigilError
+from engine.loop.asker import GateAsker
+from engine.loop.driver import PageDriver
 from engine.loop.holds import BrowserHolds
 from engine.models import (
     Action,
     ActionResult,
     ApprovalRequest,
-    Decision,
     DialogRaised,
     PageEvent,
     ProposedStep,
@@ -41,6 +46,7 @@ from engine.models import (
 )
 from engine.models.actions import EventCategory
 from engine.models.browsing import DialogAnswer, DialogInfo, PageIncidents, TabInfo
+from engine.snapshot.vnode import VirtualNode
 
 log = logging.getLogger("vigil.loop")
 POPUP_LIMIT = 10   # new tabs from one page in one step before the rest are closed at once
@@ -48,40 +54,43 @@ NEW_PAGE_QUIET_S = 0.15  # a step that opened pages ends once none came for this
 
 
 class PageWatch:
-    """Dialogs, tabs and downloads for one `AgentLoop` (see the module docstring). `loop` is that loop
-    (its page, bus, journal, policy and gate: typed loosely, the loop imports this module)."""
+    """Dialogs, tabs and downloads for one `AgentLoop` (see the module docstring): its questions go through
+    `asker`; `page` is the page the loop works on now, `start_site` the domain its run started on. What moves
+    the loop to another tab returns that tab (the loop makes it its page)."""
 
-    def __init__(self, loop: Any, *, follow_new_tabs: bool = True, popup_limit: int = POPUP_LIMIT) -> None:
-        self.loop = loop
+    def __init__(self, asker: GateAsker, page: Callable[[], PageDriver], start_site: Callable[[], str], *,
+                 follow_new_tabs: bool = True, popup_limit: int = POPUP_LIMIT) -> None:
+        self.asker, self.page = asker, page
         self.follow_new_tabs = follow_new_tabs
         self.popup_limit = popup_limit
         self.step_index = 0
         self.sensitive_ok = False       # the running step was approved by the person as sensitive
         self.totals = {"dialogs": 0, "dialog_floods": 0, "popups_blocked": 0, "downloads": 0, "exits_refused": 0,
                        "downloads_stopped": 0}
-        self.gate_lock = asyncio.Lock()   # the loop's gate asks one thing at a time (steps and dialogs)
-        self.asking_page = 0              # questions about what the page did (dialogs, held exits) open now
         self._opened_mark = 0
         self._downloads_mark = 0
-        self._stops: list[Any] = []
+        self._stops: list[Callable[[], None]] = []
         self._hooked: set[int] = set()
-        self._before: list[tuple[Any, Any]] = []  # (dialog watcher, the handler it had before the run)
-        self._watchers: list[Any] = []
-        self.holds = BrowserHolds(self)  # exits to other sites and downloads held at the browser
+        self._before: list[tuple[DialogWatcher, Any]] = []  # (dialog watcher, the handler it had before the run)
+        self._watchers: list[DialogWatcher] = []
+        # exits to other sites and downloads held at the browser
+        self.holds = BrowserHolds(asker, page, start_site)
 
     # -- the browser and its tabs ----------------------------------------------------------------
     @property
-    def browser(self) -> Any:
-        return getattr(self.loop.page, "browser", None)
+    def browser(self) -> Browser[Any] | None:
+        b: Browser[Any] | None = getattr(self.page(), "browser", None)
+        return b
 
     def start(self) -> None:
         """Hook the dialogs of every tab of the browser (and of the page when it has no browser)."""
         b = self.browser
-        for tab in (list(b.tabs) if b is not None else [self.loop.page]):
+        page = self.page()
+        for tab in (list(b.tabs) if b is not None else [page]):
             self._hook(tab)
         if b is not None:
-            if b.active_tab is not self.loop.page and self.loop.page in b.tabs:
-                b._set_active(self.loop.page)
+            if b.active_tab is not page and page in b.tabs:
+                b._set_active(page)
             self._stops.append(b.on_tabs(self._tab_event))
             b.popups.arm(self.popup_limit)
         self.holds.start(b)
@@ -96,21 +105,21 @@ class PageWatch:
                 s()
         self._stops.clear()
         for d, before in self._before:  # whoever decided the dialogs before the run does again
-            if d.handler == self._decide:
+            if d.handler == self._answer:
                 d.handler = before
         self._before.clear()
         self._hooked.clear()
 
-    def _hook(self, tab: Any) -> None:
-        d = getattr(tab, "dialogs", None)
+    def _hook(self, tab: object) -> None:
+        d: DialogWatcher | None = getattr(tab, "dialogs", None)
         if d is None or id(tab) in self._hooked:
             return
         self._hooked.add(id(tab))
         self._before.append((d, d.handler))
-        d.handler = self._decide
+        d.handler = self._answer
         self._stops.append(d.on_dialog(self._dialog_event))
 
-    def _tab_event(self, what: str, tab: Any) -> None:
+    def _tab_event(self, what: str, tab: object) -> None:
         if what == "opened":
             self._hook(tab)
         self.publish_tabs(what)
@@ -121,7 +130,7 @@ class PageWatch:
             return
         infos = b.tab_infos()
         active = next((i.index for i in infos if i.active), None)
-        self.loop.bus.publish(TabsChanged(tabs=infos, active=active, reason=reason))
+        self.asker.bus.publish(TabsChanged(tabs=infos, active=active, reason=reason))
 
     async def tabs(self) -> list[TabInfo]:
         """The open tabs with their titles read now (for the planner's observation)."""
@@ -138,15 +147,16 @@ class PageWatch:
     def _dialog_event(self, d: DialogInfo) -> None:
         if d.kind == "alert" and d.answer is not None and d.id > 3 and not d.flood:
             return  # a run of alerts: the first few are shown, the rest counted in the step's incidents
-        self.loop.bus.publish(DialogRaised(step_index=self.step_index, dialog=d.model_copy()))
+        self.asker.bus.publish(DialogRaised(step_index=self.step_index, dialog=d.model_copy()))
 
     # -- steps -----------------------------------------------------------------------------------
     def begin_step(self, index: int) -> None:
-        self.step_index, self.sensitive_ok = index, False
+        self.step_index = self.holds.step_index = index
+        self.sensitive_ok = False
         b = self.browser
         self._watchers = []  # the step's tabs' dialogs, also of a tab the step closes
-        for tab in (list(b.tabs) if b is not None else [self.loop.page]):
-            d = getattr(tab, "dialogs", None)
+        for tab in (list(b.tabs) if b is not None else [self.page()]):
+            d: DialogWatcher | None = getattr(tab, "dialogs", None)
             if d is not None:
                 d.begin_window()
                 self._watchers.append(d)
@@ -155,18 +165,22 @@ class PageWatch:
             self._downloads_mark = len(b.downloads.items)
             b.popups.begin_step()
 
-    def approved(self, action: Action, node: Any, base_url: str, reasons: list[str], asked: bool) -> None:
+    def approved(self, action: Action, node: VirtualNode | None, base_url: str, reasons: list[str],
+                 asked: bool) -> None:
         """The step about to run, and what the gate approved it for (`BrowserHolds.approved`)."""
         self.holds.approved(action, node, base_url, reasons, asked)
 
-    async def end_step(self) -> PageIncidents:
-        """What happened besides the page during the step; follows a new tab (or a closed one's opener)."""
+    async def end_step(self) -> tuple[PageIncidents, PageDriver | None]:
+        """What happened besides the page during the step, up to the tab it leaves the loop on: its dialogs and
+        new tabs, and the tab to work on now when that is another one (a new tab followed, or a closed one's
+        opener; the browser is switched to it). `finish_step` adds the rest once the loop works on that tab."""
         inc = PageIncidents()
         b = self.browser
-        tabs = list(b.tabs) if b is not None else [self.loop.page]
+        page = self.page()
+        tabs = list(b.tabs) if b is not None else [page]
         watchers = list(self._watchers)
         for tab in tabs:
-            d = getattr(tab, "dialogs", None)
+            d: DialogWatcher | None = getattr(tab, "dialogs", None)
             if d is not None and all(d is not w for w in watchers):
                 watchers.append(d)
         for d in watchers:
@@ -175,7 +189,7 @@ class PageWatch:
             inc.dialog_count += count
             inc.dialog_flood = inc.dialog_flood or flood
         if b is None:
-            return inc
+            return inc, None
         while self.holds.busy:  # a held navigation or download is being decided: its answer is part of the step
             await asyncio.sleep(0.05)
         await b.settle_new_tabs(quiet=NEW_PAGE_QUIET_S)
@@ -200,11 +214,20 @@ class PageWatch:
             getattr(b._target_of(t), "opener_id", None))]
         if follow and self.follow_new_tabs:
             newest = follow[-1]
-            if newest in b.tabs and newest is not self.loop.page:
-                await self.switch(newest)
+            if newest in b.tabs and newest is not page:
+                moved: PageDriver | None = await self.switch(newest)
                 inc.switched_to = self.tab_info()
-        elif self.loop.page not in b.tabs or getattr(self.loop.page, "closed", False):
-            await self.back_to_opener(inc)
+                return inc, moved
+        elif page not in b.tabs or getattr(page, "closed", False):
+            return inc, await self.back_to_opener(inc)
+        return inc, None
+
+    async def finish_step(self, inc: PageIncidents) -> None:
+        """The rest of what happened besides the page during the step (`end_step` first): its downloads and
+        held exits; the run's totals."""
+        b = self.browser
+        if b is None:
+            return
         await b.downloads.announced(2.0)  # a download the browser began: decided within this step, not after the run
         if b.downloads.busy:
             await b.downloads.settle(10.0)
@@ -217,34 +240,36 @@ class PageWatch:
         self.totals["downloads"] += sum(1 for d in inc.downloads if d.saved)
         self.totals["downloads_stopped"] += sum(1 for d in inc.downloads if d.status in ("refused", "over_limit"))
         self.totals["exits_refused"] += sum(1 for x in inc.exits if not x.allowed)
-        return inc
 
-    async def back_to_opener(self, inc: PageIncidents | None = None) -> bool:
-        """The page the loop worked on closed (a popup closed itself): work on the browser's active tab
-        (its opener, else the last tab). False when no tab is left."""
+    async def back_to_opener(self, inc: PageIncidents | None = None) -> PageDriver | None:
+        """The page the loop worked on closed (a popup closed itself): the browser's active tab (its opener,
+        else the last tab), switched to, for the loop to work on. None when the page is still open or no tab
+        is left."""
         b = self.browser
         if b is None:
-            return False
-        page = self.loop.page
+            return None
+        page = self.page()
         if page in b.tabs and not getattr(page, "closed", False):
-            return True
+            return None
         nxt = b.active_tab if b.active_tab in b.tabs else (b.tabs[-1] if b.tabs else None)
         if nxt is None:
-            return False
+            return None
         if inc is not None:
             inc.tabs_closed.append(f"{getattr(page, 'url', '') or 'the tab'} closed itself")
-        await self.switch(nxt)
+        moved = await self.switch(nxt)
         if inc is not None:
             inc.switched_to = self.tab_info()
-        return True
+        return moved
 
-    async def switch(self, tab: Any) -> None:
+    async def switch(self, tab: PageDriver) -> PageDriver:
+        """Bring `tab` to the front and watch its dialogs: the tab for the loop to work on."""
         b = self.browser
-        if b is not None and tab in b.tabs:
-            await b.switch_to(b.index_of(tab))
-        self.loop.page = tab
+        index = b.index_of(tab) if b is not None else None  # (None: not one of the browser's tabs)
+        if b is not None and index is not None:
+            await b.switch_to(index)
         self._hook(tab)
         self.publish_tabs("active")
+        return tab
 
     def run_incidents(self) -> list[str]:
         """The run's incidents in words, for its result (never a quiet "finished" after a flood)."""
@@ -266,38 +291,47 @@ class PageWatch:
         return out
 
     # -- the tab actions -------------------------------------------------------------------------------
-    async def tab_action(self, action: Action) -> ActionResult:
-        """switch_tab / close_tab / new_tab: on the browser the page belongs to."""
+    async def tab_action(self, action: Action) -> tuple[PageDriver | None, ActionResult | None]:
+        """switch_tab / close_tab / new_tab on the browser the page belongs to: the tab the loop works on now
+        when that is another one, and the action's result — None after switch_tab, whose result
+        (`switched`) reads the tabs' titles once the loop works on the tab."""
         s = action.to_string()
         b = self.browser
         if b is None:
-            return ActionResult(success=False, action=s, error_code=ErrorCode.BAD_ARGUMENT,
-                                message=f"{action.name} needs a browser with tabs; this page has none.")
+            return None, ActionResult(success=False, action=s, error_code=ErrorCode.BAD_ARGUMENT,
+                                      message=f"{action.name} needs a browser with tabs; this page has none.")
         if action.name == "new_tab":
-            tab = await b.new_tab(action.url) if action.url else await b.new_tab()
-            await self.switch(tab)
-            what = f"Opened a new tab ({b.index_of(tab)}) on {tab.url} and switched to it."
-        elif action.name == "switch_tab":
-            tab = b.tab_at(action.tab or 0)
-            await self.switch(tab)
+            tab = await self.switch(await b.new_tab(action.url) if action.url else await b.new_tab())
+            return tab, ActionResult(success=True, action=s, message=f"Opened a new tab ({b.index_of(tab)}) on "
+                                                                     f"{tab.url} and switched to it.")
+        if action.name == "switch_tab":
+            return await self.switch(b.tab_at(action.tab or 0)), None
+        page = self.page()
+        index = action.tab if action.tab is not None else b.index_of(page)
+        gone = b.tab_at(index)  # type: ignore[arg-type]  # (a page that is not one of the tabs: no index, fails)
+        url = gone.url
+        if not await b.close_tab(index, ask_page=True):
+            return None, ActionResult(success=False, action=s, error_code=ErrorCode.REFUSED,
+                                      message=f"Tab {index} ({url}) asked before closing (beforeunload) and the "
+                                              "answer was to stay: it is still open.")
+        moved = await self.back_to_opener() if gone is page or page not in b.tabs else None
+        now = moved if moved is not None else page
+        return moved, ActionResult(success=True, action=s, message=f"Closed tab {index} ({url}); now in tab "
+                                                                   f"{b.index_of(now)}: {now.url}.")
+
+    async def switched(self, action: Action) -> ActionResult:
+        """switch_tab's result, once the loop works on the tab it switched to (`tab_action`)."""
+        b = self.browser
+        tab = self.page()
+        if b is not None:
             await b.refresh_titles()
-            what = f"Switched to tab {action.tab}: {tab.title or '(untitled)'} — {tab.url}."
-        else:
-            index = action.tab if action.tab is not None else b.index_of(self.loop.page)
-            gone = b.tab_at(index)
-            url = gone.url
-            if not await b.close_tab(index, ask_page=True):
-                return ActionResult(success=False, action=s, error_code=ErrorCode.REFUSED,
-                                    message=f"Tab {index} ({url}) asked before closing (beforeunload) and the answer "
-                                            "was to stay: it is still open.")
-            if gone is self.loop.page or self.loop.page not in b.tabs:
-                await self.back_to_opener()
-            what = f"Closed tab {index} ({url}); now in tab {b.index_of(self.loop.page)}: {self.loop.page.url}."
-        return ActionResult(success=True, action=s, message=what)
+        return ActionResult(success=True, action=action.to_string(),
+                            message=f"Switched to tab {action.tab}: {getattr(tab, 'title', '') or '(untitled)'} — "
+                                    f"{tab.url}.")
 
     # -- deciding a dialog -------------------------------------------------------------------------
-    async def _decide(self, d: DialogInfo) -> DialogAnswer | None:
-        policy = self.loop.policy
+    async def _answer(self, d: DialogInfo) -> DialogAnswer | None:
+        policy = self.asker.policy
         if policy == "auto":
             return DialogAnswer(accept=True, text=d.default_prompt if d.kind == "prompt" else None, by="policy",
                                 reason="the auto policy accepts dialogs")
@@ -310,27 +344,20 @@ class PageWatch:
         return await self._ask(d)
 
     async def _ask(self, d: DialogInfo) -> DialogAnswer:
-        loop = self.loop
         proposal = ProposedStep(thought="", action=Action(name="dialog", accept=True,
                                                           text=d.default_prompt if d.kind == "prompt" else None),
                                 description=f"Answer {d.call()}")
         what = {"confirm": "OK or Cancel?", "prompt": "OK (with the text) or Cancel?",
                 "beforeunload": "Leave the page (OK) or stay (Cancel)?"}.get(d.kind, "OK?")
         request = ApprovalRequest(step_index=self.step_index, proposal=proposal,
-                                  summary=f"The page asks: {d.call()} — {what}", policy=loop.policy,
+                                  summary=f"The page asks: {d.call()} — {what}", policy=self.asker.policy,
                                   sensitive_reasons=[f"a {d.kind} dialog from {d.url or 'the page'}: nothing "
                                                      "answers it without you"], dialog=d)
-        self.asking_page += 1
-        try:
-            decision: Decision = await loop._decide(request)
-        finally:
-            self.asking_page -= 1
-        loop.journal.set_state("acting")
+        decision = await self.asker.ask_about_page(request)
         if decision.kind in ("approve", "edit", "take_over"):
             text = decision.text if decision.text is not None else (d.default_prompt if d.kind == "prompt" else None)
             return DialogAnswer(accept=True, text=text, by="person")
-        if decision.kind == "stop":
-            loop.stop()
+        if decision.kind == "stop":  # (the run is stopped by now)
             return DialogAnswer(accept=False, by="person", reason="the person stopped the run")
         return DialogAnswer(accept=False, by="person", reason=decision.reason or "")
 

@@ -33,12 +33,16 @@ import contextlib
 import re
 import time
 import urllib.parse
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from engine.loop.gates import person_present
+from engine.browser.browser import Browser
+from engine.loop.asker import GateAsker
+from engine.loop.driver import PageDriver
 from engine.loop.policy import site_of
 from engine.models import Action, ApprovalRequest, ProposedStep
 from engine.models.browsing import DownloadInfo, HeldExit, PageIncidents
+from engine.snapshot.vnode import VirtualNode
 
 _LEAVES = re.compile(r"^leaves \S+ for (\S+)")
 _MAX_PER_STEP = 5   # held exits kept in one step's incidents (the rest are counted in the run's totals)
@@ -52,7 +56,7 @@ def _site(url: str) -> str:
     return site_of(urllib.parse.urlsplit(url).hostname or "")
 
 
-def approved_sites(action: Action, node: Any, base_url: str, reasons: list[str]) -> set[str]:
+def approved_sites(action: Action, node: VirtualNode | None, base_url: str, reasons: list[str]) -> set[str]:
     """The sites a step may take the page to: where its own action points (a navigate or new_tab URL,
     a link's href) and the hosts of the "leaves … for HOST" reasons it was approved with."""
     out: set[str] = set()
@@ -70,10 +74,12 @@ def approved_sites(action: Action, node: Any, base_url: str, reasons: list[str])
 
 
 class BrowserHolds:
-    """The exits and downloads a run holds (module docstring); `watch` is the loop's `PageWatch`."""
+    """The exits and downloads a run holds (module docstring), asked through `asker`; `page` is the page the
+    run works on now, `start_site` the domain the run started on (empty before its first observation)."""
 
-    def __init__(self, watch: Any) -> None:
-        self.watch = watch
+    def __init__(self, asker: GateAsker, page: Callable[[], PageDriver], start_site: Callable[[], str]) -> None:
+        self.asker, self.page, self.start_site = asker, page, start_site
+        self.step_index = 0                   # the step under way (what a question is asked during)
         self.exits: list[HeldExit] = []       # every held exit of the run, in order
         self.sites: set[str] = set()          # where the running step may take the page
         self.downloads_ok = False             # the running step may download
@@ -81,22 +87,18 @@ class BrowserHolds:
         self._refused_sites: dict[str, str] = {}   # site → why the page's first try to go there was refused
         self._visited: set[str] = set()              # sites the run's pages went to (let through)
         self._mark = 0
-        self._browser: Any = None
-        self._ended: Any = None   # the browser of the run that ended (its late downloads are still decided here)
-        self._arming: asyncio.Task[Any] | None = None
-
-    @property
-    def loop(self) -> Any:
-        return self.watch.loop
+        self._browser: Browser[Any] | None = None
+        self._ended: Browser[Any] | None = None  # the run that ended's browser (its late downloads are decided here)
+        self._arming: asyncio.Future[None] | None = None
 
     # -- a run -----------------------------------------------------------------------------------
-    def start(self, browser: Any) -> None:
+    def start(self, browser: Browser[Any] | None) -> None:
         """The run starts: hold its browser's navigations and downloads (not under `auto`)."""
         self.exits, self._mark, self._refused_sites, self._visited = [], 0, {}, set()
         self.begin_step()
         if browser is not None:
             browser.downloads.clear_late()
-        if browser is None or self.loop.policy == "auto":
+        if browser is None or self.asker.policy == "auto":
             return
         self._browser = browser
         browser.downloads.decide = self._download
@@ -126,10 +128,11 @@ class BrowserHolds:
     def begin_step(self) -> None:
         self.sites, self.downloads_ok, self.acting = set(), False, False
 
-    def approved(self, action: Action, node: Any, base_url: str, reasons: list[str], asked: bool) -> None:
+    def approved(self, action: Action, node: VirtualNode | None, base_url: str, reasons: list[str],
+                 asked: bool) -> None:
         """The step about to run and what it was approved for: `asked` when the gate approved it (not a
         standing grant, not the auto-safe policy's own go-ahead); `reasons` its sensitive reasons."""
-        policy = self.loop.policy
+        policy = self.asker.policy
         self.sites = approved_sites(action, node, base_url, reasons if asked else [])
         if action.name == "back":  # back to where the run already was: those sites were let through before
             self.sites |= self._visited
@@ -150,11 +153,11 @@ class BrowserHolds:
         return b is not None and (b.exits.pending > 0 or b.downloads.asking > 0)
 
     # -- deciding ---------------------------------------------------------------------------------
-    async def _exit(self, from_url: str, request: dict) -> bool:
+    async def _exit(self, from_url: str, request: dict[str, Any]) -> bool:
         url = str(request.get("url") or "")
         to = _site(url)
         here = _site(from_url)
-        start = site_of(self.loop.start_domain or "")
+        start = site_of(self.start_site() or "")
         if not to or not (here or start):
             return True
         if to in (here, start) or to in self.sites:
@@ -191,21 +194,20 @@ class BrowserHolds:
         sign in on another site, following a link) and they see where it goes; asking them would wait for
         their own answer. Such exits are let through and reported. A page that leaves on its own while the
         person only reads the question (a timer) is held like any other exit."""
-        w = self.watch
-        if not (person_present(self.loop.gate) and w.gate_lock.locked() and not w.asking_page):
+        if not self.asker.asking_about_step:
             return False
         b = self._browser
-        return self._pressed_by_person(b.tabs if b is not None else [self.loop.page])
+        return self._pressed_by_person(b.tabs if b is not None else [self.page()])
 
     @staticmethod
-    def _pressed_by_person(tabs: Any) -> bool:
+    def _pressed_by_person(tabs: Iterable[object]) -> bool:
         """The person pressed a button or key in one of these pages (through the window) just now."""
         now = time.monotonic()
         return any(now - float(getattr(getattr(t, "target", t), "person_input_at", 0.0) or 0.0) < PERSON_INPUT_S
                    for t in tabs)
 
     async def _download(self, info: DownloadInfo) -> str | None:
-        if self.downloads_ok or self.loop.policy == "auto" or self._person_has_the_page():
+        if self.downloads_ok or self.asker.policy == "auto" or self._person_has_the_page():
             return None
         if self._browser is None:  # begun as or after the run ended, or handed over after: nobody can be asked now
             if self._pressed_by_person(getattr(self._ended, "tabs", None) or []):
@@ -219,23 +221,16 @@ class BrowserHolds:
 
     async def _ask(self, why: str, summary: str, action: Action, description: str) -> str | None:
         """None when the person lets it through; else why it is refused."""
-        loop = self.loop
-        if not person_present(loop.gate):
+        if not self.asker.person_present:
             return "no person is watching to approve it"
         # `details["held"]`: not a step of the planner, something the page did that the browser holds
         proposal = ProposedStep(thought="", action=action, description=description,
                                 details={"held": "download" if action.name == "wait" else "exit"})
-        request = ApprovalRequest(step_index=self.watch.step_index, proposal=proposal, summary=summary,
-                                  policy=loop.policy, sensitive_reasons=[why])
-        self.watch.asking_page += 1
-        try:
-            decision = await loop._decide(request)
-        finally:
-            self.watch.asking_page -= 1
-        loop.journal.set_state("acting")
+        request = ApprovalRequest(step_index=self.step_index, proposal=proposal, summary=summary,
+                                  policy=self.asker.policy, sensitive_reasons=[why])
+        decision = await self.asker.ask_about_page(request)
         if decision.kind in ("approve", "edit", "take_over"):
             return None
-        if decision.kind == "stop":
-            loop.stop()
+        if decision.kind == "stop":  # (the run is stopped by now)
             return "the person stopped the run"
         return "the person said no" + (f": {decision.reason}" if decision.reason else "")

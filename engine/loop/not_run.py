@@ -1,21 +1,28 @@
 """Steps that end without their action running: the target never appeared, the chosen action could
-not be run as given (an edit naming an element that is not there), or the person skipped or rejected
-it. Each is recorded, told in the chat and the plan, and turned into what the planner hears next."""
+not be run as given (an edit naming an element that is not there), the target changed while the step
+waited for approval, or the person skipped or rejected it. Each is told in the chat and the plan (and
+recorded, but for the changed target: the planner proposes again), and turned into what the planner hears
+next."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from engine.errors import ErrorCode, UnknownNodeError
 from engine.loop.events import EventBus
 from engine.loop.grounding import target_label
 from engine.loop.journal import RunJournal
-from engine.loop.redact import mask_proposal
+from engine.loop.redact import mask_action, mask_proposal
 from engine.loop.steps import StepDraft, Turn
+from engine.loop.target_guard import Drift
 from engine.models import ActionDone, ActionResult, ChatMessage, Decision, ProposedStep, StepRecord
 from engine.snapshot.dom_snapshot import DomSnapshot
+from engine.snapshot.vnode import VirtualNode
 
 
 def target_missing(j: RunJournal, bus: EventBus, index: int, p: ProposedStep, snap: DomSnapshot, msg: ChatMessage,
-                   exc: UnknownNodeError, waited_s: float, timings: dict, exchange: dict | None) -> Turn:
+                   exc: UnknownNodeError, waited_s: float, timings: dict[str, float],
+                   exchange: dict[str, Any] | None) -> Turn:
     """The step's target did not appear within `waited_s`."""
     text = f"The target {target_label(p.action.target)} did not appear within {waited_s:g} s. {exc.message}"
     shown = mask_proposal(p)
@@ -41,6 +48,18 @@ def refused(j: RunJournal, bus: EventBus, p: ProposedStep, snap: DomSnapshot, ms
     j.update_message(msg, status="error", error=text)
     j.mark_plan(p.plan_index, "failed")
     return Turn("failed", text, result)
+
+
+def target_changed(j: RunJournal, p: ProposedStep, msg: ChatMessage, node: VirtualNode, drift: Drift) -> Turn:
+    """The target changed while the step waited for approval in a way the approval does not cover: nothing
+    ran (not recorded: the planner is asked again on the page as it is now)."""
+    note = (f"The page changed while this step waited for approval ({ErrorCode.TARGET_CHANGED}): "
+            f"{drift.describe()}. Nothing ran; asking again.")
+    j.update_message(msg, status="error", error="Not run: the target changed before it could run.")
+    j.message("system", note)
+    said = mask_action(p.action, node).to_string()
+    return Turn("stale", note, ActionResult(success=False, action=said, error_code=ErrorCode.TARGET_CHANGED,
+                                            message=note))
 
 
 def declined(j: RunJournal, d: Decision, p: ProposedStep, msg: ChatMessage, draft: StepDraft) -> Turn:

@@ -26,6 +26,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import cast
 
 from engine.errors import VigilError
 from engine.loop.driver import PageDriver
@@ -192,6 +193,13 @@ async def _still_shows(last: _Candidate, now: PageMark, changed_at: float) -> bo
     return m is not None and m.same_page(now) and m.at > changed_at
 
 
+def taken(pending: Pending) -> Screenshot | None:
+    """The picture when it is already taken (None when it failed or is still being taken)."""
+    if not pending.done() or pending.cancelled() or pending.exception() is not None:
+        return None
+    return cast(Screenshot | None, pending.result())
+
+
 def _done(value: object) -> asyncio.Future:
     f = asyncio.get_running_loop().create_future()
     f.set_result(value)
@@ -228,6 +236,14 @@ class StepPictures:
         except Exception as exc:  # a missing picture never stops a run
             log.info("screenshot failed: %s", exc)
             return None
+
+    async def after(self, picture: AfterPicture, usable: bool) -> Pending:
+        """The step's after picture (`AfterPicture.result`), perhaps still being taken; one that came back empty
+        is taken again, in the background (a record is not published without it)."""
+        pending = await picture.result(usable)
+        if pending.done() and taken(pending) is None and self.enabled:
+            pending = asyncio.ensure_future(self.take())
+        return pending
 
     def left(self, snap: DomSnapshot | None, shot: Screenshot | Pending | None, settled: bool) -> None:
         """What the step just done left: the snapshot taken after it and then its picture (perhaps still

@@ -7,13 +7,18 @@ re-plan or give up. Planners never act on the page themselves.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+from engine.errors import ErrorCode, VigilError
 from engine.loop.driver import PageDriver
+from engine.loop.stopping import Stopped, StopSignal
 from engine.models import ActionResult, PageEvent, Plan, ProposedStep, StepRecord
 from engine.models.browsing import TabInfo
 from engine.snapshot.dom_snapshot import DomSnapshot
+
+log = logging.getLogger("vigil.loop")
 
 Outcome = Literal["completed", "failed", "skipped", "rejected", "taken_over", "stale"]
 """What became of the previous proposal:
@@ -55,6 +60,23 @@ class Planner(Protocol):
 
     async def propose(self, obs: Observation) -> ProposedStep:
         ...
+
+
+async def ask_planner(planner: Planner, obs: Observation, stopping: StopSignal) -> ProposedStep:
+    """The planner's proposal, unless a stop comes first (Stopped); a planner that fails or answers something
+    else than a `ProposedStep` is a VigilError (PLANNER_FAILED)."""
+    try:
+        p = await stopping.until(planner.propose(obs))
+    except (Stopped, VigilError):
+        raise
+    except Exception as exc:
+        log.exception("planner failed")
+        raise VigilError(f"The planner failed: {type(exc).__name__}: {exc}",
+                         code=ErrorCode.PLANNER_FAILED) from None
+    if not isinstance(p, ProposedStep):
+        raise VigilError(f"The planner returned {type(p).__name__}, not a ProposedStep.",
+                         code=ErrorCode.PLANNER_FAILED)
+    return p
 
 
 async def close_planner(planner: object) -> None:

@@ -1,6 +1,7 @@
 """What the loop keeps about the step it is working on: `StepDraft` (the facts gathered before it
-runs, which every way a step can end turns into its `StepRecord`) and `Turn` (what the planner hears
-about its proposal at the next observation)."""
+runs, which every way a step can end turns into its `StepRecord`), `Judged` (the step as it is put to
+the gate), `Approved` (what the gate let it run) and `Turn` (what the planner hears about its proposal
+at the next observation)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from engine.loop.redact import MASK
 from engine.models import (
     Action,
     ActionResult,
+    ApprovalRequest,
     Decision,
     ExpectedOutcome,
     PageEvent,
@@ -26,6 +28,7 @@ from engine.models.browsing import TabInfo
 from engine.models.loop import Actor, RecordStatus
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
+from engine.vision.screenshot import Screenshot
 
 log = logging.getLogger("vigil.loop")
 
@@ -69,6 +72,34 @@ class StepDraft:
                           verification=verification, events=events or [], screenshot_before=before,
                           screenshot_after=after, screenshot_distance=distance, target=target, status=status,
                           note=note, tab=self.tab)
+
+
+@dataclass
+class Judged:
+    """A step as it is put to the gate: its target and the snapshot it is shown on, why it is sensitive, whether a
+    person is asked (else the policy or a standing grant approves it) and the question. The question changes when
+    it is asked again (the target changed after it was shown)."""
+
+    node: VirtualNode | None
+    seen: DomSnapshot
+    reasons: list[str]
+    ask: bool
+    granted: str | None             # the standing grant that covers the step (then nobody is asked)
+    request: ApprovalRequest
+    draft: StepDraft
+
+
+@dataclass
+class Approved:
+    """What the gate let a step run: the action, the node it runs on and the outcome it expects, checked on the
+    page as it is right before input (`fresh`, with its picture)."""
+
+    decision: Decision
+    action: Action
+    node: VirtualNode | None
+    expect: ExpectedOutcome | None
+    fresh: DomSnapshot
+    shot_before: Screenshot | None
 
 
 def chosen(d: Decision, p: ProposedStep, node: VirtualNode | None, fresh: DomSnapshot

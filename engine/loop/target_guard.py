@@ -7,7 +7,8 @@ snapshot taken right before acting and names every difference: gone, another rol
 another frame, another document (URL without its fragment), another tab, or a box that moved or changed
 size by more than `BOX_TOLERANCE_PX` — in the page and on the screen both, so a scroll alone is no move
 (for an element that scrolls with the page, nor for a fixed or sticky one that stays put); not compared
-when the viewport was resized, which re-lays the page out by the person's own doing.
+when the viewport was resized, which re-lays the page out by the person's own doing. When the target
+is still there and a person approved the step, `ask_again` puts it back to them as it is now.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from __future__ import annotations
 import urllib.parse
 from dataclasses import dataclass, field
 
-from engine.loop.grounding import describe_node
+from engine.errors import ErrorCode
+from engine.loop.grounding import describe_action, describe_node, node_summary
+from engine.loop.journal import RunJournal
+from engine.loop.policy import sensitive_reasons
+from engine.loop.redact import mask_proposal
+from engine.loop.steps import Judged
+from engine.models import ProposedStep
 from engine.names import norm
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
@@ -76,3 +83,19 @@ def target_drift(node: VirtualNode, seen: DomSnapshot, fresh: DomSnapshot, *, sa
         if abs(w1 - w0) > tolerance or abs(h1 - h0) > tolerance:
             d.changes.append(f"its size changed from {w0:.0f}×{h0:.0f} to {w1:.0f}×{h1:.0f} px")
     return d
+
+
+def ask_again(j: RunJournal, step: Judged, p: ProposedStep, node: VirtualNode, drift: Drift, fresh: DomSnapshot,
+              start_domain: str) -> None:
+    """The approved target changed but is still there (`node`, in `fresh`): an approval covers what the person
+    saw, so the step's question is put to them again with the target as it is now and the difference."""
+    step.node, step.seen = node, fresh
+    step.reasons = sensitive_reasons(p.action, node, fresh, start_domain, p) + [
+        r for r in step.request.sensitive_reasons if r.startswith("the page shows text")]
+    shown = step.draft.proposal = mask_proposal(p, node)
+    step.request = step.request.model_copy(update={
+        "proposal": shown, "target": node_summary(node), "sensitive_reasons": step.reasons,
+        "summary": describe_action(p.action, node, p.expected_outcome),
+        "error": f"The target changed before the step ran ({ErrorCode.TARGET_CHANGED}), so nothing "
+                 f"ran: {drift.describe()}. Approve again to run it on the element as it is now."})
+    j.message("system", f"Not run: the target changed after approval ({drift.describe()}); asking again.")

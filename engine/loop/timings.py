@@ -1,10 +1,26 @@
-"""Where a step's time went, for people: the phases a step record's `timings_ms` holds, in the order
-they are spent, and how `vigil run` and the window's chat say them."""
+"""Where a step's time went: the phases a step record's `timings_ms` holds, in the order they are spent,
+how the loop measures them, and how `vigil run` and the window's chat say them."""
 
 from __future__ import annotations
 
+import time
+
 # where a step's time goes, in the order it is spent (keys of StepRecord.timings_ms)
 PHASES = ("observe", "model", "approval", "act", "settle", "verify", "screenshots")
+
+
+def ms_since(t: float) -> float:
+    """The milliseconds since `t` (a `time.monotonic()` reading), to a tenth."""
+    return round((time.monotonic() - t) * 1000, 1)
+
+
+def split_action(timings: dict[str, float], whole_ms: float, parts: dict[str, float]) -> None:
+    """Where an action's time went (`whole_ms`, from its input to the end of its check): the page settling and
+    the verification as the action layer measured them (`parts`), and the action itself (the rest)."""
+    for phase in ("settle", "verify"):
+        if phase in parts:
+            timings[phase] = parts[phase]
+    timings["act"] = round(max(0.0, whole_ms - timings.get("settle", 0) - timings.get("verify", 0)), 1)
 
 
 def ms_text(ms: float) -> str:
