@@ -1,6 +1,6 @@
 """The `vigil` command (`python -m engine.cli`): `snapshot`, `run` (engine.cli.run), `fleet` (engine.cli.fleet),
 `sessions`, `export` and `replay` (engine.cli.sessions), `mcp` (engine.mcp), `bench …` (engine.bench) and
-`run-demo`. The window (`vigil gui`) is gui.launcher's; it hands every other command to `main` here."""
+`run-demo`. The window (`vigil gui`) is gui.app.launcher's; it hands every other command to `main` here."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("run-demo", help="serve the bundled demo shop and snapshot it")
     d.add_argument("--format", choices=FORMATS, default="semantic")
-    # the window is the gui package's (the engine never imports Qt): `vigil gui` reaches it through gui.launcher,
+    # the window is the gui package's (the engine never imports Qt): `vigil gui` reaches it through gui.app.launcher,
     # listed here so that `vigil --help` names every command
     sub.add_parser("gui", help="open the supervisor window (the default command): vigil gui [URL] [--demo] "
                                "[--mcp [PORT]]; vigil gui --help for its options", add_help=False)

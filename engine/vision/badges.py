@@ -1,7 +1,7 @@
 """Where a Set-of-Mark ID badge goes: on or next to its own box, without hiding what a person reads.
 
 One placement for the stored pictures (`engine.vision.som`) and the live overlay of the window
-(`gui.widgets.overlay`), in whatever units the caller draws in (image px, widget px), so badges keep
+(`gui.page.overlay`), in whatever units the caller draws in (image px, widget px), so badges keep
 the size of their font at any zoom and only their positions are computed.
 
 Each badge gets the best of its candidate spots, ranked by what the spot would do wrong, worst first:
