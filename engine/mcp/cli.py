@@ -4,7 +4,7 @@ Serves Vigil's browser tools over MCP: on stdio (for a client that spawns it), o
 on 127.0.0.1 behind a bearer token. Every action goes through the loop's approval policy:
 `auto` never asks, `auto-safe` asks only for sensitive steps, `ask` asks for every one. A person
 answers in the supervisor window (`vigil mcp` under `ask` where there is a display, or `vigil gui
---mcp [PORT]`: gui.launcher hosts the server in the window, since the engine never imports Qt) or,
+--mcp [PORT]`: gui.app.launcher hosts the server in the window, since the engine never imports Qt) or,
 with `--http --terminal`, at the terminal that started the server. Without a person, `ask` is
 refused at start and under `auto-safe` a sensitive step is refused with a tool error that says it
 needs a person.

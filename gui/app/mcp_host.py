@@ -71,7 +71,7 @@ class WindowMcpHost:
         window.approval.grant_offer = self._grant_offer
         window.approval.grant_requested.connect(self._grant)
 
-    # -- what the server asks of its host (engine.mcp.supervisor.TabHost) --------------------------------
+    # -- what the server asks of its host (engine.mcp.tabs.TabHost) --------------------------------------
     @property
     def recorder(self) -> Any:
         return self.ctl.recorder
