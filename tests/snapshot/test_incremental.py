@@ -19,6 +19,7 @@ import pytest
 from engine.bench import generate_page
 from engine.snapshot.stored import COLUMNS, _row
 
+from support.page_helpers import pointer_still
 from support.paths import FIXTURES
 from support.real_corpus import corpus_installed, open_widget  # noqa: F401
 
@@ -232,19 +233,10 @@ def test_form_label_changes_incremental_equals_full(harness, form_page):
     assert modes["incremental"] >= modes["full"], f"too few incremental walks to prove anything: {modes}"
 
 
-async def _pointer_still(tab) -> None:
-    """Put the pointer in the page's top-left corner, where it stays: the page is then hovered from the start
-    (html, body), and a layout change under a pointer whose place nobody set cannot make it enter or leave the
-    page — which the walker rightly answers with a full walk. (A CI run once saw it enter, between two walks,
-    in a tab nobody had moved the pointer in.)"""
-    await tab.page.mouse.move(1, 1)
-    await tab.page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-
-
 def test_form_one_attribute_rewalks_only_its_row(harness, form_page):
     """One data- attribute on one button re-walks that button and its ancestors, not every form control."""
     async def body(tab):
-        await _pointer_still(tab)
+        await pointer_still(tab)
         await tab.snapshot(force=True)
         out = []
         for k in range(2):
@@ -272,7 +264,7 @@ def test_cross_origin_sibling_rules_restyle_siblings(harness, cross_origin):
     """Each change restyles the following siblings through a rule of the cross-origin sheet: the
     incremental walk (it stays one) re-walks them and equals a forced full walk."""
     async def body(tab):
-        await _pointer_still(tab)
+        await pointer_still(tab)
         await tab.snapshot(force=True)
         out = []
         for js in SIBLING_CHANGES:
@@ -309,7 +301,7 @@ def test_form_directed_label_changes_equal_full(harness, form_page):
     """Each change moves a name between controls through labels, ids and aria-labelledby: the incremental
     walk (it stays one) re-walks exactly what reads it and equals a forced full walk."""
     async def body(tab):
-        await _pointer_still(tab)
+        await pointer_still(tab)
         await tab.snapshot(force=True)
         out = []
         for js in LABEL_CHANGES:

@@ -22,6 +22,7 @@ from engine.snapshot.capture import _build
 from engine.snapshot.incremental import patch_runs
 from engine.snapshot.stored import _row
 
+from support.page_helpers import pointer_still
 from support.paths import FIXTURES
 from support.real_corpus import corpus_installed, open_widget, page_params, sweep_check, swept  # noqa: F401
 
@@ -160,6 +161,7 @@ def _seed(default: int) -> int:
 
 def test_one_change_makes_few_nodes_and_keeps_the_rest(harness, generated):
     async def body(tab):
+        await pointer_still(tab)
         first = await tab.snapshot(force=True)
         before = _sig(first)
         await tab.page.evaluate(CHANGE_ONE, 123)

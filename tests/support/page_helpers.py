@@ -61,3 +61,12 @@ class DialogPerson:
             else:
                 self.gate.submit(Decision.approve())
         return runner.result()
+
+
+async def pointer_still(tab) -> None:
+    """Put the pointer in the page's top-left corner, where it stays: the page is then hovered from the start
+    (html, body), and a layout change under a pointer whose place nobody set cannot make it enter or leave the
+    page — which the walker rightly answers with a full walk. (A CI run once saw it enter, between two walks,
+    in a tab nobody had moved the pointer in.)"""
+    await tab.page.mouse.move(1, 1)
+    await tab.page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
