@@ -7,7 +7,6 @@ import time
 from typing import Any, Literal
 
 from engine.loop.events import EventBus
-from engine.loop.redact import scrub_known
 from engine.models import (
     ChatMessage,
     MessageAdded,
@@ -20,6 +19,7 @@ from engine.models import (
     StepRecorded,
 )
 from engine.models.loop import LoopState, StepStatus, TaskStatus
+from engine.secret_values import scrub
 
 
 class RunJournal:
@@ -48,7 +48,7 @@ class RunJournal:
     # -- chat --------------------------------------------------------------------------------
     def message(self, role: Literal["user", "assistant", "system"], content: str, **fields: Any) -> ChatMessage:
         """Append a chat message with the next sequence number and publish it."""
-        msg = scrub_known(ChatMessage(role=role, content=content, sequenceNumber=len(self.messages), **fields),
+        msg = scrub(ChatMessage(role=role, content=content, sequenceNumber=len(self.messages), **fields),
                           self.secrets)
         self.messages.append(msg)
         self.bus.publish(MessageAdded(message=msg))
@@ -57,7 +57,7 @@ class RunJournal:
     def update_message(self, msg: ChatMessage, **changes: Any) -> ChatMessage:
         """Replace a message in place (same messageId and sequence number) and publish it again;
         a UI updates the turn it already shows."""
-        new = scrub_known(msg.model_copy(update=changes), self.secrets)
+        new = scrub(msg.model_copy(update=changes), self.secrets)
         self.messages[msg.sequenceNumber] = new
         self.bus.publish(MessageAdded(message=new))
         return new
@@ -102,7 +102,7 @@ class RunJournal:
 
     def publish_plan(self) -> None:
         if self.plan is not None:  # a plan step may quote a secret ("Type \"…\" into Password")
-            self.bus.publish(PlanUpdated(plan=scrub_known(self.plan.model_copy(deep=True), self.secrets)))
+            self.bus.publish(PlanUpdated(plan=scrub(self.plan.model_copy(deep=True), self.secrets)))
 
     # -- secrets -----------------------------------------------------------------------------
     def learn_secret(self, text: str) -> None:
@@ -112,10 +112,10 @@ class RunJournal:
             return
         self.secrets.add(text)
         for msg in list(self.messages):
-            if scrub_known(msg, self.secrets) is not msg:
+            if scrub(msg, self.secrets) is not msg:
                 self.update_message(msg)
         if self.plan is not None:
-            self.plan = scrub_known(self.plan, self.secrets)
+            self.plan = scrub(self.plan, self.secrets)
             self.publish_plan()
 
     # -- steps -------------------------------------------------------------------------------
@@ -124,7 +124,7 @@ class RunJournal:
         with it when this returns, so a step is stored before the next one begins."""
         if self.step_started is not None:
             rec.timings_ms["total"] = round((time.monotonic() - self.step_started) * 1000, 1)
-        rec = scrub_known(rec, self.secrets)
+        rec = scrub(rec, self.secrets)
         self.records.append(rec)
         self.bus.publish(StepRecorded(record=rec, artifacts=artifacts))
         return rec

@@ -25,7 +25,6 @@ from typing import Any
 from engine.loop.events import EventBus
 from engine.loop.grounding import target_record
 from engine.loop.journal import RunJournal
-from engine.loop.redact import MASK
 from engine.loop.steps import StepDraft, Turn
 from engine.models import (
     Action,
@@ -37,6 +36,7 @@ from engine.models import (
     ProposedStep,
     StepArtifacts,
 )
+from engine.secret_values import MASK
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.locators import Locators
 from engine.snapshot.vnode import VirtualNode

@@ -4,7 +4,7 @@ The loop acts with the real text, but what leaves it — events, chat messages, 
 plan descriptions, approval requests — carries `••••••••` instead of text typed into a password
 or one-time-code field. When the field is not known yet (a scripted `{name: "Password"}` target
 before grounding), its name decides. The mask and the scrubbing itself are the ground floor's
-(`engine.secret_values`); `MASK` and `scrub_known` stay importable from here for the loop."""
+(`engine.secret_values`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from engine.models import Action, ProposedStep, TargetQuery
 from engine.secret_values import MASK, scrub
-from engine.secret_values import scrub as scrub_known  # noqa: F401 - the loop's name for it
 
 if TYPE_CHECKING:
     from engine.snapshot.vnode import VirtualNode

@@ -45,7 +45,7 @@ from engine.loop.pictures import (
 )
 from engine.loop.planner import Observation, Planner, ask_planner
 from engine.loop.ran import ended, ran_record, told, verdict
-from engine.loop.redact import mask_action, mask_proposal, scrub_known, types_secret
+from engine.loop.redact import mask_action, mask_proposal, types_secret
 from engine.loop.steps import Approved, Judged, StepDraft, Turn, chosen, exchange_of
 from engine.loop.stopping import Stopped, StopSignal
 from engine.loop.target_guard import ask_again, target_drift
@@ -72,6 +72,7 @@ from engine.models import (
 from engine.models.browsing import PageIncidents
 from engine.models.loop import Actor, Policy, TaskStatus
 from engine.observe.stability import on_quiet
+from engine.secret_values import scrub
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
 from engine.vision.screenshot import Screenshot
@@ -222,7 +223,7 @@ class AgentLoop:
         result = RunResult(task=self.task, status=end.status, answer=end.answer, reason=end.reason,
                            steps=list(j.records), plan=j.plan.model_copy(deep=True) if j.plan else None,
                            messages=list(j.messages), url=self.observer.url(), incidents=incidents)
-        return scrub_known(result, j.secrets)
+        return scrub(result, j.secrets)
 
     # -- the cycle -----------------------------------------------------------------------------
     async def _cycles(self) -> _End:

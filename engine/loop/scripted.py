@@ -35,8 +35,9 @@ from engine.errors import ScriptError, UnknownNodeError
 from engine.loop.action_string import NODE_ID
 from engine.loop.grounding import describe_action, resolve_target
 from engine.loop.planner import Observation
-from engine.loop.redact import MASK, types_secret
+from engine.loop.redact import types_secret
 from engine.models import ACTION_NAMES, Action, ExpectedOutcome, ProposedStep, TargetQuery
+from engine.secret_values import MASK
 
 _STEP_KEYS = frozenset({"expect", "thought", "description", "sensitive", "optional", "timeout_ms"})
 _ACTION_KEYS = frozenset(Action.model_fields) - {"name"}

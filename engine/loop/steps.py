@@ -12,7 +12,6 @@ from typing import Any
 
 from engine.loop.grounding import resolve_target
 from engine.loop.planner import Outcome
-from engine.loop.redact import MASK
 from engine.models import (
     Action,
     ActionResult,
@@ -26,6 +25,7 @@ from engine.models import (
 )
 from engine.models.browsing import TabInfo
 from engine.models.loop import Actor, RecordStatus
+from engine.secret_values import MASK
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
 from engine.vision.screenshot import Screenshot

@@ -38,7 +38,6 @@ from engine.mcp.known_secrets import KnownSecrets
 from engine.mcp.planner import StepOutcome, ToolCallPlanner
 from engine.mcp.runs import ClientRun, new_loop
 from engine.mcp.tabs import ClientTab, TabHost
-from engine.mcp.urls import mcp_url  # noqa: F401 - re-exported: callers import it from here
 from engine.mcp.view import ClientView
 from engine.models import ProposedStep
 from engine.tab import Tab

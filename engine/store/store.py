@@ -39,10 +39,7 @@ from typing import Any
 
 from engine.errors import ErrorCode
 from engine.models import ChatMessage, Plan, StepRecord
-from engine.secret_values import (
-    MASK,  # noqa: F401 - re-exported: tests import the store's mask from here
-    scrub,
-)
+from engine.secret_values import scrub
 from engine.store.columns import domain_of, now, stored_json, stored_text
 from engine.store.location import default_path
 from engine.store.process_identity import process_token, writer_alive

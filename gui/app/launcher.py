@@ -55,7 +55,8 @@ def _mcp_in_window(argv: list[str]) -> int | None:
         return None  # the engine's command names the folder that does not exist
     url = None
     if args.url:
-        from engine.mcp.supervisor import ToolFailure, mcp_url
+        from engine.mcp.failure import ToolFailure
+        from engine.mcp.urls import mcp_url
         try:
             url = mcp_url(args.url, allow_files=args.allow_file_urls)
         except ToolFailure as exc:

@@ -13,7 +13,7 @@ from engine.snapshot.stored import load_snapshot
 from engine.store import Store
 from engine.store.pictures import StepPicture, step_picture
 from engine.store.report import write_export
-from engine.store.store import SessionData, SessionSummary
+from engine.store.session_data import SessionData, SessionSummary
 
 __all__ = ["SessionData", "SessionLibrary", "SessionSummary", "StoredSession"]  # the widgets' view of stored data
 

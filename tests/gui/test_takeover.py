@@ -9,7 +9,7 @@ import pytest
 
 from engine.cli import main as vigil
 from engine.loop.person_steps import PersonSteps, node_at
-from engine.loop.redact import MASK
+from engine.secret_values import MASK
 from engine.snapshot.locators.code import MASK as CODE_MASK
 from engine.store import Store
 from engine.store.replay import replay_planner

@@ -297,8 +297,8 @@ def test_a_secret_learnt_mid_run_is_taken_back_from_what_was_already_shown():
     chat message under its own id so a window replaces the turn it shows."""
     from engine.loop.events import EventBus
     from engine.loop.journal import RunJournal
-    from engine.loop.redact import MASK
     from engine.models import MessageAdded, Plan, PlanUpdated
+    from engine.secret_values import MASK
 
     bus = EventBus()
     seen: list = []

@@ -16,8 +16,8 @@ import pytest
 
 from engine.models import Action, ActionResult, ChatMessage, Decision, Plan, ProposedStep, StepRecord
 from engine.models.actions import PageState, VerificationResult
+from engine.secret_values import MASK
 from engine.store import LATEST_VERSION, Store, StoreError, default_path, migrate
-from engine.store.store import MASK
 
 from support.paths import ROOT
 
