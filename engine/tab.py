@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar, cast
 
+from engine.actions.effect import step_effect
 from engine.actions.page_actions import PageActions
 from engine.actions.upload import upload
 from engine.browser.browser import DEFAULT_VIEWPORT, Browser
@@ -23,6 +24,7 @@ from engine.browser.target import FrameTarget, PageTarget
 from engine.errors import DialogOpenError, ErrorCode, VigilError
 from engine.models import Action, ActionResult, OutcomeLike, PageEvent
 from engine.models.browsing import DialogAnswer, DialogInfo
+from engine.models.effect import StepEffect
 from engine.observe.requests import track as track_requests
 from engine.observe.stability import Outcome, StabilityConfig, StabilityResult
 from engine.races import unless
@@ -187,6 +189,14 @@ class Tab:
     async def screenshot(self, *, max_width: int = 1024, quality: int = 70, full: bool = False) -> Screenshot:
         """The viewport as a JPEG payload with its perceptual hash (secrets painted over)."""
         return await self._unblocked(capture_screenshot(self.target, max_width=max_width, quality=quality, full=full))
+
+    async def effect(self, action: Action, snap: DomSnapshot) -> StepEffect | None:
+        """What `action` (its target a node ID of `snap`) will do, computed in the page before it runs
+        (engine.actions.effect); None when it puts no input into the page or the page would not say."""
+        try:
+            return await self._unblocked(step_effect(self.target, snap, action))
+        except VigilError:  # (a dialog open in the page): not known
+            return None
 
     def remember_secret(self, value: str) -> None:
         """A secret typed into this browser: painted over in every picture from now on."""

@@ -22,7 +22,7 @@ _SPECIAL: dict[str, tuple[str, int, str]] = {
 _ALIASES = {
     "ctrl": "Control", "control": "Control", "cmd": "Meta", "command": "Meta", "meta": "Meta", "super": "Meta",
     "win": "Meta", "alt": "Alt", "option": "Alt", "shift": "Shift", "controlormeta": "Control",
-    "return": "Enter", "enter": "Enter", "esc": "Escape", "escape": "Escape", "del": "Delete", "delete": "Delete",
+    "return": "Enter", "enter": "Enter", "numpadenter": "NumpadEnter", "esc": "Escape", "escape": "Escape", "del": "Delete", "delete": "Delete",
     "space": " ", "spacebar": " ", "tab": "Tab", "backspace": "Backspace", "insert": "Insert",
     "up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft", "right": "ArrowRight",
     "arrowup": "ArrowUp", "arrowdown": "ArrowDown", "arrowleft": "ArrowLeft", "arrowright": "ArrowRight",
@@ -67,6 +67,8 @@ def key_def(key: str) -> KeyDef:
             return KeyDef(ch, f"Digit{base}", ord(base), ch)
         return KeyDef(ch, "", 0, ch)  # any other character: text only
     name = _ALIASES.get(key.lower(), key)
+    if name == "NumpadEnter":  # the keypad's Enter: the page reads it as Enter (its code tells them apart)
+        return KeyDef("Enter", "NumpadEnter", 13, "\r")
     if name in _SPECIAL:
         c, kc, t = _SPECIAL[name]
         return KeyDef(name, c, kc, t)
@@ -80,7 +82,10 @@ def key_def(key: str) -> KeyDef:
 
 def parse_chord(chord: str) -> tuple[list[str], KeyDef]:
     """`Control+Shift+A` → (["Control", "Shift"], KeyDef for A). A lone `+` is the plus key."""
-    chord = (chord or "").strip()
+    chord = chord or ""
+    if chord == " " or chord.endswith("+ "):  # a lone space is the space key, as a chord's last key too
+        chord = chord[:-1] + "Space"
+    chord = chord.strip()
     if not chord:
         raise KeyNameError("No key given. Pass a key name such as Enter or a chord such as Control+A.")
     if chord == "+":
@@ -101,6 +106,15 @@ def parse_chord(chord: str) -> tuple[list[str], KeyDef]:
         ch = kd.key.upper() if "Shift" in mods else kd.key.lower()
         kd = KeyDef(ch, kd.code, kd.key_code, ch)
     return mods, kd
+
+
+def pressed_key(chord: str | None) -> str:
+    """The key a press sends, as the key sender reads it ("Return" → "Enter", "space" → " ", "Shift+Enter" →
+    "Enter"): the one reading of a key name, so the policy and the sender never disagree; "" when no key."""
+    try:
+        return parse_chord(chord or "")[1].key
+    except KeyNameError:
+        return ""
 
 
 def modifier_mask(mods: list[str]) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from engine.models import Action, ActionResult, OutcomeLike, PageEvent
+from engine.models.effect import StepEffect
 from engine.observe.stability import StabilityConfig, StabilityResult
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.vision.screenshot import Screenshot
@@ -45,6 +46,11 @@ class PageDriver(Protocol):
 
     async def screenshot(self, *, max_width: int = 1024, quality: int = 70, full: bool = False) -> Screenshot:
         """The viewport as a JPEG payload with its hash; ScreenshotError when it cannot be taken."""
+        ...
+
+    async def effect(self, action: Action, snap: DomSnapshot) -> StepEffect | None:
+        """What the action (a node ID of `snap`) will do, computed in the page before it runs; None when
+        unknown."""
         ...
 
     def remember_secret(self, value: str) -> None:

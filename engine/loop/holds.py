@@ -133,7 +133,8 @@ class BrowserHolds:
         """The step about to run and what it was approved for: `asked` when the gate approved it (not a
         standing grant, not the auto-safe policy's own go-ahead); `reasons` its sensitive reasons."""
         policy = self.asker.policy
-        self.sites = approved_sites(action, node, base_url, reasons if asked else [])
+        # (the reasons a gate with no person behind it approved open nothing: nobody read them)
+        self.sites = approved_sites(action, node, base_url, reasons if asked and self.asker.person_present else [])
         if action.name == "back":  # back to where the run already was: those sites were let through before
             self.sites |= self._visited
         self.downloads_ok = policy == "auto" or (asked and (policy == "ask" or any("download" in r for r in reasons)))

@@ -16,7 +16,7 @@ from engine.loop.grounding import resolve_target
 from engine.loop.pictures import StepPictures
 from engine.loop.stopping import StopSignal
 from engine.loop.timings import ms_since
-from engine.models import PageEvent, SnapshotTaken, TargetQuery
+from engine.models import Action, PageEvent, SnapshotTaken, StepEffect, TargetQuery
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
 
@@ -89,6 +89,17 @@ class PageObserver:
                     raise
             await self.stopping.until(asyncio.sleep(min(0.25, left)))
             snap = await self.now(index)
+
+    async def effect(self, action: Action, node: VirtualNode | None, snap: DomSnapshot) -> StepEffect | None:
+        """What `action` on `node` (of `snap`) will do, computed in the page before it runs; None when unknown."""
+        if node is None and (action.target is not None or action.name != "press"):
+            return None
+        run = action.model_copy(update={"target": node.node_id}) if node is not None else action
+        try:
+            return await self.page().effect(run, snap)
+        except VigilError as exc:
+            log.debug("effect not computed: %s", exc)
+            return None
 
     async def events(self, max_age_ms: int) -> list[PageEvent]:
         """The page's meaningful changes of the last `max_age_ms` (none when they cannot be read)."""

@@ -25,8 +25,9 @@ import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.loop.redact import is_secret_field
-from engine.loop.risk import destructive_reason, name_disagrees
+from engine.browser.keys import pressed_key
+from engine.loop.redact import is_secret_field, types_secret
+from engine.loop.risk import destructive_phrase, destructive_reason, name_disagrees
 from engine.models import Action, ProposedStep
 
 if TYPE_CHECKING:
@@ -40,8 +41,8 @@ _TWO_LABEL_SUFFIXES = frozenset({
     "or.jp", "com.br", "com.cn", "com.mx", "co.in", "co.za", "com.tr", "co.kr", "com.sg", "com.hk",
     "github.io", "gitlab.io", "herokuapp.com", "vercel.app", "netlify.app", "pages.dev", "appspot.com",
 })
-_SUBMIT_KEYS = frozenset({"enter", "numpadenter", "return"})
-_SPACE_KEYS = frozenset({"space", " ", "spacebar"})
+_SUBMIT_KEYS = frozenset({"enter"})
+_SPACE_KEYS = frozenset({" "})
 # what Enter activates (a native button, link or submit input, and the ARIA widgets that behave as one)
 _ENTER_ROLES = frozenset({"button", "link", "menuitem", "menuitemcheckbox", "menuitemradio"})
 # what Space activates
@@ -126,11 +127,9 @@ def _enter_submits(node: VirtualNode) -> bool:
 
 
 def _key(key: str | None) -> str:
-    """The key of a press without its modifiers ("Control+Enter" → "enter", "Shift+ " → " ")."""
-    k = key or ""
-    if k.endswith("+ ") or k == " ":
-        return " "
-    return k.rsplit("+", 1)[-1].lower() if len(k) > 1 else k.lower()
+    """The key of a press without its modifiers, read as the key sender reads it ("Control+Enter" and "Return"
+    → "enter", "space" → " "); "" for a name the sender refuses."""
+    return pressed_key(key).lower()
 
 
 def activates(key: str | None, node: VirtualNode | None) -> bool:
@@ -186,11 +185,15 @@ def sensitive_reasons(action: Action, node: VirtualNode | None, snapshot: DomSna
     if n == "press" and node is None:
         node = _focused(snapshot)  # a key press goes to the focused element
     # a key that activates the element is a click on it, with every check a click gets
-    clicks = n in ("click", "double_click") or n == "press" and activates(action.key, node)
+    # checking a box is a click on it (or Space), with every check a click gets
+    clicks = n in ("click", "double_click", "check", "uncheck") or n == "press" and activates(action.key, node)
     how = f"presses {action.key} on" if n == "press" else "clicks"
     submits = False
-    if n == "type" and node is not None and is_secret_field(node):
-        reasons.append("types into a password or one-time-code field")
+    if n == "type" and node is not None and (is_secret_field(node) or types_secret(action, node)):
+        reasons.append("types into a password, one-time-code or card field")
+    if n == "select" and action.option and destructive_phrase(action.option):
+        reasons.append(f'is destructive or irreversible (selects "{action.option}"'
+                       + (f" in {node.label()}" if node is not None else "") + ")")
     if node is not None and is_file_input(node) and n not in ("hover", "scroll"):
         reasons.append("uses a file input (uploads a file from this machine)")
     if n == "type" and action.submit:
@@ -203,7 +206,7 @@ def sensitive_reasons(action: Action, node: VirtualNode | None, snapshot: DomSna
     elif clicks and node is not None and is_submit_button(node):
         reasons.append(f"submits a form ({how} {node.label()})")
         submits = True
-    risky = destructive_reason("click" if clicks and n == "press" else n, node, submits=submits)
+    risky = destructive_reason("click" if clicks and n in ("press", "check", "uncheck") else n, node, submits=submits)
     if risky:
         reasons.append(risky)
     lie = name_disagrees(node) if clicks else None

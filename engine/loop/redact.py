@@ -22,10 +22,14 @@ _SECRET_NAME = re.compile(r"pass(word|code|phrase)|one.?time|"
                           r"security code|verification code|card ?number", re.IGNORECASE)
 
 
+# a card's number and security code are secrets as a password is: never shown, never kept
+_SECRET_AUTOCOMPLETE = ("one-time-code", "cc-number", "cc-csc")
+
+
 def is_secret_field(node: VirtualNode) -> bool:
     attrs = node.attrs or {}
     return bool(node.redacted) or str(attrs.get("type", "")).lower() == "password" \
-        or "one-time-code" in str(attrs.get("autocomplete", "")).lower()
+        or any(k in str(attrs.get("autocomplete", "")).lower() for k in _SECRET_AUTOCOMPLETE)
 
 
 def types_secret(action: Action, node: VirtualNode | None = None) -> bool:

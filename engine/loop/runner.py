@@ -30,7 +30,7 @@ from engine.loop.events import EventBus
 from engine.loop.gates import ApprovalGate
 from engine.loop.grounding import describe_action, resolve_target
 from engine.loop.journal import RunJournal
-from engine.loop.judging import Grants, judge
+from engine.loop.judging import Grants, judge, shown_effect
 from engine.loop.not_run import declined, refused, target_changed, target_missing
 from engine.loop.observing import PageObserver
 from engine.loop.person_steps import person_acted
@@ -48,7 +48,7 @@ from engine.loop.ran import ended, ran_record, told, verdict
 from engine.loop.redact import mask_action, mask_proposal, types_secret
 from engine.loop.steps import Approved, Judged, StepDraft, Turn, chosen, exchange_of
 from engine.loop.stopping import Stopped, StopSignal
-from engine.loop.target_guard import ask_again, target_drift
+from engine.loop.target_guard import ask_again, effect_moved, target_drift
 from engine.loop.timings import ms_since, split_action
 from engine.loop.untrusted import find_instructions
 from engine.loop.writes import RunWrites
@@ -301,9 +301,12 @@ class AgentLoop:
             except UnknownNodeError as exc:
                 return target_missing(self.journal, self.bus, index, p, snap, msg, exc, timeout_ms / 1000, timings,
                                       self._exchange)
+        t = time.monotonic()
+        effect = await self.observer.effect(p.action, node, snap)  # what the page will do with the input
+        timings["effect"] = ms_since(t)
         return judge(p, node, snap, index=index, policy=self.policy, start_domain=self.start_domain,
                      warnings=self._warnings, grants=self.grants, exchange=self._exchange, tab=self.watch.tab_info(),
-                     timings=timings)
+                     timings=timings, effect=effect)
 
     # -- the gate, asked again when the target drifts ------------------------------------------
     async def _approve(self, step: Judged, p: ProposedStep, msg: ChatMessage) -> Approved | Turn:
@@ -338,7 +341,25 @@ class AgentLoop:
                     continue
                 if drift and (step.ask or drift.identity):
                     return target_changed(self.journal, p, msg, step.node, drift)
+            moved = await self._effect_moved(step, decision, p, action, run_node, fresh)
+            if moved is True:
+                continue
+            if moved:
+                return refused(self.journal, self.bus, p, fresh, msg, str(moved), step.draft)
             return Approved(decision, action, run_node, expect, fresh, shot_before)
+
+    async def _effect_moved(self, step: Judged, decision: Decision, p: ProposedStep, action: Action,
+                            node: VirtualNode | None, fresh: DomSnapshot) -> bool | str:
+        """Whether what the step will do changed since it was judged (computed again when the page changed, or
+        for the person's edit): True when it is put to the gate again; a reason when it may not run."""
+        if decision.action is None and fresh is step.seen:
+            return False  # the very page it was judged on: the same effect
+        now = await self.observer.effect(action, node, fresh)
+        if decision.action is not None:  # the person's own action: what it does is recorded, not judged again
+            step.draft.effect = shown_effect(now, action, node, self.start_domain)
+            return False
+        return effect_moved(self.journal, step, p, node=node, now=now, fresh=fresh, start_domain=self.start_domain,
+                            policy=self.policy)
 
     async def _decision(self, step: Judged) -> Decision:
         """The gate's decision when a person is asked; else the standing grant's or the policy's approval."""

@@ -24,6 +24,7 @@ from engine.models import (
     VerificationResult,
 )
 from engine.models.browsing import TabInfo
+from engine.models.effect import StepEffect
 from engine.models.loop import Actor, RecordStatus
 from engine.secret_values import MASK
 from engine.snapshot.dom_snapshot import DomSnapshot
@@ -55,6 +56,7 @@ class StepDraft:
     exchange: dict[str, Any] | None = None  # what a model or backend planner was sent and answered
     decision: Decision | None = None
     tab: TabInfo | None = None      # the tab the step was proposed in (its index, title, URL)
+    effect: StepEffect | None = None  # what the step will do, as the page computed it before it ran
 
     def record(self, status: RecordStatus, *, note: str = "", actor: Actor = "agent", action: Action | None = None,
                result: ActionResult | None = None, verification: VerificationResult | None = None,
@@ -71,7 +73,7 @@ class StepDraft:
                           actor=actor, action=action, result=result,
                           verification=verification, events=events or [], screenshot_before=before,
                           screenshot_after=after, screenshot_distance=distance, target=target, status=status,
-                          note=note, tab=self.tab)
+                          note=note, tab=self.tab, effect=self.effect)
 
 
 @dataclass
@@ -87,6 +89,7 @@ class Judged:
     granted: str | None             # the standing grant that covers the step (then nobody is asked)
     request: ApprovalRequest
     draft: StepDraft
+    reasked: int = 0                # how often it was put to the gate again because what it does changed
 
 
 @dataclass

@@ -17,12 +17,15 @@ import urllib.parse
 from dataclasses import dataclass, field
 
 from engine.errors import ErrorCode
+from engine.loop.effects import changed, effect_reasons
 from engine.loop.grounding import describe_action, describe_node, node_summary
 from engine.loop.journal import RunJournal
-from engine.loop.policy import sensitive_reasons
+from engine.loop.judging import shown_effect
+from engine.loop.policy import needs_approval, sensitive_reasons
 from engine.loop.redact import mask_proposal
 from engine.loop.steps import Judged
-from engine.models import ProposedStep
+from engine.models import ProposedStep, StepEffect
+from engine.models.loop import Policy
 from engine.names import norm
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
@@ -99,3 +102,35 @@ def ask_again(j: RunJournal, step: Judged, p: ProposedStep, node: VirtualNode, d
         "error": f"The target changed before the step ran ({ErrorCode.TARGET_CHANGED}), so nothing "
                  f"ran: {drift.describe()}. Approve again to run it on the element as it is now."})
     j.message("system", f"Not run: the target changed after approval ({drift.describe()}); asking again.")
+
+
+MAX_REASKS = 3  # a page whose effect keeps changing under each approval ends the step (nothing runs)
+
+
+def effect_moved(j: RunJournal, step: Judged, p: ProposedStep, *, node: VirtualNode | None, now: StepEffect | None,
+                 fresh: DomSnapshot, start_domain: str, policy: Policy) -> bool | str:
+    """What the step will do, computed again right before input (`now`, on `fresh`), against what was judged:
+    False when it is the same (or harmless under the policy: it runs, recorded as it is now); True when it is
+    put to the gate again (asked: the question says what changed); a reason when it changed too often to ask
+    again (nothing runs)."""
+    now = shown_effect(now, p.action, node, start_domain)
+    why = changed(step.draft.effect, now)
+    if why is None:
+        return False
+    reasons = sensitive_reasons(p.action, node, fresh, start_domain, p)
+    reasons += effect_reasons(now, reasons, start_domain)
+    reasons += [r for r in step.reasons if r.startswith("the page shows text")]
+    step.draft.effect, step.node, step.seen = now, node, fresh
+    if not step.ask and not needs_approval(policy, reasons):
+        step.reasons = reasons  # still nothing a person must see: it runs as it is now
+        return False
+    step.reasked += 1
+    if step.reasked > MAX_REASKS:
+        return f"what the step does kept changing before it ran ({why})"
+    step.ask, step.reasons, step.draft.auto_approved = True, reasons, False
+    step.request = step.request.model_copy(update={
+        "effect": now, "sensitive_reasons": reasons,
+        "error": f"What the step does changed before it ran ({ErrorCode.TARGET_CHANGED}), so nothing ran: {why}. "
+                 "Approve again to run it as it is now."})
+    j.message("system", f"Not run: what the step does changed after approval ({why}); asking again.")
+    return True

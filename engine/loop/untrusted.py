@@ -152,7 +152,9 @@ def find_instructions(snapshot: DomSnapshot | None, events: Iterable[PageEvent] 
             n = nodes.get(str(item.get("i")))
             if n is None:
                 continue
-            for text in (n.name, n.value):
+            attrs = n.attrs or {}
+            # every word a person or a model is shown about it: a placeholder or a title is page text too
+            for text in (n.name, n.value, attrs.get("placeholder"), attrs.get("title"), attrs.get("aria-description")):
                 m = instruction_in(text)
                 if m:
                     hits.append(InstructionHit(f"element {n.node_id} ({n.role})", _snippet(text or ""), m, n.node_id))

@@ -14,6 +14,7 @@ from engine.models.actions import (  # noqa: F401
                                    TargetQuery,
                                    VerificationResult,
 )
+from engine.models.effect import Receiver, StepEffect, Submission  # noqa: F401
 from engine.models.loop import (  # noqa: F401
                                    POLICIES,
                                    ActionDone,

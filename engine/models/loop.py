@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.models.actions import Action, ActionResult, ExpectedOutcome, PageEvent, VerificationResult
 from engine.models.browsing import DialogInfo, PageIncidents, TabInfo
+from engine.models.effect import StepEffect
 
 TaskStatus = Literal["idle", "running", "success", "error", "interrupted"]
 StepStatus = Literal["pending", "active", "completed", "failed"]
@@ -118,6 +119,8 @@ class ApprovalRequest(BaseModel):
     # a JavaScript dialog the page raised, put to the person: approve = OK (with `Decision.text` for a
     # prompt), reject or skip = Cancel, stop = Cancel and stop the run
     dialog: DialogInfo | None = None
+    # what the step will do, computed in the page before dispatch (who receives the input, what it submits …)
+    effect: StepEffect | None = None
 
 
 class StepRecord(BaseModel):
@@ -146,6 +149,7 @@ class StepRecord(BaseModel):
     note: str = ""
     tab: TabInfo | None = None            # the tab the step ran in (index, title, URL, target id)
     incidents: PageIncidents | None = None  # dialogs, tabs opened or closed, downloads during the step
+    effect: StepEffect | None = None      # what the step was approved to do, computed in the page before it ran
 
     @property
     def unverified(self) -> bool:

@@ -87,7 +87,7 @@ def test_auto_safe_refuses_a_password_step_it_cannot_ask_about_and_nothing_is_ty
     assert r.is_error
     assert r.text.startswith(f'type({pw}, "••••••••") — NOT RUN: this step needs a person\'s approval, and no '
                              "person is watching this server (--approve auto-safe)"), r.text
-    assert "needs a person because it: types into a password or one-time-code field" in r.page()
+    assert "needs a person because it: types into a password, one-time-code or card field" in r.page()
     assert SECRET not in r.text
     # nothing reached the page: it echoes every keystroke, and there is no echo
     assert "password is" not in auto_safe.call("browser_console_messages").text

@@ -140,5 +140,8 @@ class FakePage:
         return Screenshot(jpeg=buf.getvalue(), width=64, height=40, css_width=1280, css_height=800, scale=0.05,
                           phash=phash_of(img), taken_at=time.time())
 
+    async def effect(self, action, snap):
+        return None  # stored snapshots have no live page to compute an effect in
+
     def remember_secret(self, value: str) -> None:
         self.secrets.append(value)
