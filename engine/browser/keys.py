@@ -22,7 +22,8 @@ _SPECIAL: dict[str, tuple[str, int, str]] = {
 _ALIASES = {
     "ctrl": "Control", "control": "Control", "cmd": "Meta", "command": "Meta", "meta": "Meta", "super": "Meta",
     "win": "Meta", "alt": "Alt", "option": "Alt", "shift": "Shift", "controlormeta": "Control",
-    "return": "Enter", "enter": "Enter", "numpadenter": "NumpadEnter", "esc": "Escape", "escape": "Escape", "del": "Delete", "delete": "Delete",
+    "return": "Enter", "enter": "Enter", "numpadenter": "NumpadEnter", "esc": "Escape", "escape": "Escape",
+    "del": "Delete", "delete": "Delete",
     "space": " ", "spacebar": " ", "tab": "Tab", "backspace": "Backspace", "insert": "Insert",
     "up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft", "right": "ArrowRight",
     "arrowup": "ArrowUp", "arrowdown": "ArrowDown", "arrowleft": "ArrowLeft", "arrowright": "ArrowRight",

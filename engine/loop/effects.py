@@ -15,7 +15,6 @@ from engine.loop.policy import leaves_site
 from engine.loop.risk import destructive_phrase
 from engine.models.effect import StepEffect
 
-
 _ACTIVATING = frozenset({"activate", "submit", "toggle", "select", "navigate", "new_window", "download"})
 
 
