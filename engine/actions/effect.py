@@ -43,7 +43,8 @@ async def step_effect(page: PageTarget, snap: DomSnapshot, action: Action) -> St
             sid, oid = t.session_id, t.object_id
         else:
             sid, oid = await _document(page)
-        raw = await call_on(page, sid, oid, EFFECT, page.key, action.name, key, action.option or "", timeout=5)
+        raw = await call_on(page, sid, oid, EFFECT, page.key, action.name, key, action.option or "",
+                            bool(action.submit), timeout=5)
     except VigilError as exc:
         log.debug("effect not computed: %s", exc)
         return None

@@ -46,6 +46,9 @@ class ExitHold:
         self._enabled = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self.pending = 0                        # requests waiting for a decision now
+        # frame id → (the URL it was asked to go to, why: formSubmissionGet/Post, anchorClick …), as the page
+        # asked for it (Page.frameRequestedNavigation): what tells a form's GET from a link's
+        self._requested: dict[str, tuple[str, str]] = {}
 
     @property
     def on(self) -> bool:
@@ -56,6 +59,7 @@ class ExitHold:
         c = self._cdp()
         if not self._listening:
             c.on("Fetch.requestPaused", self._paused)
+            c.on("Page.frameRequestedNavigation", self._navigation_requested)
             self._listening = True
         self.decide = decide
         if not self._enabled:
@@ -80,6 +84,23 @@ class ExitHold:
             with contextlib.suppress(VigilError):
                 await self._cdp().send("Fetch.disable", timeout=5)
 
+    async def _navigation_requested(self, p: dict, sid: str | None) -> None:
+        if self.decide is not None and p.get("frameId"):
+            if len(self._requested) > 256:
+                self._requested.clear()
+            self._requested[str(p["frameId"])] = (str(p.get("url") or ""), str(p.get("reason") or ""))
+
+    def submission(self, frame_id: str, request: dict) -> str:
+        """Why this document request is a form submission ("formSubmissionPost", "formSubmissionGet", "a request
+        with a body"), or "" when it is not one."""
+        url, reason = self._requested.pop(frame_id, ("", ""))
+        if reason.startswith("formSubmission") and url.split("#", 1)[0] == str(request.get("url") or "").split(
+                "#", 1)[0]:
+            return reason
+        if str(request.get("method") or "GET").upper() != "GET" or request.get("hasPostData"):
+            return "a request with a body"
+        return ""
+
     async def _paused(self, p: dict, sid: str | None) -> None:
         if sid is not None:
             return  # a page session's own interception: not this hold's
@@ -93,7 +114,8 @@ class ExitHold:
         if held and decide is not None and from_url is not None:
             self.pending += 1
             try:
-                go = bool(await decide(from_url, request))
+                go = bool(await decide(from_url, {**request, "submission": self.submission(str(p.get("frameId") or ""),
+                                                                                         request)}))
             except Exception:  # a broken decision never lets the page out
                 log.exception("deciding a navigation failed")
                 go = False

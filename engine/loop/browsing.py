@@ -46,6 +46,7 @@ from engine.models import (
 )
 from engine.models.actions import EventCategory
 from engine.models.browsing import DialogAnswer, DialogInfo, PageIncidents, TabInfo
+from engine.models.effect import StepEffect
 from engine.snapshot.vnode import VirtualNode
 
 log = logging.getLogger("vigil.loop")
@@ -166,9 +167,9 @@ class PageWatch:
             b.popups.begin_step()
 
     def approved(self, action: Action, node: VirtualNode | None, base_url: str, reasons: list[str],
-                 asked: bool) -> None:
+                 asked: bool, effect: StepEffect | None = None) -> None:
         """The step about to run, and what the gate approved it for (`BrowserHolds.approved`)."""
-        self.holds.approved(action, node, base_url, reasons, asked)
+        self.holds.approved(action, node, base_url, reasons, asked, effect)
 
     async def end_step(self) -> tuple[PageIncidents, PageDriver | None]:
         """What happened besides the page during the step, up to the tab it leaves the loop on: its dialogs and
@@ -402,7 +403,7 @@ def blocked_line(blocked: list[str], page: object) -> str:
     """What the browser held and refused during a step, in one line a person and a model can act on."""
     more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
     first = blocked[0]
-    if first.startswith("the page tried to leave"):
+    if first.startswith(("the page tried to leave", "the page tried to submit")):
         where = getattr(page, "url", "") or "where it was"
         todo = (f"The page stays on {where}. If the task needs the other site, navigate there as a step of its own "
                 "(a person is asked).")

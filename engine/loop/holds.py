@@ -39,9 +39,11 @@ from typing import Any
 from engine.browser.browser import Browser
 from engine.loop.asker import GateAsker
 from engine.loop.driver import PageDriver
+from engine.loop.effects import submits_to
 from engine.loop.policy import site_of
 from engine.models import Action, ApprovalRequest, ProposedStep
 from engine.models.browsing import DownloadInfo, HeldExit, PageIncidents
+from engine.models.effect import StepEffect
 from engine.snapshot.vnode import VirtualNode
 
 _LEAVES = re.compile(r"^leaves \S+ for (\S+)")
@@ -127,12 +129,15 @@ class BrowserHolds:
     # -- steps -----------------------------------------------------------------------------------
     def begin_step(self) -> None:
         self.sites, self.downloads_ok, self.acting = set(), False, False
+        self.effect: StepEffect | None = None  # what the running step was approved to do
 
     def approved(self, action: Action, node: VirtualNode | None, base_url: str, reasons: list[str],
-                 asked: bool) -> None:
+                 asked: bool, effect: StepEffect | None = None) -> None:
         """The step about to run and what it was approved for: `asked` when the gate approved it (not a
-        standing grant, not the auto-safe policy's own go-ahead); `reasons` its sensitive reasons."""
+        standing grant, not the auto-safe policy's own go-ahead); `reasons` its sensitive reasons; `effect` what
+        it was computed to do (the one form submission it may make)."""
         policy = self.asker.policy
+        self.effect = effect
         # (the reasons a gate with no person behind it approved open nothing: nobody read them)
         self.sites = approved_sites(action, node, base_url, reasons if asked and self.asker.person_present else [])
         if action.name == "back":  # back to where the run already was: those sites were let through before
@@ -156,6 +161,9 @@ class BrowserHolds:
     # -- deciding ---------------------------------------------------------------------------------
     async def _exit(self, from_url: str, request: dict[str, Any]) -> bool:
         url = str(request.get("url") or "")
+        why = str(request.get("submission") or "")
+        if why and not await self._submission(from_url, url, str(request.get("method") or "GET"), why):
+            return False
         to = _site(url)
         here = _site(from_url)
         start = site_of(self.start_site() or "")
@@ -187,6 +195,31 @@ class BrowserHolds:
             return True
         held.reason, held.by = refused, ("policy" if refused.startswith("no person") else "person")
         self._refused_sites[to] = refused
+        return False
+
+    async def _submission(self, from_url: str, url: str, method: str, why: str) -> bool:
+        """A form submission (`why`: how it is known) the running step's effect did not include is put to the
+        person (refused with no person); the one it names, and any while the page is the person's, go on."""
+        if submits_to(self.effect, method, url):
+            return True
+        what = "a form" if why.startswith("formSubmission") else "a request with a body (a form or a script's)"
+        held = HeldExit(url=url, from_url=from_url, from_site=_site(from_url), to_site=_site(url),
+                        method=method.upper(), during_step=self.acting, kind="submission")
+        self.exits.append(held)
+        if self._person_has_the_page():
+            held.allowed, held.by = True, "person"
+            held.reason = "while a step waited for the person's decision (they may be acting in the page)"
+            return True
+        step = "the approved step" if self.acting else "no step (the page on its own)"
+        because = f"the page submits {what}: {method.upper()} {url}, which {step} did not include"
+        refused = await self._ask(
+            because, f"The page is submitting {what} to {url} ({method.upper()}) that the step did not say it would. "
+                     "Let it go (approve), or stop it here (reject)?",
+            Action(name="navigate", url=url), f"Let the page submit to {url}")
+        if refused is None:
+            held.allowed, held.by = True, "person"
+            return True
+        held.reason, held.by = refused, ("policy" if refused.startswith("no person") else "person")
         return False
 
     def _person_has_the_page(self) -> bool:

@@ -392,7 +392,7 @@ class AgentLoop:
         self.watch.sensitive_ok = step.ask and bool(step.reasons) and go.decision.kind in ("approve", "edit",
                                                                                            "take_over")
         # what the browser lets the step do without asking again: leave for the site it targets, download
-        self.watch.approved(go.action, go.node, go.fresh.url, step.reasons, asked=step.ask)
+        self.watch.approved(go.action, go.node, go.fresh.url, step.reasons, asked=step.ask, effect=step.draft.effect)
         said = mask_action(go.action, go.node).to_string()
         if go.action.name in TERMINAL_ACTIONS:
             raise _End(*ended(self.journal, go.action, actor, p, msg, step.draft))

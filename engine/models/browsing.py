@@ -126,8 +126,17 @@ class HeldExit(BaseModel):
     by: Literal["person", "policy"] = "policy"
     reason: str = ""                  # why it was refused (the person's words, or "no person is watching")
     during_step: bool = True          # held while a step's action ran (else between steps: after it settled)
+    # exit: to another site; submission: a form submission (or a document request with a body) that the step's
+    # computed effect did not include, on any site
+    kind: Literal["exit", "submission"] = "exit"
 
     def describe(self) -> str:
+        if self.kind == "submission":
+            what = (f"the page tried to submit a form ({self.method.upper()} {_short(self.url)}) the step did "
+                    "not include")
+            if self.allowed:
+                return f"{what}: let through {self.reason or 'by the person'}"
+            return f"{what}: held at the browser and refused ({self.reason or 'not approved'}); nothing was sent"
         what = f"the page tried to leave {self.from_site or 'the site'} for {self.to_site} ({_short(self.url)})"
         if self.method.upper() != "GET":
             what += f" with a {self.method.upper()}"

@@ -5,8 +5,9 @@
 // by Enter, a navigation, a new window, a download, a box checked, an option chosen). Words are taken as
 // a person reads them: bidi overrides reversed, flex and grid `order` applied, letters over spans joined.
 //   kind: click | double_click | press | type | select | check | uncheck | upload | hover
-//   key: the pressed key as the key sender names it ("Enter", " ", …); option: the option to select
-function effectOf(KEY, kind, key, option) {
+//   key: the pressed key as the key sender names it ("Enter", " ", …); option: the option to select;
+//   submit: the typing ends with Enter (the form's implicit submission)
+function effectOf(KEY, kind, key, option, submit) {
   const S = window[KEY];
   const doc = this.ownerDocument || document;
   const win = doc.defaultView || window;
@@ -391,6 +392,10 @@ function effectOf(KEY, kind, key, option) {
     out.fills = /one-time-code|cc-number|cc-csc/.test(ac) || (out.secret && typeOf(f) !== 'password') ||
       (/\b(otp|one.?time|verification|verify|code|pin|cvc|cvv|security code|card number)\b/i.test(hint) &&
        (f.getAttribute('inputmode') === 'numeric' || f.maxLength > 0 && f.maxLength <= 8 || typeOf(f) === 'tel'));
+    if (submit) {
+      const s = implicitSubmission(f);
+      if (s) { out.submission = s; return out; }
+    }
     if (out.fills && f.form) {
       const s = implicitSubmission(f) || (f.form ? submission(f.form, defaultButton(f.form), true) : null);
       if (s) { s.on_fill = true; s.implicit = false; out.submission = s; }
