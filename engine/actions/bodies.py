@@ -5,14 +5,16 @@ another VigilError) with the code and a message when the page does not take the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from engine.actions import input as inp
 from engine.actions.context import ActionContext
-from engine.actions.locate import ActionFailure, call_on, describe, probe
-from engine.actions.pointer import focus, pointer
-from engine.errors import ErrorCode
+from engine.actions.locate import ActionFailure, Target, call_on, describe, key_guard, keys_misdirected, probe
+from engine.actions.pointer import focus, pointer, received
+from engine.errors import ErrorCode, VigilError
 from engine.observe.stream import read_stream
 
 _JS = Path(__file__).resolve().parent / "js"
@@ -38,11 +40,17 @@ async def type_text(c: ActionContext, text: str, clear: bool, submit: bool) -> N
                             "presses Enter, which submits its form. Nothing was typed. Remove the line break, or "
                             "type the text and pass submit=True to submit on purpose.", code=ErrorCode.BAD_ARGUMENT)
     r = await focus(c, clear)
+    async with _watching_keys(c, t):  # keys that land anywhere but this field are stopped
+        await _type_into(c, t, text, clear, submit, bool(r.get("selected")))
+
+
+async def _type_into(c: ActionContext, t: Target, text: str, clear: bool, submit: bool, selected: bool) -> None:
+    page, what = c.page, describe(t.node)
     # one insertion where the page cannot tell it from typing (no key listener …: inp.typing_mode), else keys
     mode, why = ("insert", "a secret") if c.masked else await inp.typing_mode(page, t.session_id, t.object_id, text)
     insert = mode == "insert" and not c.masked
     c.data["typing"] = {"mode": "keys" if mode == "keys" else "insertion", "why": why}
-    if clear and r.get("selected") and not (insert and text):  # (an insertion replaces the selected text)
+    if clear and selected and not (insert and text):  # (an insertion replaces the selected text)
         await inp.press_chord(page, "Delete")
     watch = not submit and not c.masked and not insert  # suggestions: the lists showing before the typing are noted
     if watch:
@@ -81,11 +89,44 @@ async def type_text(c: ActionContext, text: str, clear: bool, submit: bool) -> N
         c.message += " Pressed Enter to submit."
 
 
+async def _keys_landed(c: ActionContext, t: Target) -> None:
+    """The key watch's verdict: MISDIRECTED, naming where the keys went, when the page moved the focus."""
+    try:
+        v = await key_guard(c.page, t, "keysread")
+    except VigilError:  # the document went (the keys submitted its form): nothing to read, nothing watched now
+        return
+    if isinstance(v, dict) and v.get("misdirected"):
+        c.data["misdirected"] = received(v)
+        raise ActionFailure(keys_misdirected(t.node, v), code=ErrorCode.MISDIRECTED)
+
+
+@contextlib.asynccontextmanager
+async def _watching_keys(c: ActionContext, t: Target) -> AsyncIterator[None]:
+    """Keys sent inside the block that land anywhere but `t` are stopped in the page; at its end the step fails
+    MISDIRECTED when any did. The watch never outlives the block (a person's own keys are never stopped)."""
+    await key_guard(c.page, t, "keys")
+    try:
+        yield
+    except ActionFailure:
+        await _keys_landed(c, t)  # (a value that does not match because the keys went elsewhere says so)
+        raise
+    except BaseException:
+        with contextlib.suppress(VigilError):
+            await key_guard(c.page, t, "keysread")
+        raise
+    await _keys_landed(c, t)
+
+
 async def press(c: ActionContext, key: str, repeat: int = 1) -> None:
-    if c.target is not None:
+    t = c.target
+    if t is None:
+        for _ in range(repeat):
+            await inp.press_chord(c.page, key)
+    else:
         await focus(c, False)
-    for _ in range(repeat):
-        await inp.press_chord(c.page, key)
+        async with _watching_keys(c, t):
+            for _ in range(repeat):
+                await inp.press_chord(c.page, key)
     times = f" {repeat} times" if repeat > 1 else ""
     c.message = f"Pressed {key}{times}" + (f" in {describe(c.target.node)}." if c.target else ".")
 

@@ -73,6 +73,9 @@ _ARMED_PROBE = ("function(KEY, mode, secret, clicks, opens) { 'use strict';"
 POPUP_ROLES = ("combobox", "listbox")
 _GUARD = ("function(KEY, secret, op, a, b) { 'use strict'; const S = window[KEY];"
           " return S && S.guard ? S.guard(secret, op, a, b) : null; }")
+# The key watch on the element itself ('keys' arms it, 'keysread' reads and ends it).
+_KEYS_GUARD = ("function(KEY, secret, op) { 'use strict'; const S = window[KEY];"
+               " return S && S.guard ? S.guard(secret, op, this) : null; }")
 # The state probe, with the guard's verdict on the press sequence it watched (read once; it ends the watch).
 _READ_PROBE = ("function(KEY, mode, secret) { 'use strict'; const f = (" + PROBE + ").call(this, KEY, mode);"
                " const S = window[KEY]; if (f && S && S.guard) f.guard = S.guard(secret, 'read'); return f; }")
@@ -175,6 +178,23 @@ def describe(node: VirtualNode) -> str:
 async def guard(page: PageTarget, t: Target, op: str, *args: float) -> Any:
     """One call to the input guard in the element's document ('moved', 'disarm')."""
     return await call_on(page, t.session_id, t.object_id, _GUARD, page.key, page.scripts.guard_secret, op, *args)
+
+
+async def key_guard(page: PageTarget, t: Target, op: str) -> Any:
+    """Arm ('keys') or read ('keysread') the watch on the keys sent to the element (input_guard.js)."""
+    return await call_on(page, t.session_id, t.object_id, _KEYS_GUARD, page.key, page.scripts.guard_secret, op)
+
+
+def keys_misdirected(node: VirtualNode, verdict: dict) -> str:
+    """'The keys went to button "Delete" (#del), not to textbox "Search" [4]: …'."""
+    got = verdict.get("got") or {}
+    what = (got.get("role") or "an element") + (f' "{got["name"]}"' if got.get("name") else "")
+    if got.get("ref"):
+        what += f" ({got['ref']})"
+    stopped = int(verdict.get("blocked") or 0)
+    return (f"The keys went to {what}, not to {describe(node)}: the page moved the focus while Vigil typed. "
+            f"{stopped} key event{'s' if stopped != 1 else ''} stopped there; nothing reached {what} after that. "
+            "Take a new snapshot and check the page before trying again.")
 
 
 def misdirected_message(node: VirtualNode, verdict: dict) -> str:

@@ -137,3 +137,36 @@ def test_the_submission_a_person_approved_goes_and_another_is_asked(harness, rec
     held = [r for r in asked if r.proposal.details and r.proposal.details.get("held")]
     assert held and "/orders/all/delete" in held[0].sensitive_reasons[0], [r.sensitive_reasons for r in asked]
     assert res.steps[2].result.error_code == "BLOCKED"
+
+
+def test_keys_follow_focus_and_what_lands_elsewhere_is_stopped(harness, rec):
+    """The page moves the focus on the first keydown (to a Delete button a space would press) or on input (to
+    another field): the keys it receives elsewhere are stopped, the step fails MISDIRECTED naming where they
+    went, and nothing arrives. A plain field and a listbox moving its own focus on arrows raise no alarm."""
+
+    async def go(tab):
+        tab.stability = FAST
+        snap = await tab.snapshot()
+        out = {}
+        for name, text in (("Search files", "a b c"), ("Transfer amount", "900")):
+            node = snap.find("textbox", name)[0].node_id
+            out[name] = await tab.type(node, text)
+            snap = await tab.snapshot()
+        out["plain"] = await tab.type(snap.find("textbox", "Plain field")[0].node_id, "hello world")
+        out["plain_value"] = await tab.page.evaluate("document.getElementById('plain').value")
+        out["amount_value"] = await tab.page.evaluate("document.getElementById('amount').value")
+        snap = await tab.snapshot()
+        out["arrows"] = await tab.press("ArrowDown", snap.find("listbox", "Files")[0].node_id, repeat=3)
+        return out
+
+    out = harness.page(rec.page("effect_focus.html"), go)
+    r = out["Search files"]
+    assert not r.success and r.error_code == "MISDIRECTED", r.message
+    assert 'button "Delete all files"' in r.message and "Search files" in r.message
+    r = out["Transfer amount"]
+    assert not r.success and r.error_code == "MISDIRECTED", r.message
+    assert "Plain field" in r.message
+    assert ("POST", "/x/focus-delete") not in rec.hits, rec.hits
+    assert out["plain"].success, out["plain"].message
+    assert out["plain_value"] == "hello world" and out["amount_value"] == "9", out
+    assert out["arrows"].success, out["arrows"].message

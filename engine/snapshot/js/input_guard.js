@@ -286,6 +286,45 @@
     safe(listen, window, k, onEvent(k), { capture: true, passive: k === 'pointermove' });
   }
 
+  // ---- the keys of a typing or a press -------------------------------------------------------------
+  // Armed on the element being typed into (after Vigil focused it): every trusted key event that produces
+  // text or activates (a character, Enter, Space, Backspace, Delete) and every beforeinput/input must land on
+  // it (or inside it). One that lands elsewhere — the page moved the focus on keydown, on input, or on focus
+  // — is stopped and cancelled, and so is every later key of the watch; keys that only move (arrows, Tab) and
+  // keyups are let be, so a widget that moves its own focus on arrows is no alarm.
+  let keyArm = null;
+  const keyOf = getter(KeyboardEvent.prototype, 'key');
+  const JUDGED_KEYS = blank();
+  JUDGED_KEYS.Enter = 1; JUDGED_KEYS.Backspace = 1; JUDGED_KEYS.Delete = 1;
+  const activeOf = getter(Document.prototype, 'activeElement');
+  const deepActive = () => {
+    let a = safe(activeOf, doc);
+    for (let i = 0; a && i < 32; i++) { const r = shadowOf(a); const d = r && r.activeElement; if (!d || d === a) break; a = d; }
+    return a;
+  };
+  const bodyOf = getter(Document.prototype, 'body'), rootElOf = getter(Document.prototype, 'documentElement');
+  const editableOf = getter(HTMLElement.prototype, 'isContentEditable');
+  // a key that reaches the bare page (the field let go of the focus, as a chat box does once Enter sent the
+  // message) types nothing and presses nothing
+  const bare = (h) => (h === safe(bodyOf, doc) || h === safe(rootElOf, doc) || h === doc || h === window) &&
+    !(isEl(h) && safe(editableOf, h));
+  const keyLands = (k, h) => h === k.el || within(k.el, h) || lands(k, h, 'key');
+  const onKey = (kind) => (ev) => {
+    if (!ev.isTrusted || !keyArm) return;
+    const k = keyArm;
+    if (now() - k.at > EXPIRE_MS) { keyArm = null; return; }
+    const p = safe(pathOf, ev);
+    const h = p && p.length ? p[0] : null;
+    const key = kind === 'keydown' || kind === 'keypress' || kind === 'keyup' ? (safe(keyOf, ev) || '') : '';
+    const judged = kind === 'beforeinput' || kind === 'input' ||
+      ((kind === 'keydown' || kind === 'keypress') && (key.length === 1 || JUDGED_KEYS[key] === 1));
+    if (judged && keyLands(k, h)) { if (kind === 'keydown' || kind === 'beforeinput') k.seen++; }
+    else if (judged && !k.bad && !bare(h)) k.bad = entry(kind, h, false);
+    if (k.bad) { k.blocked++; safe(stop, ev); safe(cancel, ev); }
+  };
+  const KEY_KINDS = ['keydown', 'keypress', 'beforeinput', 'input', 'keyup'];
+  for (let i = 0; i < KEY_KINDS.length; i++) safe(listen, window, KEY_KINDS[i], onKey(KEY_KINDS[i]), { capture: true });
+
   const report = (e) => {
     const r = blank();
     r.kind = e.kind;
@@ -337,7 +376,29 @@
     arm = null; last = null;
     return a ? verdict(a) : null;
   };
-  ops.disarm = () => { arm = null; last = null; restore(); return true; };
+  ops.disarm = () => { arm = null; last = null; keyArm = null; restore(); return true; };
+  // keys(el): watch the keys about to be sent to el (focused by now)
+  ops.keys = (el) => {
+    if (!isEl(el)) return false;
+    const k = blank();
+    k.el = el; k.hit = null; k.at = now(); k.seen = 0; k.blocked = 0; k.bad = null;
+    keyArm = k;
+    return true;
+  };
+  // keysread(): the verdict on those keys (once; it ends the watch): where the ones that went astray went, and
+  // what has the focus now
+  ops.keysread = () => {
+    const k = keyArm;
+    keyArm = null;
+    if (!k) return null;
+    const v = blank();
+    v.seen = k.seen; v.blocked = k.blocked; v.misdirected = !!k.bad;
+    if (k.bad) { v.got = report(k.bad); v.phase = 'keys'; }
+    const f = deepActive();
+    v.focusMoved = !!f && f !== k.el && !within(k.el, f) && f !== doc.body;
+    if (v.focusMoved) v.focus = report(entry('focus', f, false));
+    return v;
+  };
   const guard = function guard(secret, op, a1, a2, a3, a4, a5) {
     if (typeof secret !== 'string' || secret.length < 16) return 'refused';
     if (owner === null) owner = secret;
