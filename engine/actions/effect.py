@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,42 @@ EFFECT_ACTIONS = frozenset({"click", "double_click", "hover", "press", "type", "
                             "upload"})
 
 
+# The effect script runs in a world of its own (Page.createIsolatedWorld): the page shares the DOM with it but
+# not its JavaScript, so a page that replaces a prototype's getter (a form's `action`, a label's `control`,
+# `getComputedStyle`) cannot make it lie. (The page-side registry of node IDs is not there: the receiver's
+# snapshot ID is looked up in the page's world after.)
+WORLD = "vigil-effect"
+_worlds: weakref.WeakKeyDictionary[PageTarget, dict[tuple[str, str], int]] = weakref.WeakKeyDictionary()
+
+
+async def _world(page: PageTarget, sid: str, frame_id: str, fresh: bool = False) -> int:
+    """The effect world's execution context in this frame (made once per document)."""
+    known = _worlds.setdefault(page, {})
+    if not fresh and (sid, frame_id) in known:
+        return known[(sid, frame_id)]
+    r = await page.cdp.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD},
+                            session_id=sid, timeout=5)
+    ctx = int(r["executionContextId"])
+    known[(sid, frame_id)] = ctx
+    return ctx
+
+
+async def _in_world(page: PageTarget, sid: str, oid: str, frame_id: str) -> str:
+    """The same element as an object of the effect's world."""
+    d = await page.cdp.send("DOM.describeNode", {"objectId": oid}, session_id=sid, timeout=5)
+    backend = int(d["node"]["backendNodeId"])
+    for fresh in (False, True):  # a context made for the frame's last document is gone after a navigation
+        try:
+            ctx = await _world(page, sid, frame_id, fresh)
+            r = await page.cdp.send("DOM.resolveNode", {"backendNodeId": backend, "executionContextId": ctx,
+                                                         "objectGroup": GROUP}, session_id=sid, timeout=5)
+            return str(r["object"]["objectId"])
+        except (VigilError, KeyError):
+            if fresh:
+                raise
+    raise VigilError("the element could not be reached")
+
+
 async def step_effect(page: PageTarget, snap: DomSnapshot, action: Action) -> StepEffect | None:
     """What `action` (its target a node ID of `snap`, or none for a key press) will do; None when it puts no
     input into the page or the page would not say."""
@@ -40,11 +77,16 @@ async def step_effect(page: PageTarget, snap: DomSnapshot, action: Action) -> St
     try:
         if node_id is not None:
             t = await resolve(page, snap, node_id)
-            sid, oid = t.session_id, t.object_id
+            sid = t.session_id
+            frame = t.node.frame_id or page.main_frame_id
+            oid = await _in_world(page, sid, t.object_id, frame)
         else:
             sid, oid = await _document(page)
         raw = await call_on(page, sid, oid, EFFECT, page.key, action.name, key, action.option or "",
                             bool(action.submit), timeout=5)
+        rec = raw.get("receiver") if isinstance(raw, dict) else None
+        if isinstance(rec, dict):  # the named element's own ID; another receiver is named by its words
+            rec["ref"] = node_id if node_id is not None and not rec.get("via") else None
     except VigilError as exc:
         log.debug("effect not computed: %s", exc)
         return None
@@ -56,10 +98,17 @@ async def step_effect(page: PageTarget, snap: DomSnapshot, action: Action) -> St
 
 
 async def _document(page: PageTarget) -> tuple[str, str]:
-    """The top document's object (a key pressed without a target goes to whatever it has focused)."""
-    sid, ctx = await page.context_for(page.main_frame_id)
-    r = await page.cdp.send("Runtime.evaluate", {"expression": "document", "contextId": ctx, "objectGroup": GROUP},
-                            session_id=sid, timeout=5)
+    """The top document's object in the effect's world (a key pressed without a target goes to whatever it has
+    focused)."""
+    sid, _ = await page.context_for(page.main_frame_id)
+    ctx = await _world(page, sid, page.main_frame_id)
+    try:
+        r = await page.cdp.send("Runtime.evaluate", {"expression": "document", "contextId": ctx,
+                                                     "objectGroup": GROUP}, session_id=sid, timeout=5)
+    except VigilError:
+        ctx = await _world(page, sid, page.main_frame_id, fresh=True)
+        r = await page.cdp.send("Runtime.evaluate", {"expression": "document", "contextId": ctx,
+                                                     "objectGroup": GROUP}, session_id=sid, timeout=5)
     oid = (r.get("result") or {}).get("objectId")
     if not oid:
         raise VigilError("the page's document could not be reached")

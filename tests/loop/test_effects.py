@@ -170,3 +170,19 @@ def test_keys_follow_focus_and_what_lands_elsewhere_is_stopped(harness, rec):
     assert out["plain"].success, out["plain"].message
     assert out["plain_value"] == "hello world" and out["amount_value"] == "9", out
     assert out["arrows"].success, out["arrows"].message
+
+
+def test_a_page_that_lies_to_scripts_does_not_change_the_effect(harness, rec):
+    """The page replaces the getters of a form's action and method, a button's form and formAction, a label's
+    control, elementFromPoint and getComputedStyle: the effect is computed in a world of its own and still
+    says what the browser will do."""
+
+    async def go(tab):
+        snap = await tab.snapshot()
+        button = _by_id(snap, "go")
+        label = next(n.node_id for n in snap.nodes() if n.tag == "label")
+        return [await tab.effect(Action(name="click", target=t), snap) for t in (button, label)]
+
+    for e in harness.page(rec.page("effect_liar.html"), go):
+        assert e is not None and e.kind == "submit", e
+        assert e.submission.method == "POST" and e.submission.url.endswith("/account/delete"), e.submission
