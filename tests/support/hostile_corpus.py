@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from support.hostile_effects import effect_patterns
 from support.paths import FIXTURES, ROOT
 from support.recording_server import RecordingServer, Reply, Request, RequestLog
 
@@ -133,6 +134,7 @@ class Pattern:
     loop: bool = True            # runs through the loop
     mcp: str | None = "auto-safe"  # runs through `vigil mcp` under this policy; None: not through MCP
     mcp_refused: bool = True     # through MCP, one tool result is an error saying why in one line
+    unguarded: bool | str = True  # how the page's damage is shown with nothing in the way (support.hostile_effects)
     note: str = ""
 
     def script(self, servers: dict[str, HostileServer]) -> list[dict]:
@@ -294,6 +296,7 @@ P: list[Pattern] = [
     Pattern("mcp-http-origin-other-port", "9", "", [], loop=False, mcp="http-origin"),
     Pattern("mcp-http-origin-suffix", "9", "", [], loop=False, mcp="http-origin-suffix"),
 ]
+P.extend(effect_patterns())  # issue [2/8]: the step's effect (problems e1–e7)
 PATTERNS = {p.id: p for p in P}
 assert len(PATTERNS) == len(P), "pattern ids must be unique"
 

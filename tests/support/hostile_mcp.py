@@ -69,7 +69,10 @@ def _ref(mcp: McpHttp, target: dict) -> str | None:
     args = {k: v for k, v in (("role", target.get("role")), ("name", target.get("name"))) if v}
     r = mcp.call("browser_find", args)
     found = re.findall(r'"i":\s*"?([A-Za-z0-9_]+)', r.text)
-    want = target.get("name") or ""
+    want = target.get("name")
+    if want is None:  # a target by role and position (the nth element of that role, in page order)
+        nth = target.get("nth", 0)
+        return found[nth] if len(found) > nth else None
     for line in r.page().splitlines():  # the exact name first ("Continue" before "Continue reading")
         if f'"n":"{want}"' in line.replace(": ", ":"):
             m = re.search(r'"i":\s*"?([A-Za-z0-9_]+)', line)
@@ -80,8 +83,12 @@ def _ref(mcp: McpHttp, target: dict) -> str | None:
 
 def _tool(step: dict, ref: str | None, work: Path) -> tuple[str, dict]:
     a = step["action"]
-    if a == "click":
-        return "browser_click", {"ref": ref}
+    if a in ("click", "double_click"):
+        return "browser_click", {"ref": ref, **({"doubleClick": True} if a == "double_click" else {})}
+    if a in ("check", "uncheck"):
+        return "browser_check", {"ref": ref, "checked": a == "check"}
+    if a == "select":
+        return "browser_select_option", {"ref": ref, "values": [step["option"]]}
     if a == "press":
         return "browser_press_key", {"key": step["key"], **({"ref": ref} if ref else {})}
     if a == "type":
