@@ -171,6 +171,8 @@ def find_instructions(snapshot: DomSnapshot | None, events: Iterable[PageEvent] 
             if n.node_id in seen or not n.visible or n.interactive or n.flags & _F_UNSEEN:
                 continue
             text = n.text or (n.name if n.role in ("img", "heading", "alert", "status") else "")
+            tip = str((n.attrs or {}).get("title") or "")  # a tooltip is shown to a person and sent to a model
+            text = f"{text} {tip}".strip() if tip and tip not in text else text
             if not text:
                 continue
             budget -= len(text)

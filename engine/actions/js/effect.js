@@ -141,7 +141,10 @@ function effectOf(KEY, kind, key, option, submit) {
     if (ln === 'input' || ln === 'select' || ln === 'textarea') {
       const t = typeOf(e);
       if (ln === 'input' && (t === 'button' || t === 'submit' || t === 'reset')) return cut(e.value || aria || lb, 120);
-      return cut(labels || aria || lb || e.getAttribute('placeholder') || e.getAttribute('title') || e.getAttribute('name') || '', 120);
+      // every name it is given (a label far away may say one thing and its aria-label another)
+      const given = [];
+      for (const w of [labels, aria, lb]) if (w && !given.some((g) => g.toLowerCase().includes(w.toLowerCase()))) given.push(w);
+      return cut(given.join(' / ') || e.getAttribute('placeholder') || e.getAttribute('title') || e.getAttribute('name') || '', 120);
     }
     const words = [shown, aria, lb].filter(Boolean);
     const seen = [];
@@ -270,6 +273,40 @@ function effectOf(KEY, kind, key, option, submit) {
     return blocking === 1 ? submission(f, null, true) : null;
   };
 
+  // -- keys that choose --------------------------------------------------------------------------------
+  // The option an arrow, Home/End or a letter makes current on a closed one-line select, or the radio an arrow
+  // checks in its group; null when the key chooses nothing.
+  const chosenBy = (e, k) => {
+    const ln = e.localName;
+    const arrows = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1, PageDown: 1, PageUp: -1 };
+    if (ln === 'select' && !e.multiple && (e.size || 1) <= 1) {
+      const opts = Array.from(e.options || []).filter((o) => !o.disabled);
+      if (!opts.length) return null;
+      const cur = opts.indexOf(e.options[e.selectedIndex]);
+      let i = -1;
+      if (k === 'Home') i = 0;
+      else if (k === 'End') i = opts.length - 1;
+      else if (arrows[k]) i = Math.max(0, Math.min(opts.length - 1, cur + arrows[k]));
+      else if (k.length === 1 && /\S/.test(k)) {
+        const low = k.toLowerCase();
+        for (let j = 1; j <= opts.length && i < 0; j++) {
+          const o = opts[(cur + j) % opts.length];
+          if (squash(o.label || o.text).toLowerCase().startsWith(low)) i = (cur + j) % opts.length;
+        }
+      }
+      return i >= 0 && i !== cur ? opts[i] : null;
+    }
+    if (ln === 'input' && typeOf(e) === 'radio' && arrows[k] && e.name) {
+      const scope = e.form || e.getRootNode();
+      const group = Array.from(scope.querySelectorAll ? scope.querySelectorAll('input[type=radio]') : [])
+        .filter((r) => r.name === e.name && !r.disabled && (r.form || null) === (e.form || null));
+      const i = group.indexOf(e);
+      if (i < 0 || group.length < 2) return null;
+      return group[(i + arrows[k] + group.length) % group.length];
+    }
+    return null;
+  };
+
   // -- the effect of activating an element (a click, Enter on a button or link, Space on a button or box) --
   const activation = (e, via, out) => {
     out.receiver = receiverOf(e, via);
@@ -345,6 +382,15 @@ function effectOf(KEY, kind, key, option, submit) {
     // keys go to the element that has focus when they arrive (the named one is focused first)
     const via = this instanceof win.Element ? null : 'focus';
     const enter = K === 'Enter', space = K === ' ';
+    const moved = chosenBy(el, K);
+    if (moved) {
+      // a key that chooses: an arrow or a letter on a closed select, an arrow in a radio group
+      out.receiver = receiverOf(el, via);
+      out.kind = moved.localName === 'option' ? 'select' : 'toggle';
+      out.words = moved.localName === 'option' ? cut(moved.label || moved.text, 120) : nameOf(moved);
+      if (out.kind === 'toggle') { out.state = 'checked'; out.receiver = receiverOf(moved, 'arrow key'); }
+      return out;
+    }
     if (!enter && !space) { out.receiver = receiverOf(el, via); return out; }
     const ad = el.getAttribute('aria-activedescendant');
     if (ad) {

@@ -124,6 +124,10 @@
   const ROLES = blank();
   ROLES.button = 'button'; ROLES.a = 'link'; ROLES.select = 'combobox'; ROLES.textarea = 'textbox'; ROLES.summary = 'button';
   ROLES.iframe = 'iframe'; ROLES.label = 'label';
+  const labelsOf = blank();
+  labelsOf.input = getter(window.HTMLInputElement && HTMLInputElement.prototype, 'labels');
+  labelsOf.textarea = getter(window.HTMLTextAreaElement && HTMLTextAreaElement.prototype, 'labels');
+  labelsOf.select = getter(window.HTMLSelectElement && HTMLSelectElement.prototype, 'labels');
   const describe = (e) => {
     const d = blank();
     if (!isEl(e)) { d.role = 'nothing'; d.name = ''; d.ref = ''; d.id = null; return d; }
@@ -134,6 +138,12 @@
     let name = safe(attr, e, 'aria-label') || '';
     if (!name && tag === 'input' && (type === 'button' || type === 'submit' || type === 'reset')) name = safe(valueOf, e) || '';
     if (!name && tag !== 'input' && tag !== 'textarea' && tag !== 'select') name = safe(textOf, e) || '';
+    if (!name && (tag === 'input' || tag === 'textarea' || tag === 'select')) {
+      // a field is named by its <label> (then its placeholder): never by its value
+      const ls = safe(labelsOf[tag], e);
+      if (ls && ls.length) name = safe(textOf, ls[0]) || '';
+      if (!name) name = safe(attr, e, 'placeholder') || '';
+    }
     if (!name) name = safe(attr, e, 'title') || '';
     d.role = squash(role); d.name = squash(name);
     const id = safe(idOfEl, e);
