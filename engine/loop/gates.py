@@ -17,11 +17,13 @@ import inspect
 import json
 import sys
 import threading
+import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TextIO, runtime_checkable
 
 from pydantic import ValidationError
 
+from engine.actions.effect import EFFECT_ACTIONS
 from engine.errors import ActionStringError, VigilError
 from engine.loop.action_string import parse_action_string
 from engine.models import Action, ApprovalRequest, Decision, ExpectedOutcome
@@ -144,6 +146,26 @@ class _LineReader:
                 return
 
 
+EFFECT_UNKNOWN = "not known (the page did not say what this step will do)"
+
+
+def terminal_text(text: str) -> str:
+    """`text` as one printable line: control and format characters (ESC, line breaks, bidi overrides,
+    zero-width joiners) become spaces, runs of spaces one (the effect quotes the page)."""
+    return " ".join("".join(" " if unicodedata.category(c).startswith("C") else c for c in text).split())
+
+
+def effect_line(request: ApprovalRequest) -> str | None:
+    """What the step will do as the page computed it (`StepEffect.line()`), for the prompt's "effect:" line;
+    "not known" for an input step whose page would not say; None for a step that puts no input into the page."""
+    if request.effect is not None:
+        return terminal_text(request.effect.line())
+    p = request.proposal
+    if request.dialog is None and not p.details.get("held") and p.action.name in EFFECT_ACTIONS:
+        return EFFECT_UNKNOWN
+    return None
+
+
 class TerminalGate:
     """A prompt per step on a terminal: [a]pprove (or y/yes; Enter for an ordinary step), [e]dit, [s]kip,
     [r]eject with reason (or n/no), [t]ake over, [q]uit. End of input means stop."""
@@ -184,6 +206,9 @@ class TerminalGate:
             extra += ", covered" if t.get("occluded") else ""
             self._say(f"  target: {t.get('role') or t.get('tag')} \"{t.get('name') or ''}\" id {t.get('id')} "
                       f"at x={x} y={y} {w}x{h}{extra}")
+        said = effect_line(request)
+        if said:
+            self._say(f"  effect: {said}")
         if p.thought and p.thought not in request.summary:
             self._say(f"  why: {p.thought}")
         if p.action.name in ("finish", "fail"):

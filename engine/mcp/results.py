@@ -2,7 +2,8 @@
 
 An action's result says what ran and how it ended (done / verified, failed, rejected with the
 person's reason, not run because it needs a person, skipped, the page changed first), whether a
-navigation happened, and — inside `<page_content>` — the action's message, the verification
+navigation happened, and — inside `<page_content>` — the step's effect as the page computed it before input
+(`effect: submits 'Delete workspace' — POST /workspaces/42/delete`), the action's message, the verification
 feedback, page events and the change of the semantic payload since the client's last view. Typed
 secrets never appear: actions come from the loop's masked records, and every text passes through
 the supervisor's scrubber before it leaves.
@@ -175,6 +176,15 @@ def _step_lines(out: StepOutcome, asked: Action, sup: McpSupervisor) -> tuple[st
     return f"{call} — {status}", page, True
 
 
+def effect_lines(out: StepOutcome) -> list[str]:
+    """`effect: …`, what the step was judged to do as the page computed it before input (its words quote the page),
+    for a step that had one; none for a step the person took over (it did not run as it was asked)."""
+    rec = out.record
+    if rec is None or rec.effect is None or out.status == "taken_over":
+        return []
+    return [f"effect: {rec.effect.line()}"]
+
+
 def steps_result(sup: McpSupervisor, outcomes: list[StepOutcome], asked: list[Action]) -> CallToolResult:
     """The result of one action tool call (one step, or several for browser_fill_form)."""
     heads: list[str] = []
@@ -183,7 +193,7 @@ def steps_result(sup: McpSupervisor, outcomes: list[StepOutcome], asked: list[Ac
     for i, out in enumerate(outcomes):
         head, lines, err = _step_lines(out, asked[i], sup)
         heads.append(head if len(outcomes) == 1 else f"{i + 1}. {head}")
-        page += lines
+        page += effect_lines(out) + lines
         error = error or err
     if len(outcomes) < len(asked):
         heads.append(f"Not tried: {len(asked) - len(outcomes)} more field(s) after the step that did not complete.")

@@ -294,6 +294,8 @@ def _step(store: Store, data: SessionData, rec: StepRecord, cache: dict[str, str
     result = _kv([
         ("Ran", _code(rec.action.to_string()) if rec.action else '<span class="muted">nothing ran</span>'),
         ("Target", target),
+        # what the step was approved to do, as the page computed it before input (its words quote the page)
+        ("Effect", _t(rec.effect.line()) if rec.effect is not None else ""),
         ("Result", "" if res is None else (_badge("success" if res.success else "failed")
                                            + (f" {_code(res.error_code)}" if res.error_code else ""))),
         ("Message", _t(res.message) if res else ""), ("Recovered from", _t(res.recovered_from) if res else "")])

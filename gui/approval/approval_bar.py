@@ -9,8 +9,8 @@ bar says; the focus rests on the bar itself and Enter or Space only repeat that.
 (`dialog_question`) defaults to Cancel. A re-asked step shows its old → new target on one line and, as
 its "Why", what changed (the planner's reason was about the old element).
 
-Parts in their own modules: `approval_text` (what the bar says), `step_edit` (the Edit panel),
-`dialog_question` (a page's dialog, and the key guard).
+Parts in their own modules: `approval_text` (what the bar says), `effect_line` (the step's "Effect:" line),
+`step_edit` (the Edit panel), `dialog_question` (a page's dialog, and the key guard).
 
 Signals:
 - `decided(Decision)` — the answer to the request on show; the bar then clears itself.
@@ -60,6 +60,7 @@ from gui.approval.approval_text import (
     target_text,
 )
 from gui.approval.dialog_question import ClickOnly, DialogQuestion, ctrl_enter
+from gui.approval.effect_line import EffectLine
 from gui.approval.in_page_wait import InPageWait
 from gui.approval.step_edit import StepEdit, show_error
 from gui.kit.labels import plain_label
@@ -111,6 +112,7 @@ class ApprovalBar(QWidget):
 
         self.summary = plain_label(name="approvalSummary", style=f"font-size:14px; font-weight:bold; color:{INK};")
         self.target = plain_label(name="approvalTarget", style=f"color:{TEXT};")
+        self.effect = EffectLine()  # what the step will do, as the page computed it (one line, every step)
         # a step asked again after its target changed: old → new, on one line
         self.target_change = plain_label(name="approvalTargetChange", style="color:#7c2d12; background:#fed7aa; "
                                     "font-weight:bold; padding:3px 6px; border:1px solid #ea580c;")
@@ -122,8 +124,8 @@ class ApprovalBar(QWidget):
         self.warning = plain_label(name="approvalWarning",
                               style="color:#7c2d12; background:#ffedd5; padding:3px 6px;")
         self.error = plain_label(name="approvalError", style=f"color:{RED};")
-        for w in (self.summary, self.target_change, self.target, self.thought, self.expect, self.sensitive,
-                  self.warning, self.error):
+        for w in (self.summary, self.target_change, self.target, self.effect, self.thought, self.expect,
+                  self.sensitive, self.warning, self.error):
             lay.addWidget(w)
 
         # a JavaScript dialog the page raised (ApprovalRequest.dialog): the prompt's "Answer:" row here,
@@ -243,6 +245,7 @@ class ApprovalBar(QWidget):
         self.target_change.setVisible(reask)
         self.target.setText(f"Target: {target_text(req.target)}" if req.target and not reask else "")
         self.target.setVisible(bool(req.target) and not reask)
+        self.effect.show_request(req)
         if reask:  # the planner's reason was about the element it saw; this is why the step is back
             why = f"Why again: the target changed after you approved it, so nothing ran: {change_reason(req)}."
         else:

@@ -4,6 +4,7 @@ person in the order they were asked (a list that says when it has painted each o
 
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import Callable
 
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
 )
 
+from gui.approval.effect_line import effect_words
 from gui.kit.look import AMBER, BLUE, INK, MUTED, RED, TEXT_SOFT
 
 STATE_LOOK: dict[str, tuple[str, str]] = {  # state → (words, colour)
@@ -122,8 +124,9 @@ class RunTable(QTableWidget):
 
 
 class QueueList(QListWidget):
-    """The waiting questions, oldest first: "[run] step N: what it would do". `entry_picked(id)` when one
-    is selected. `on_shown(id)` is called once per entry, from the first paint that drew it."""
+    """The waiting questions, oldest first: "[run] step N: what it would do" (its "Effect:" line in the
+    tooltip; the approval bar shows it for the selected one). `entry_picked(id)` when one is selected.
+    `on_shown(id)` is called once per entry, from the first paint that drew it."""
 
     entry_picked = Signal(int)
 
@@ -139,7 +142,7 @@ class QueueList(QListWidget):
     def add_entry(self, entry) -> None:
         item = QListWidgetItem(self._words(entry))
         item.setData(Qt.ItemDataRole.UserRole, entry.id)
-        item.setToolTip(self._words(entry))
+        item.setToolTip(self._tip(entry))
         if entry.request.sensitive_reasons or entry.request.warnings:
             item.setForeground(QBrush(QColor(RED)))
         self.addItem(item)
@@ -151,6 +154,14 @@ class QueueList(QListWidget):
         req = entry.request
         flag = " ⚠" if req.sensitive_reasons or req.warnings else ""
         return f"[{entry.run}] step {req.step_index + 1}: {req.summary}{flag}"
+
+    @classmethod
+    def _tip(cls, entry) -> str:
+        """The question and its "Effect:" line, as plain text (Qt reads a tooltip that looks like markup as
+        markup, and the summary and the effect quote the page)."""
+        words, _ = effect_words(entry.request)
+        text = f"{cls._words(entry)}\nEffect: {words}" if entry.request.dialog is None else cls._words(entry)
+        return "<p style='white-space:pre-wrap'>" + html.escape(text) + "</p>"
 
     def remove_entry(self, entry_id: int) -> None:
         for i in range(self.count()):

@@ -102,6 +102,24 @@ def test_demo_window(qtbot, aio, demo_url):  # noqa: F811
         assert path.exists()
 
 
+def test_approval_effect_lines(qtbot, aio, server):  # noqa: F811
+    """The approval bar's "Effect:" line: a click that really submits a delete form, then a link that opens
+    another site in a new window (a longer line, whole at 1024 px)."""
+    with open_window(qtbot, server.url("effects.html")) as w:
+        _show(qtbot, w)
+        wait_fitted(qtbot, w)
+        w.policy.setCurrentText("ask")
+        bar = w.approval
+        for n, task in enumerate(("click Go", "click Partner"), 1):
+            w.task.setText(task)
+            qtbot.mouseClick(w.run_btn, Qt.LeftButton)
+            qtbot.waitUntil(bar.is_pending, timeout=30000)
+            qtbot.wait(600)
+            _save(qtbot, w, f"approval-effect-{n}")
+            qtbot.mouseClick(bar.stop_btn, Qt.LeftButton)
+            qtbot.waitUntil(lambda: not w.sup.running(), timeout=20000)
+
+
 @pytest.mark.parametrize("page,opener,name", [
     ("real/datepicker.html", "#departure", "datepicker"),
     ("real/tom-select.html", ".ts-control", "tom-select"),
