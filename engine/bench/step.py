@@ -27,7 +27,7 @@ from engine.bench.real import CORPUS_DIR
 from engine.local_server import serve_directory
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
-PHASES = ("observe", "model", "approval", "act", "settle", "verify", "screenshots")
+PHASES = ("observe", "model", "effect", "approval", "act", "settle", "verify", "screenshots")
 
 
 @dataclass
@@ -371,14 +371,15 @@ def format_report(rep: dict) -> str:
              f"loop (pictures included, {rec}), wall time from one step's result to the next; Playwright: locator "
              "action + expect, same run", ""]
     hdr = (f"{'page':<26}{'step':<9}{'vigil ms':>9}{'pw ms':>7}{'ratio':>6}  {'observe':>7}{'propose':>8}"
-           f"{'approve':>8}{'locate':>7}{'act':>6}{'settle':>7}{'verify':>7}{'shots':>6}{'other':>6}  "
+           f"{'effect':>7}{'approve':>8}{'locate':>7}{'act':>6}{'settle':>7}{'verify':>7}{'shots':>6}{'other':>6}  "
            f"{'pub':>6}{'late':>6}  typed by")
     lines.append(hdr)
     for pg in rep["pages"]:
         for k, r in pg["kinds"].items():
             wall = r.get("wall", r["total"])
             lines.append(f"{pg['page']:<26}{k:<9}{wall:>9.0f}{r['playwright_ms']:>7.0f}{r['ratio']:>6.1f}  "
-                         f"{r['observe']:>7.0f}{r['model']:>8.0f}{r['approval']:>8.0f}{r['dispatch']:>7.0f}"
+                         f"{r['observe']:>7.0f}{r['model']:>8.0f}{r.get('effect', 0):>7.0f}{r['approval']:>8.0f}"
+                         f"{r['dispatch']:>7.0f}"
                          f"{r['act']:>6.0f}{r['settle']:>7.0f}{r['verify']:>7.0f}{r['screenshots']:>6.0f}"
                          f"{r['other']:>6.0f}  {r.get('picture_bg', 0):>6.0f}{r.get('late', 0):>6.0f}  "
                          f"{r.get('typed_by', '')}")
@@ -392,8 +393,9 @@ def format_report(rep: dict) -> str:
                   f"{lr['heap_end_mb']} MB ({lr['heap_growth_after_warmup_kb_per_step']} KB a step after warm-up); "
                   f"store +{lr['store_bytes_per_step'] / 1024:.1f} KB per step (the step record, its before/after "
                   "snapshots and pictures)"]
-    lines += ["", "observe: snapshot before the step; propose: the planner; approve: the gate; locate: finding the "
-              "element before input is dispatched (inside act);", "act: the action incl. dispatch; settle: the wait "
+    lines += ["", "observe: snapshot before the step; propose: the planner; effect: what the step will do, computed "
+              "in the page (engine.actions.effect);", "approve: the gate; locate: finding the element before input is "
+              "dispatched (inside act);", "act: the action incl. dispatch; settle: the wait "
               "after it; verify: checking the expected outcome; shots: the step's wait for its pictures; other: the "
               "rest of the step (events, recording, the loop's own work);", "pub: how long after the step's result "
               "its record was published and stored; late: how long after the step's result its after picture came "

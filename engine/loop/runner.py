@@ -354,7 +354,9 @@ class AgentLoop:
         for the person's edit): True when it is put to the gate again; a reason when it may not run."""
         if decision.action is None and fresh is step.seen:
             return False  # the very page it was judged on: the same effect
+        t = time.monotonic()
         now = await self.observer.effect(action, node, fresh)
+        step.draft.timings_ms["effect"] = step.draft.timings_ms.get("effect", 0) + ms_since(t)
         if decision.action is not None:  # the person's own action: what it does is recorded, not judged again
             step.draft.effect = shown_effect(now, action, node, self.start_domain)
             return False
