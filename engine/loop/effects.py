@@ -53,7 +53,7 @@ def effect_reasons(effect: StepEffect | None, reasons: list[str], start_domain: 
         words += [("the button that submits", s.submitter), ("the form it submits", s.form)]
     if not any(("destructive" in r or "DELETE" in r or "confirms a" in r) for r in reasons):
         for where, text in words:
-            phrase = destructive_phrase(text)
+            phrase = destructive_phrase(text, toggle=effect.kind == "toggle")
             if phrase:
                 out.append(f'is destructive or irreversible ("{phrase}" in {where}): {line}')
                 break

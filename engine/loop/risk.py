@@ -61,14 +61,27 @@ _CONTEXT_TAGS = frozenset({"dialog", "form"})
 DELETE_ATTRS = ("data-method", "data-turbo-method", "formmethod", "hx-delete", "data-hx-delete")
 
 
-def destructive_phrase(text: str) -> str | None:
-    """The destructive verb phrase in `text` ("Delete account" → "delete"), or None. Look-alike letters
-    and fullwidth forms are folded first ("Ｄｅｌｅｔｅ", a Cyrillic "Dеlete")."""
+# On a box or a switch these verbs name an item or an option ("Buy milk" in a to-do list, "Send me the newsletter"),
+# not an act: a toggle is judged by the verbs that lose data, access or privacy (delete, purge, publish …)
+_ITEM_VERBS = frozenset({"buy", "buy now", "pay", "pay now", "purchase", "send", "send money", "checkout", "check out",
+                         "donate", "transfer", "wire", "withdraw", "kaufen", "jetzt kaufen", "bezahlen", "senden",
+                         "absenden", "bestellen", "acheter", "payer", "envoyer", "commander", "comprar", "pagar",
+                         "enviar", "transferir"})
+TOGGLE_ROLES = frozenset({"checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"})
+
+
+def destructive_phrase(text: str, *, toggle: bool = False) -> str | None:
+    """The destructive verb phrase in `text` ("Delete account" → "delete"), or None; `toggle`: the words of a
+    box or switch (commerce and message verbs name an item there). Look-alike letters and fullwidth forms are
+    folded first ("Ｄｅｌｅｔｅ", a Cyrillic "Dеlete")."""
     t = norm(fold(text or ""))
     if not t or _SAFE_EXIT_RX.match(t):
         return None
-    m = _DESTRUCTIVE_RX.search(t)
-    return m.group(1).lower() if m else None
+    for m in _DESTRUCTIVE_RX.finditer(t):
+        phrase = m.group(1).lower()
+        if not (toggle and phrase in _ITEM_VERBS):
+            return phrase
+    return None
 
 
 def _context(node: VirtualNode) -> VirtualNode | None:
@@ -226,8 +239,10 @@ def name_disagrees(node: VirtualNode | None) -> str | None:
 def destructive_words(node: VirtualNode) -> str | None:
     """The destructive phrase in anything the element tells, with where it was found, or None:
     `"delete" in its visible text`."""
+    toggle = node.role in TOGGLE_ROLES or node.tag == "input" and str((node.attrs or {}).get("type", "")).lower() in (
+        "checkbox", "radio")
     for what, text in told(node):
-        phrase = destructive_phrase(text)
+        phrase = destructive_phrase(text, toggle=toggle)
         if phrase:
             return f'"{phrase}" in its {what}' if what != "accessible name" else f'"{phrase}"'
     return None

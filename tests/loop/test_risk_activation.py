@@ -289,3 +289,21 @@ def test_a_grant_covers_its_origin_only_and_not_a_click_in_a_cross_site_frame(re
     assert "standing grant" in (top.decision.reason or "") and f"127.0.0.1:{rec.port}" in top.decision.reason
     rec.wait_for("ok-add")
     assert "ok-add" in rec.paths() and "frame-like" not in rec.paths()
+
+
+def test_a_box_is_judged_by_the_verbs_that_lose_something():
+    """Checking a box is judged as a click on it, by the verbs that lose data, access or privacy: a to-do item
+    "Buy milk" or "Send me the newsletter" is an item or an option, "Delete all my data" or "Publish my site"
+    is an act (the real-library corpus's to-do lists asked before this)."""
+    from engine.loop.policy import sensitive_reasons
+    from engine.models import Action
+    from engine.snapshot.vnode import VirtualNode
+
+    def box(name, role="checkbox"):
+        return VirtualNode("1", "input", role, name, "", None, {}, (0, 0, 10, 10), 1.0, 1, "semantic", "",
+                           {"type": "checkbox"}, None)
+    for name in ("Buy milk", "Send me the newsletter", "Pay later with Klarna"):
+        assert sensitive_reasons(Action(name="check", target="1"), box(name), None, "example.com") == [], name
+    for name in ("Delete all my data", "Publish my site", "Purge all backups"):
+        assert sensitive_reasons(Action(name="check", target="1"), box(name), None, "example.com"), name
+    assert destructive_phrase("Buy milk") == "buy", "a button that says it still asks"
