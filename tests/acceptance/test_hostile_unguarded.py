@@ -65,7 +65,7 @@ def _shared_tab_closed():
 
 async def _through_loop(browser, p: Pattern, servers, work: Path) -> list:
     seen: list = []
-    await hostile_loop.run_loop(browser, dataclasses.replace(p, policy="auto"), servers, work, seen)
+    await hostile_loop.run_loop(browser, dataclasses.replace(p, policy="auto"), servers, work, seen, only_script=True)
     return seen
 
 

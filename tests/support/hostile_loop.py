@@ -12,6 +12,8 @@ import sqlite3
 import zlib
 from pathlib import Path
 
+from engine.observe.stability import StabilityConfig
+
 from support import hostile_corpus as hc
 from support.hostile_corpus import Pattern
 
@@ -56,9 +58,14 @@ def _store_text(db: Path) -> str:
     return "\n".join(out)
 
 
-async def run_loop(browser, p: Pattern, servers, work: Path, seen: list | None = None) -> list[str]:
+QUICKER = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=600)
+
+
+async def run_loop(browser, p: Pattern, servers, work: Path, seen: list | None = None, *,
+                   only_script: bool = False) -> list[str]:
     """The pattern through AgentLoop + ScriptedPlanner under its policy; its problems (none: held). `seen`, when
-    given, receives every request the server recorded during the run."""
+    given, receives every request the server recorded during the run; `only_script`: the run ends after the
+    script's own steps, each page given a shorter settle (what arrived is all that is looked at)."""
     from engine.loop import AgentLoop, CallbackGate, ScriptedPlanner
     from engine.models import Decision
 
@@ -95,8 +102,9 @@ async def run_loop(browser, p: Pattern, servers, work: Path, seen: list | None =
     mark = log.mark()
     store = None
     try:
-        tab.stability = FAST
-        loop = AgentLoop(tab, ScriptedPlanner(script), gate=CallbackGate(gate), policy=p.policy, max_steps=6,
+        tab.stability = QUICKER if only_script else FAST
+        loop = AgentLoop(tab, ScriptedPlanner(script), gate=CallbackGate(gate), policy=p.policy,
+                         max_steps=len(script) if only_script else 6,
                          screenshots=False, target_timeout_ms=1500)
         if p.grant:
             from engine.store import Store
