@@ -82,7 +82,7 @@ async def step_effect(page: PageTarget, snap: DomSnapshot, action: Action) -> St
             oid = await _in_world(page, sid, t.object_id, frame)
         else:
             sid, oid = await _document(page)
-        raw = await call_on(page, sid, oid, EFFECT, page.key, action.name, key, action.option or "",
+        raw = await call_on(page, sid, oid, EFFECT, page.key, action.name, key, _option(action),
                             bool(action.submit), timeout=5)
         rec = raw.get("receiver") if isinstance(raw, dict) else None
         if isinstance(rec, dict):  # the named element's own ID; another receiver is named by its words
@@ -95,6 +95,14 @@ async def step_effect(page: PageTarget, snap: DomSnapshot, action: Action) -> St
             with contextlib.suppress(VigilError):
                 await release(page, sid)
     return effect_from(raw, action) if isinstance(raw, dict) else None
+
+
+def _option(action: Action) -> str:
+    """The option to select; for a typing that submits, the text (its form's query carries it, masked for a
+    secret field by the script)."""
+    if action.name == "type":
+        return action.text or "" if action.submit else ""
+    return action.option or ""
 
 
 async def _document(page: PageTarget) -> tuple[str, str]:

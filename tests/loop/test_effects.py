@@ -57,6 +57,8 @@ def test_the_effect_names_what_the_browser_will_do(harness, rec):
             "new-window": Action(name="click", target=_by_id(snap, "out")),
             "download": Action(name="click", target=_by_id(snap, "dl")),
             "get-search": Action(name="press", key="Enter", target=snap.find("textbox", "Search")[0].node_id),
+            "typed-search": Action(name="type", text="red boots", submit=True,
+                                   target=snap.find("textbox", "Search")[0].node_id),
             "code": Action(name="type", text="123456", target=_by_id(snap, "otp")),
             "tab-key": Action(name="press", key="Tab", target=_by_id(snap, "bdo")),
         }
@@ -76,6 +78,7 @@ def test_the_effect_names_what_the_browser_will_do(harness, rec):
     assert e["flex"].receiver.name == "Delete", "flex order applied, letters over spans joined"
     assert e["new-window"].kind == "new_window" and e["download"].kind == "download"
     assert e["get-search"].submission.method == "GET" and "q=shoes" in e["get-search"].submission.url
+    assert "q=red%20boots" in e["typed-search"].submission.url, "a typing's submission carries what it types"
     code = e["code"]
     assert code.kind == "type" and code.submission.on_fill and code.state == "a hidden value"
     assert "123456" not in code.model_dump_json(), "a code is never in the effect"

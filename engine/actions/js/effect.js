@@ -5,7 +5,8 @@
 // by Enter, a navigation, a new window, a download, a box checked, an option chosen). Words are taken as
 // a person reads them: bidi overrides reversed, flex and grid `order` applied, letters over spans joined.
 //   kind: click | double_click | press | type | select | check | uncheck | upload | hover
-//   key: the pressed key as the key sender names it ("Enter", " ", …); option: the option to select;
+//   key: the pressed key as the key sender names it ("Enter", " ", …); option: the option to select (for a
+//   typing: the text typed);
 //   submit: the typing ends with Enter (the form's implicit submission)
 function effectOf(KEY, kind, key, option, submit) {
   const S = window[KEY];
@@ -232,12 +233,14 @@ function effectOf(KEY, kind, key, option, submit) {
     if (buttons.length) parts.push('buttons: ' + buttons.join(', '));
     return cut(parts.join('; '), 200);
   };
+  let typed = null;   // [field, the value it will hold]: a typing's submission carries what was typed
   const queryOf = (f, submitter) => {
     let fd;
     try { fd = submitter ? new FormData(f, submitter) : new FormData(f); } catch (x) { fd = new FormData(f); }
     const secretNames = new Set();
     for (const e of Array.from(f.elements || [])) if (e.name && secretField(e)) secretNames.add(e.name);
     const q = [];
+    if (typed && typed[0].name && typed[0].form === f) fd.set(typed[0].name, typed[1]);
     for (const [k, v] of fd.entries()) {
       if (q.length >= 12) break;
       const val = typeof v === 'string' ? (secretNames.has(k) ? '••••' : v.slice(0, 40)) : '(file)';
@@ -439,6 +442,7 @@ function effectOf(KEY, kind, key, option, submit) {
       (/\b(otp|one.?time|verification|verify|code|pin|cvc|cvv|security code|card number)\b/i.test(hint) &&
        (f.getAttribute('inputmode') === 'numeric' || f.maxLength > 0 && f.maxLength <= 8 || typeOf(f) === 'tel'));
     if (submit) {
+      typed = [f, option || ''];
       const s = implicitSubmission(f);
       if (s) { out.submission = s; return out; }
     }
