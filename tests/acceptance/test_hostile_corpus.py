@@ -7,51 +7,22 @@ machinery: tests/support/hostile_loop.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from support import hostile_corpus as hc
 from support import hostile_loop, hostile_mcp
 from support.hostile_corpus import PATTERNS
 
+pytestmark = pytest.mark.usefixtures("hostile_tab_closed")
 LOOP = [p.id for p in PATTERNS.values() if p.loop]
 MCP = [p.id for p in PATTERNS.values() if p.mcp]
-
-
-@pytest.fixture(scope="module")
-def servers():
-    log = hc.RequestLog()
-    s = {"main": hc.HostileServer(log), "second": hc.HostileServer(log)}
-    yield s
-    for x in s.values():
-        x.close()
-
-
-@pytest.fixture(scope="module")
-def work(tmp_path_factory) -> Path:
-    return hc.make_work(tmp_path_factory.mktemp("hostile"))
 
 
 @pytest.mark.parametrize("pid", LOOP)
 def test_loop(pid, harness, servers, work):
     p = PATTERNS[pid]
-    hostile_loop.SHARED["harness"] = harness  # (the tab it opens is closed with the module: _shared_tab_closed)
+    hostile_loop.SHARED["harness"] = harness  # (the tab it opens is closed with the module: hostile_tab_closed)
     problems = harness.run(hostile_loop.run_loop(harness.browser, p, servers, work), timeout=100)
     assert not problems, f"{pid} (problem {p.problem}) not held through the loop: " + "; ".join(problems)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _shared_tab_closed():
-    """The loop side's one tab lives in the session's browser: closed when this module is done, so the tests
-    that count a browser's tabs (tests/browser/test_tabs.py) find only their own."""
-    yield
-    tab, harness = hostile_loop.SHARED.pop("tab", None), hostile_loop.SHARED.pop("harness", None)
-    if tab is not None and harness is not None:
-        try:
-            harness.run(tab.close(), timeout=30)
-        except Exception:  # noqa: BLE001 - a tab the page closed itself, or a browser already gone
-            pass
 
 
 @pytest.mark.parametrize("pid", MCP)

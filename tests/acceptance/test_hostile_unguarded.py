@@ -20,6 +20,7 @@ from support import hostile_corpus as hc
 from support import hostile_loop
 from support.hostile_corpus import PATTERNS, Pattern
 
+pytestmark = pytest.mark.usefixtures("hostile_tab_closed")
 EFFECT = [p.id for p in PATTERNS.values() if p.problem.startswith("e")]
 
 # The element a raw step acts on, found in the page by the name the step gives (its aria-label, its label's words or
@@ -35,32 +36,6 @@ _FIND = """(function (name) {
 _FOCUS = "(function () { const el = %s; if (!el) return false; el.focus(); return document.activeElement === el; })()"
 _CENTRE = ("(function () { const el = %s; if (!el) return null; el.scrollIntoView({block: 'center'});"
            " const r = el.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
-
-
-@pytest.fixture(scope="module")
-def servers():
-    log = hc.RequestLog()
-    s = {"main": hc.HostileServer(log), "second": hc.HostileServer(log)}
-    yield s
-    for x in s.values():
-        x.close()
-
-
-@pytest.fixture(scope="module")
-def work(tmp_path_factory) -> Path:
-    return hc.make_work(tmp_path_factory.mktemp("hostile-unguarded"))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _shared_tab_closed():
-    """The one tab these patterns share is closed with the module (as test_hostile_corpus closes its own)."""
-    yield
-    tab, harness = hostile_loop.SHARED.pop("tab", None), hostile_loop.SHARED.pop("harness", None)
-    if tab is not None and harness is not None:
-        try:
-            harness.run(tab.close(), timeout=30)
-        except Exception:  # noqa: BLE001 - a tab the page closed itself, or a browser already gone
-            pass
 
 
 async def _through_loop(browser, p: Pattern, servers, work: Path) -> list:
