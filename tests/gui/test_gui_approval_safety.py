@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import pytest
 
-from support.gui_helpers import open_window, run
+from support.gui_helpers import hosted_bar, open_window, run
 
 pytest.importorskip("PySide6.QtWidgets")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from engine.models.actions import Action, ExpectedOutcome  # noqa: E402
 from engine.models.browsing import DialogInfo  # noqa: E402
 from engine.models.loop import ApprovalRequest, ProposedStep  # noqa: E402
-from gui.approval.approval_bar import ApprovalBar  # noqa: E402
 from gui.approval.approval_text import change_line, one_line  # noqa: E402
 
 ADD = {"id": "7", "role": "button", "name": "Add to cart", "bounds": [24, 150, 80, 21]}
@@ -49,16 +48,11 @@ def _dialog(kind: str, message: str, default: str = "") -> ApprovalRequest:
 @pytest.fixture
 def bar(qtbot):
     """The bar in a window of its own that stays open while the bar shows and hides (as in Vigil's)."""
-    host = QWidget()
-    qtbot.addWidget(host)
-    b = ApprovalBar(host)
-    QVBoxLayout(host).addWidget(b)
-    b.got, b.host = [], host
+    b = hosted_bar(qtbot, 1366, 260)
+    b.got = []
     b.decided.connect(b.got.append)
-    host.resize(1366, 260)
-    host.show()
-    host.activateWindow()
-    qtbot.waitUntil(host.isActiveWindow)
+    b.host.activateWindow()
+    qtbot.waitUntil(b.host.isActiveWindow)
     return b
 
 

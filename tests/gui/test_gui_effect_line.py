@@ -12,18 +12,16 @@ import html
 
 import pytest
 
-from support.gui_helpers import open_window, run
+from support.gui_helpers import hosted_bar, open_window, run
 
 pytest.importorskip("PySide6.QtWidgets")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QVBoxLayout, QWidget  # noqa: E402
 
 from engine.models.actions import Action  # noqa: E402
 from engine.models.browsing import DialogInfo  # noqa: E402
 from engine.models.effect import Receiver, StepEffect, Submission  # noqa: E402
 from engine.models.loop import ApprovalRequest, ProposedStep  # noqa: E402
-from gui.approval.approval_bar import ApprovalBar  # noqa: E402
 from gui.approval.effect_line import NO_INPUT, UNKNOWN  # noqa: E402
 
 DELETE = StepEffect(kind="submit", receiver=Receiver(role="button", name="Delete workspace"), same_site=True,
@@ -45,14 +43,8 @@ def _request(action: Action | None = None, effect: StepEffect | None = None, **k
 @pytest.fixture
 def bar(qtbot):
     """The bar in a window of its own, laid out as in Vigil's (full width, its own height)."""
-    host = QWidget()
-    qtbot.addWidget(host)
-    b = ApprovalBar(host)
-    QVBoxLayout(host).addWidget(b)
-    b.host = host  # the host lives as long as the bar
-    host.resize(1024, 320)
-    host.show()
-    qtbot.waitExposed(host)
+    b = hosted_bar(qtbot, 1024, 320)
+    qtbot.waitExposed(b.host)
     return b
 
 

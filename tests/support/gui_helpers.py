@@ -235,3 +235,20 @@ def label_texts(snapshot, measured: list[dict], form_selector_nodes) -> list[tup
 def overlaps(a, b) -> bool:
     """Two (x0, y0, x1, y1) rects share some area."""
     return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+def hosted_bar(qtbot, width: int, height: int):
+    """An ApprovalBar in a window of its own, laid out as in Vigil's (full width), shown: the host lives as long
+    as the bar (`bar.host`), so it stays open while the bar shows and hides."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from gui.approval.approval_bar import ApprovalBar
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    b = ApprovalBar(host)
+    QVBoxLayout(host).addWidget(b)
+    b.host = host
+    host.resize(width, height)
+    host.show()
+    return b
