@@ -109,14 +109,15 @@ async def _document(page: PageTarget) -> tuple[str, str]:
     """The top document's object in the effect's world (a key pressed without a target goes to whatever it has
     focused)."""
     sid, _ = await page.context_for(page.main_frame_id)
-    ctx = await _world(page, sid, page.main_frame_id)
-    try:
-        r = await page.cdp.send("Runtime.evaluate", {"expression": "document", "contextId": ctx,
-                                                     "objectGroup": GROUP}, session_id=sid, timeout=5)
-    except VigilError:
-        ctx = await _world(page, sid, page.main_frame_id, fresh=True)
-        r = await page.cdp.send("Runtime.evaluate", {"expression": "document", "contextId": ctx,
-                                                     "objectGroup": GROUP}, session_id=sid, timeout=5)
+    for fresh in (False, True):  # (a context made for the last document is gone after a navigation)
+        try:
+            ctx = await _world(page, sid, page.main_frame_id, fresh)
+            r = await page.cdp.send("Runtime.evaluate", {"expression": "document", "contextId": ctx,
+                                                         "objectGroup": GROUP}, session_id=sid, timeout=5)
+            break
+        except VigilError:
+            if fresh:
+                raise
     oid = (r.get("result") or {}).get("objectId")
     if not oid:
         raise VigilError("the page's document could not be reached")

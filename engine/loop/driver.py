@@ -50,7 +50,7 @@ class PageDriver(Protocol):
 
     async def effect(self, action: Action, snap: DomSnapshot) -> StepEffect | None:
         """What the action (a node ID of `snap`) will do, computed in the page before it runs; None when
-        unknown."""
+        unknown (never an error: a page that would not say is judged on the step's target alone)."""
         ...
 
     def remember_secret(self, value: str) -> None:

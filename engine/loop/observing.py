@@ -95,11 +95,7 @@ class PageObserver:
         if node is None and (action.target is not None or action.name != "press"):
             return None
         run = action.model_copy(update={"target": node.node_id}) if node is not None else action
-        try:
-            return await self.page().effect(run, snap)
-        except VigilError as exc:
-            log.debug("effect not computed: %s", exc)
-            return None
+        return await self.page().effect(run, snap)  # (None, never an error, when the page would not say)
 
     async def events(self, max_age_ms: int) -> list[PageEvent]:
         """The page's meaningful changes of the last `max_age_ms` (none when they cannot be read)."""
