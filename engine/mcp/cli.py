@@ -57,6 +57,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--url", help="open this page when the browser starts")
     p.add_argument("--headed", action="store_true", help="show the browser window (needs a display)")
     p.add_argument("--no-record", action="store_true", help="do not keep the session in the session store")
+    p.add_argument("--max-clients", type=int, default=8, metavar="N",
+                   help="with --http: serve at most N clients at once, each in a tab and session of its own "
+                        "(default 8); the next gets BUSY until one leaves")
     p.add_argument("--allow-file-urls", action="store_true",
                    help="let the client open file:// URLs (off: a page opened from disk could show it any local file)")
     p.add_argument("--upload-from", action="append", default=[], metavar="DIR",
@@ -136,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
                 parse_grant(spec)
         except StoreError as exc:
             return _fail(exc.code, exc.message)
+    if not 1 <= getattr(args, "max_clients", 8) <= 64:
+        return _fail("BAD_ARGUMENT", f"--max-clients {args.max_clients}: use 1 to 64 (each client holds a browser "
+                                     "context and a tab).")
     for d in getattr(args, "upload_from", []):
         if not os.path.isdir(os.path.expanduser(d)):
             return _fail("BAD_ARGUMENT", f"--upload-from {d}: no such folder.")
@@ -164,30 +170,28 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    from engine.mcp.clients import McpClients
     from engine.mcp.server import build_server
-    from engine.mcp.supervisor import McpSupervisor
 
     transport = "http" if args.http is not None else "stdio"
-    sup = McpSupervisor(policy=args.approve, gate=_gate(args), url=args.url, headless=not args.headed,
-                        record=not args.no_record, allow_files=args.allow_file_urls,
-                        upload_roots=args.upload_from)
-    sup.seen_client(None, transport=transport)
-    from engine.loop.gates import TerminalGate
-    if isinstance(sup.gate, TerminalGate):  # the person at the terminal may grant, as in the window's bar
-        sup.gate.grant_offer, sup.gate.grant_give = sup.grant_offer, sup.grant_for_request
-    for g in sup.start_grants(args.grant):  # bad input was refused before; a store that fails raises VigilError
+    clients = McpClients(policy=args.approve, gate=_gate(args), url=args.url, headless=not args.headed,
+                         record=not args.no_record, allow_files=args.allow_file_urls,
+                         upload_roots=args.upload_from, transport=transport, max_clients=args.max_clients)
+    for g in clients.grants.start(args.grant):  # bad input was refused before; a store that fails raises VigilError
         _say(f"granted #{g.id} for this session: {g.describe()} (never sensitive steps)")
-    server = build_server(sup)
+    server = build_server(clients)
     loop = asyncio.get_running_loop()
     if transport == "http":
         from engine.mcp.http import HOST, PATH, bind, choose_token, make_http_server
         token, from_env = choose_token()
         sock = bind(args.http)
         port = sock.getsockname()[1]
-        http = make_http_server(server, token, port)
+        http = make_http_server(server, token, port, clients)
         stop: Callable[[], object] = http.stop
         _say(f"serving MCP (streamable HTTP) at http://{HOST}:{port}{PATH}")
         _say("bearer token from VIGIL_MCP_TOKEN" if from_env else f"bearer token: {token}")
+        _say(f"each client gets a tab and a recorded session of its own; {clients.max_clients} at once "
+             f"(--max-clients), idle ones let go after {clients.idle_s / 60:g} minutes")
         serving = asyncio.ensure_future(http.serve(sock))
     else:
         serving = asyncio.ensure_future(server.run_stdio_async())
@@ -205,16 +209,16 @@ async def _serve(args: argparse.Namespace) -> int:
         if not serving.cancelled():
             raise
     finally:
-        await sup.aclose()
+        await clients.aclose()
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
                 loop.remove_signal_handler(sig)
             except (NotImplementedError, RuntimeError):
                 pass
-    for sid in sup.session_ids:
+    for sid in clients.session_ids:
         _say(f"kept as session {sid[:8]} (vigil export {sid[:8]} --html report.html)")
-    if sup.store_error:
-        _say(sup.store_error)
+    if clients.store_error:
+        _say(clients.store_error)
     return 0
 
 

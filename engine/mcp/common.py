@@ -1,4 +1,4 @@
-"""What every tool shares: turning failures into clear tool errors, and noting the client's name."""
+"""What every tool shares: turning failures into clear tool errors, and letting the page settle."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from engine.mcp.failure import ToolFailure
 from engine.mcp.results import error_result
 
 if TYPE_CHECKING:
-    from engine.mcp.supervisor import McpSupervisor
+    from engine.mcp.clients import McpClients
 
 log = logging.getLogger("vigil.mcp")
 
 
-def guarded(sup: McpSupervisor) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
+def guarded(clients: McpClients) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
     """Wrap a tool: a refused call, bad input or a page problem becomes a tool error naming the
-    problem and what to do (never a traceback); an unexpected bug is logged without the arguments
-    (they may hold a secret) and reported as an internal error."""
+    problem and what to do (never a traceback), scrubbed of the calling client's secrets; an unexpected
+    bug is logged without the arguments (they may hold a secret) and reported as an internal error."""
 
     def wrap(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         @functools.wraps(fn)
@@ -28,17 +28,18 @@ def guarded(sup: McpSupervisor) -> Callable[[Callable[..., Awaitable[Any]]], Cal
             try:
                 return await fn(*args, **kwargs)
             except ToolFailure as exc:
-                return error_result(exc.code, exc.message, sup)
+                return error_result(exc.code, exc.message, clients.peek(kwargs.get("ctx")))
             except VigilError as exc:
                 hint = " (Here: browser_handle_dialog with accept true or false.)" if exc.code == "DIALOG_OPEN" else ""
-                return error_result(exc.code, exc.message + hint, sup)
+                return error_result(exc.code, exc.message + hint, clients.peek(kwargs.get("ctx")))
             except ValueError as exc:  # a bad argument (pydantic's ValidationError is one too)
-                return error_result("BAD_ARGUMENT", _first_line(exc), sup)
+                return error_result("BAD_ARGUMENT", _first_line(exc), clients.peek(kwargs.get("ctx")))
             except Exception as exc:  # noqa: BLE001 - a bug must not take the server down
                 log.error("tool %s failed: %s", fn.__name__, type(exc).__name__,
                           exc_info=log.isEnabledFor(logging.DEBUG))
                 return error_result("INTERNAL", f"{fn.__name__} failed inside Vigil ({type(exc).__name__}); take a "
-                                                "new snapshot to see the page as it is now.", sup)
+                                                "new snapshot to see the page as it is now.",
+                                    clients.peek(kwargs.get("ctx")))
 
         return tool
 
@@ -55,18 +56,6 @@ def _first_line(exc: Exception) -> str:
         except Exception:  # noqa: BLE001
             pass
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-
-
-def note_client(sup: McpSupervisor, ctx: Any) -> None:
-    """Remember the client's name and version from the MCP handshake (or the request envelope)."""
-    info = None
-    try:
-        params = ctx.session.client_params
-        info = params.client_info if params is not None else None
-    except Exception:  # noqa: BLE001 - no session (an in-process call) or no client info
-        info = None
-    if info is not None:
-        sup.seen_client(getattr(info, "name", None), getattr(info, "version", None))
 
 
 async def settle(tab: Any) -> None:

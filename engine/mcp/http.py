@@ -145,10 +145,69 @@ class _Uvicorn:
         self.server.should_exit = True
 
 
-def http_app(mcp_server: Any, token: str, port: int) -> ASGIApp:
-    """The MCP app behind the exact Host/Origin check and the bearer token, for a server on `port`."""
-    return LoopbackOnly(BearerAuth(mcp_server.streamable_http_app(streamable_http_path=PATH, host=HOST), token), port)
+class HandshakeOnly:
+    """ASGI middleware: this server keeps a tab per client session, so it speaks the protocol revisions that
+    have sessions (the `initialize` handshake and `Mcp-Session-Id`). A request of a sessionless revision
+    (2026-07-28's `server/discover` and self-contained calls) is answered -32022 naming the revisions it
+    supports; the SDK clients then fall back to the handshake (as they do with other stateful servers)."""
+
+    def __init__(self, app: ASGIApp):
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+        self.app = app
+        self.supported = list(HANDSHAKE_PROTOCOL_VERSIONS)
+
+    async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
+        version = next((v.decode("latin-1") for n, v in scope.get("headers") or ()
+                        if n.lower() == b"mcp-protocol-version"), None) if scope.get("type") == "http" else None
+        if version is None or version in self.supported:
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        while True:  # the request's id, to answer it (the body is a small JSON-RPC request)
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body") or len(body) > 65536:
+                break
+        try:
+            request_id = json.loads(body).get("id")
+        except (ValueError, AttributeError):
+            request_id = None
+        from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
+
+        reply = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {
+            "code": UNSUPPORTED_PROTOCOL_VERSION, "message": "This server keeps a browser tab per client session: "
+            f"connect with the initialize handshake (protocol {self.supported[-1]} or earlier).",
+            "data": {"supported": self.supported, "requested": version[:40]}}}).encode("utf-8")
+        await send({"type": "http.response.start", "status": 400,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(reply)).encode())]})
+        await send({"type": "http.response.body", "body": reply})
 
 
-def make_http_server(mcp_server: Any, token: str, port: int) -> _Uvicorn:
-    return _Uvicorn(http_app(mcp_server, token, port))
+class SessionEnds:
+    """ASGI middleware: a client's `DELETE` of its MCP session (the SDK's client sends it when it closes)
+    ends that client's run and closes its tab (`McpClients.session_ended`)."""
+
+    def __init__(self, app: ASGIApp, clients: Any):
+        self.app, self.clients = app, clients
+
+    async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
+        await self.app(scope, receive, send)
+        if scope.get("type") == "http" and scope.get("method") == "DELETE":
+            sid = next((v for n, v in scope.get("headers") or () if n.lower() == b"mcp-session-id"), None)
+            if sid:
+                self.clients.session_ended(sid.decode("latin-1"))
+
+
+def http_app(mcp_server: Any, token: str, port: int, clients: Any) -> ASGIApp:
+    """The MCP app behind the exact Host/Origin check and the bearer token, for a server on `port`; its
+    sessions live as long as `clients` keeps a client (idle time, how many at once)."""
+    from engine.mcp.clients import MAX_SESSIONS
+
+    app = mcp_server.streamable_http_app(streamable_http_path=PATH, host=HOST, session_idle_timeout=clients.idle_s,
+                                         max_sessions=MAX_SESSIONS)
+    return LoopbackOnly(BearerAuth(HandshakeOnly(SessionEnds(app, clients)), token), port)
+
+
+def make_http_server(mcp_server: Any, token: str, port: int, clients: Any) -> _Uvicorn:
+    return _Uvicorn(http_app(mcp_server, token, port, clients))

@@ -1,7 +1,8 @@
-"""The MCP server object: Vigil's browser tools on an `MCPServer`, bound to one supervisor.
+"""The MCP server object: Vigil's browser tools on an `MCPServer`, bound to one server run's clients.
 
-`build_server(sup)` is all a host needs — the `vigil mcp` command (stdio or HTTP) today, the
-window tomorrow (`vigil gui --mcp`), each with its own supervisor (tab, gate, policy).
+`build_server(clients)` is all a host needs — the `vigil mcp` command (stdio or HTTP) and the window
+(`vigil gui --mcp`); each tool call finds its client's supervisor (tab, run, recorded session) in
+`clients` (engine.mcp.clients).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from engine.loop.untrusted import UNTRUSTED_RULE
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from engine.mcp.supervisor import McpSupervisor
+    from engine.mcp.clients import McpClients
 
-INSTRUCTIONS = f"""Vigil drives one browser tab for you, under a person's supervision.
+INSTRUCTIONS = f"""Vigil drives a browser tab of your own (other clients have theirs), under a person's supervision.
 - Act by ref: the `i` of an element in browser_snapshot (semantic JSON) or browser_find. Refs are stable:
   the same element keeps its ref while the page lives.
 - Every action is one step of a supervised run: the approval policy (and, under `ask`, a person) decides
@@ -27,7 +28,7 @@ INSTRUCTIONS = f"""Vigil drives one browser tab for you, under a person's superv
 """
 
 
-def build_server(sup: McpSupervisor, *, name: str = "vigil") -> MCPServer:
+def build_server(clients: McpClients, *, name: str = "vigil") -> MCPServer:
     from mcp.server.mcpserver import MCPServer
 
     from engine import __version__
@@ -37,7 +38,7 @@ def build_server(sup: McpSupervisor, *, name: str = "vigil") -> MCPServer:
 
     server = MCPServer(name, title="Vigil", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
                        description="A supervised browser: every step approvable, verified and recorded.")
-    register_read_tools(server, sup)
-    register_action_tools(server, sup)
-    register_browsing_tools(server, sup)
+    register_read_tools(server, clients)
+    register_action_tools(server, clients)
+    register_browsing_tools(server, clients)
     return server

@@ -1,4 +1,8 @@
-"""McpSupervisor: the browser tab an MCP client drives, and the supervised loop its steps run in.
+"""McpSupervisor: the browser tab one MCP client drives, and the supervised loop its steps run in.
+
+One per client (`engine.mcp.clients.McpClients` keeps them, by MCP session): its own browser context of
+the server's shared Chromium, its own tab, run and recorded session; the person's grants are the server
+run's (`ServerGrants`, shared).
 
 One tab, one `AgentLoop` run at a time. Each action tool call is handed to the loop as one step
 (`ToolCallPlanner`), so grounding, the policy, the approval gate, acting, verification and recording
@@ -16,8 +20,8 @@ A host that owns the tab (the supervisor window: `vigil gui --mcp`) passes itsel
 host about each run it starts and ends (so its approval bar, chat and Stop serve the run), and
 never opens or closes a browser or a tab of its own.
 
-The parts: the tab and the browser (`tabs`), a run (`runs`), the person's grants (`grants`), the
-secrets typed so far and their scrubbing (`known_secrets`).
+The parts: the tab and its browser context (`tabs`), a run (`runs`), the secrets typed so far and their
+scrubbing (`known_secrets`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,13 +38,13 @@ from typing import TYPE_CHECKING
 from engine.errors import VigilError
 from engine.mcp.console import ConsoleLog
 from engine.mcp.failure import ToolFailure
-from engine.mcp.grants import RunGrants
+from engine.mcp.grants import ServerGrants
 from engine.mcp.known_secrets import KnownSecrets
 from engine.mcp.planner import StepOutcome, ToolCallPlanner
 from engine.mcp.runs import ClientRun, new_loop
-from engine.mcp.tabs import ClientTab, TabHost
+from engine.mcp.tabs import ClientTab, SharedChromium, TabHost
 from engine.mcp.view import ClientView
-from engine.models import ProposedStep
+from engine.models import Action, ApprovalRequest, ProposedStep
 from engine.tab import Tab
 
 if TYPE_CHECKING:
@@ -57,33 +62,48 @@ class ClientInfo:
     transport: str = "stdio"
 
 
-class McpSupervisor(RunGrants):
-    """The tab, the loop, the recorder and the client's view behind an MCP server."""
+class McpSupervisor:
+    """One client's tab, loop, recorder and view of the page. Without `chromium`, it starts a Chromium of its
+    own; without `grants`, the grants are its own server run's."""
 
     def __init__(self, *, policy: str, gate: ApprovalGate, url: str | None = None, headless: bool = True,
                  record: bool = True, executable: str | None = None, allow_files: bool = False,
                  viewport: tuple[int, int] = (1280, 800), host: TabHost | None = None,
-                 upload_roots: Sequence[str | Path] = ()):
+                 upload_roots: Sequence[str | Path] = (), chromium: SharedChromium | None = None,
+                 grants: ServerGrants | None = None, client: ClientInfo | None = None):
         self.policy, self.gate = policy, gate
         # folders browser_file_upload may send files from (resolved): under `auto` no person sees the files
         self.upload_roots = tuple(Path(r).expanduser().resolve() for r in upload_roots)
         self.host = host
         self.record, self.allow_files = record, allow_files
-        self.client = ClientInfo()
+        self.client = client or ClientInfo()
         self.store_error: str | None = None
         self._lock = asyncio.Lock()
-        # what was typed into secret fields, kept across browsers and runs of this server (memory only)
+        # what was typed into secret fields, kept across browsers and runs of this client (memory only)
         self.known = KnownSecrets(self._typed)
-        self.tabs = ClientTab(known=self.known, start_url=url, headless=headless, executable=executable,
-                              viewport=viewport)
+        self._own_chromium = chromium is None
+        self.chromium = chromium or SharedChromium(headless=headless, executable=executable, viewport=viewport)
+        self.tabs = ClientTab(known=self.known, start_url=url, chromium=self.chromium)
         self._run: ClientRun | None = None
         self._store: Store | None = None
         self._recorder: SessionRecorder | None = None
         self.session_ids: list[str] = []
-        # the store the person's grants are kept in (engine.store.grants); they last this server run (run_id)
-        self._grant_store: Store | None = None
-        from engine.store.grants import new_run_id
-        self.run_id = new_run_id()
+        # the person's grants (engine.store.grants): they last the server run (its run_id), for every client
+        self._own_grants = grants is None
+        self.grants = grants or ServerGrants()
+        self.last_used = time.monotonic()
+
+    @property
+    def run_id(self) -> str:
+        return self.grants.run_id
+
+    @property
+    def busy(self) -> bool:
+        """A tool call of this client is under way."""
+        return self._lock.locked()
+
+    def used(self) -> None:
+        self.last_used = time.monotonic()
 
     @property
     def view(self) -> ClientView:
@@ -113,6 +133,17 @@ class McpSupervisor(RunGrants):
                         "Copy it there, or restart the server with another --upload-from. Nothing ran.")
         return None
 
+    # -- grants: the server run's, offered and given for this client's page and session --------------------
+    def granted(self, action: Action, url: str) -> str | None:
+        return self.grants.granted(action, url)
+
+    def grant_offer(self, request: ApprovalRequest) -> str | None:
+        return self.grants.offer(request, self.tabs.tab.url if self.tabs.tab is not None else None)
+
+    def grant_for_request(self, request: ApprovalRequest) -> str:
+        return self.grants.give(request, self.tabs.tab.url if self.tabs.tab is not None else None,
+                                self.session_ids[-1] if self.session_ids else None)
+
     # -- the client ---------------------------------------------------------------------------------
     def seen_client(self, name: str | None, version: str | None = None, transport: str | None = None) -> None:
         """The client's name and version from the MCP handshake (the first one seen is kept)."""
@@ -141,8 +172,11 @@ class McpSupervisor(RunGrants):
     async def reading(self) -> AsyncIterator[Tab]:
         """The tab, for a tool that only reads it: no step runs meanwhile."""
         async with self._lock:
-            await self._steps_done()
-            yield await self._ensure_tab()
+            try:
+                await self._steps_done()
+                yield await self._ensure_tab()
+            finally:
+                self.used()
 
     def _follow_run_tab(self) -> Tab | None:
         """The tab the run works on now, when a step opened, selected or closed a tab (or a popup closed
@@ -171,21 +205,29 @@ class McpSupervisor(RunGrants):
         recorded); stops after the first that did not complete. `refs` are checked against the page
         first: an unknown one fails the call before anything runs."""
         async with self._lock:
-            await self._steps_done()
-            tab = await self._ensure_tab()
-            if refs:
-                await self._check_refs(tab, refs)
-            outcomes: list[StepOutcome] = []
-            for p in proposals:
-                planner = await self._ensure_run(tab)
-                out = await planner.submit(p)
-                tab = self._follow_run_tab() or tab
-                if out.snapshot is None or out.status == "ended":
-                    out.snapshot = await self.tabs.snapshot_or_none()
-                outcomes.append(out)
-                if out.status not in ("completed", "taken_over"):
-                    break
-            return outcomes
+            try:
+                return await self._run_steps(proposals, refs)
+            finally:
+                self.used()
+
+    async def _run_steps(self, proposals: list[ProposedStep], refs: Sequence[str]) -> list[StepOutcome]:
+        for p in proposals:  # each step says which client asked for it (in the store, the window, the report)
+            p.details.setdefault("mcp", {})["client"] = self.client.name
+        await self._steps_done()
+        tab = await self._ensure_tab()
+        if refs:
+            await self._check_refs(tab, refs)
+        outcomes: list[StepOutcome] = []
+        for p in proposals:
+            planner = await self._ensure_run(tab)
+            out = await planner.submit(p)
+            tab = self._follow_run_tab() or tab
+            if out.snapshot is None or out.status == "ended":
+                out.snapshot = await self.tabs.snapshot_or_none()
+            outcomes.append(out)
+            if out.status not in ("completed", "taken_over"):
+                break
+        return outcomes
 
     async def _steps_done(self) -> None:
         """Wait for a step whose tool call was cancelled (it still runs to its end)."""
@@ -216,7 +258,7 @@ class McpSupervisor(RunGrants):
             sid = recorder.start(loop, task, tab.url, planner="mcp", policy=self.policy, metadata=meta)
             if sid and sid not in self.session_ids:
                 self.session_ids.append(sid)
-                self._attach_grants(sid)
+                self.grants.attach_session(sid)
             if recorder.error:
                 self._store_failed(recorder.error)
         run = self._run = ClientRun(loop, planner, recorder, task, host=self.host, store_failed=self._store_failed)
@@ -257,27 +299,26 @@ class McpSupervisor(RunGrants):
                 self._forget_run()
                 return out
             await self._drop_tab(None)
-            await self.tabs.close_browser()
+            await self.tabs.close_browser()  # this client's context; the shared Chromium stays
             return out
 
-    async def aclose(self) -> None:
-        """Shut down (the client went away): end the run, store it, close the browser."""
+    async def aclose(self, why: str = "The MCP client disconnected.") -> None:
+        """Shut down (the client went away, or the server stops): end the run, store it, close the context."""
         async with self._lock:
-            await self._end_run("The MCP client disconnected.", ask_ok=False)
-            self._end_grants()
+            await self._end_run(why, ask_ok=False)
+            if self._own_grants:  # grants shared by several clients end with the server run, not with one client
+                self.grants.end()
             if self.host is not None:  # the host's tab, browser and store are the host's to close
                 self._forget_run()
-                if self._grant_store is not None:
-                    with contextlib.suppress(Exception):
-                        self._grant_store.close()
-                    self._grant_store = None
                 return
             await self._drop_tab(None)
             await self.tabs.close_browser()
-            for store in {id(s): s for s in (self._store, self._grant_store) if s is not None}.values():
+            if self._own_chromium:
+                await self.chromium.close()
+            if self._store is not None:
                 with contextlib.suppress(Exception):
-                    store.close()
-            self._store = self._grant_store = None
+                    self._store.close()
+            self._store = None
 
     async def _end_run(self, reason: str, *, ask_ok: bool) -> StepOutcome | None:
         """End the run with a `finish` step — unless it must not ask (`ask_ok` False) and the policy asks

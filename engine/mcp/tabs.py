@@ -1,6 +1,7 @@
 """The tab an MCP client drives, with its console log and the client's view of it, and — unless a host
-owns the tab — the browser it lives in: started at the first tool call that needs it, started again
-once when it went away (closed by hand, crashed).
+owns the tab — the browser context it lives in: one Chromium for the whole server (`SharedChromium`),
+started at the first tool call that needs it and started again once when it went away (closed by hand,
+crashed), and a context of its own for each client (cookies, storage and cache apart).
 
 A host that owns the tab (the supervisor window: `vigil gui --mcp`) is a `TabHost`: the server then
 drives the host's tab and never opens or closes a browser or a tab of its own.
@@ -46,18 +47,61 @@ class TabHost(Protocol):
     def mcp_run_ended(self, result: RunResult) -> None: ...
 
 
-class ClientTab:
-    """The client's tab (None until one is needed), its console and the client's view, and the browser."""
+class SharedChromium:
+    """The server's one Chromium: each client gets a browser context of it (`Browser.open_context`), so
+    clients share the process, never cookies, storage, tabs or pictures' secrets."""
 
-    def __init__(self, *, known: KnownSecrets, start_url: str | None, headless: bool, executable: str | None,
-                 viewport: tuple[int, int]):
+    def __init__(self, *, headless: bool, executable: str | None, viewport: tuple[int, int]):
+        self.headless, self.executable, self.viewport = headless, executable, viewport
+        self.base: Browser | None = None
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._lock = asyncio.Lock()
+
+    async def context(self) -> Browser:
+        """A fresh context; the Chromium is started (again) when it is not running. ToolFailure when it cannot."""
+        async with self._lock:  # two clients arriving at once start one Chromium
+            if self.base is None or not browser_alive(self.base):
+                await self._launch()
+            assert self.base is not None  # _launch() starts one or raises
+            try:
+                return await self.base.open_context()
+            except VigilError as exc:
+                raise ToolFailure(exc.code, f"Could not open a browser context: {exc.message}") from None
+            except Exception as exc:  # noqa: BLE001 - Playwright's own error when the Chromium just went away
+                raise ToolFailure("BROWSER_CLOSED", "Could not open a browser context "
+                                                    f"({type(exc).__name__}); call again.") from None
+
+    async def _launch(self) -> None:
+        await self.close()
+        from engine import launch
+        from engine.vision.screenshot import warm_hashing
+
+        warm_hashing()  # while the browser starts: the first step's picture does not wait for its libraries
+        self._stack = contextlib.AsyncExitStack()
+        try:
+            self.base = await self._stack.enter_async_context(
+                launch(headless=self.headless, executable=self.executable, viewport=self.viewport))
+        except VigilError as exc:
+            await self.close()
+            raise ToolFailure(exc.code, f"The browser could not start: {exc.message}") from None
+
+    async def close(self) -> None:
+        stack, self._stack, self.base = self._stack, None, None
+        if stack is not None:
+            with contextlib.suppress(Exception):
+                await stack.aclose()
+
+
+class ClientTab:
+    """The client's tab (None until one is needed), its console and the client's view, and its browser context."""
+
+    def __init__(self, *, known: KnownSecrets, start_url: str | None, chromium: SharedChromium):
         self.known = known
-        self.start_url, self.headless, self.executable, self.viewport = start_url, headless, executable, viewport
+        self.start_url, self.chromium = start_url, chromium
         self.view = ClientView()
         self.console = ConsoleLog()
         self.tab: Tab | None = None
-        self.browser: Browser | None = None
-        self._stack: contextlib.AsyncExitStack | None = None
+        self.browser: Browser | None = None   # this client's context of the shared Chromium
 
     def adopt(self, tab: Tab) -> Tab:
         """Work in `tab` from now on: its console, a fresh view."""
@@ -88,7 +132,8 @@ class ClientTab:
         return tab
 
     async def open(self) -> Tab:
-        """A new tab, on the start page the first time; the browser is started (again) when it is not there."""
+        """A new tab, on the start page the first time; the context (and the Chromium) is opened again when it
+        is not there."""
         tab: Tab | None = None
         for attempt in (1, 2):
             if self.browser is None or not browser_alive(self.browser):
@@ -135,26 +180,16 @@ class ClientTab:
 
     async def _launch(self) -> None:
         await self.close_browser()
-        from engine import launch
-        from engine.vision.screenshot import warm_hashing
-
-        warm_hashing()  # while the browser starts: the first step's picture does not wait for its libraries
-        self._stack = contextlib.AsyncExitStack()
-        try:
-            browser = await self._stack.enter_async_context(
-                launch(headless=self.headless, executable=self.executable, viewport=self.viewport))
-            self.browser = browser
-        except VigilError as exc:
-            await self.close_browser()
-            raise ToolFailure(exc.code, f"The browser could not start: {exc.message}") from None
+        browser = self.browser = await self.chromium.context()
         browser.secrets.update(self.known.kept)  # its pictures mask what was typed before, too
 
     async def close_browser(self) -> None:
+        """Close this client's context (the shared Chromium stays for the other clients)."""
         self.known.gather()  # keep what was typed in it
-        stack, self._stack, self.browser = self._stack, None, None
-        if stack is not None:
+        browser, self.browser = self.browser, None
+        if browser is not None:
             with contextlib.suppress(Exception):
-                await stack.aclose()
+                await asyncio.wait_for(browser.close(), 15)
 
 
 def alive(tab: Tab) -> bool:

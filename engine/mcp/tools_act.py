@@ -12,7 +12,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from engine.mcp.common import guarded, note_client
+from engine.mcp.clients import McpClients
+from engine.mcp.common import guarded
 from engine.mcp.results import error_result, steps_result
 from engine.mcp.supervisor import McpSupervisor
 from engine.mcp.urls import mcp_url
@@ -67,50 +68,50 @@ async def _run(sup: McpSupervisor, steps: list[ProposedStep], refs: list[str]) -
     return steps_result(sup, outcomes, [s.action for s in steps])
 
 
-def register_action_tools(server: MCPServer, sup: McpSupervisor) -> None:
+def register_action_tools(server: MCPServer, clients: McpClients) -> None:
     @server.tool(name="browser_navigate", title="Navigate to a URL", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_navigate(url: Annotated[str, Field(description="The URL to navigate to")],
                                ctx: Context) -> CallToolResult:
         """Navigate to a URL. Leaving the site the session started on needs a person's approval under auto-safe."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         return await _run(sup, [_step(Action(name="navigate", url=mcp_url(url, allow_files=sup.allow_files)), None,
                                       tool="browser_navigate")], [])
 
     @server.tool(name="browser_navigate_back", title="Go back", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_navigate_back(ctx: Context) -> CallToolResult:
         """Go back to the previous page in the history."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         return await _run(sup, [_step(Action(name="back"), None, tool="browser_navigate_back")], [])
 
     @server.tool(name="browser_click", title="Click", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_click(ref: Ref, ctx: Context, element: Element = None,
                             doubleClick: Annotated[bool, Field(description="Double click instead")] = False,  # noqa: N803
                             expect: Expect = None) -> CallToolResult:
         """Click an element. The result says whether it worked and what changed on the page."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         a = Action(name="double_click" if doubleClick else "click", target=ref)
         return await _run(sup, [_step(a, element, expect, tool="browser_click")], [ref])
 
     @server.tool(name="browser_type", title="Type text", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_type(ref: Ref, text: TypedText, ctx: Context, element: Element = None,
                            submit: Annotated[bool, Field(description="Press Enter after typing")] = False,
                            expect: Expect = None) -> CallToolResult:
         """Type text into an editable element. Text typed into password and one-time-code fields is never echoed."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         a = Action(name="type", target=ref, text=text, submit=submit)
         return await _run(sup, [_step(a, element, expect, tool="browser_type")], [ref])
 
     @server.tool(name="browser_select_option", title="Select option", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_select_option(ref: Ref, values: Annotated[list[str], Field(
             description="The option to select, by label or value (one per call)")], ctx: Context,
             element: Element = None, expect: Expect = None) -> CallToolResult:
         """Select an option in a dropdown (a native select or an ARIA listbox/combobox)."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         if len(values) != 1:
             return error_result("BAD_ARGUMENT", "Give exactly one value: Vigil selects one option per call (call "
                                                 "again for each option of a multi-select).", sup)
@@ -118,36 +119,36 @@ def register_action_tools(server: MCPServer, sup: McpSupervisor) -> None:
         return await _run(sup, [_step(a, element, expect, tool="browser_select_option")], [ref])
 
     @server.tool(name="browser_check", title="Check or uncheck", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_check(ref: Ref, ctx: Context, element: Element = None,
                             checked: Annotated[bool, Field(description="true to check, false to uncheck")] = True,
                             expect: Expect = None) -> CallToolResult:
         """Check or uncheck a checkbox, switch or radio button (nothing changes when it already is as asked)."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         a = Action(name="check" if checked else "uncheck", target=ref)
         return await _run(sup, [_step(a, element, expect, tool="browser_check")], [ref])
 
     @server.tool(name="browser_press_key", title="Press a key", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_press_key(key: Annotated[str, Field(description="Key or chord, such as Enter, ArrowLeft, "
                                                                        "Shift+Tab or Control+A")],
                                 ctx: Context, ref: Annotated[OptionalRef, Field(
                                     description="Optional: focus this element first")] = None,
                                 expect: Expect = None) -> CallToolResult:
         """Press a key on the keyboard (in the focused element, or in `ref`)."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         a = Action(name="press", key=key, target=ref)
         return await _run(sup, [_step(a, None, expect, tool="browser_press_key")], [ref] if ref else [])
 
     @server.tool(name="browser_hover", title="Hover", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_hover(ref: Ref, ctx: Context, element: Element = None) -> CallToolResult:
         """Move the mouse over an element (menus and tooltips that open on hover)."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         return await _run(sup, [_step(Action(name="hover", target=ref), element, tool="browser_hover")], [ref])
 
     @server.tool(name="browser_scroll", title="Scroll", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_scroll(ctx: Context,
                              direction: Literal["down", "up", "left", "right", "top", "bottom"] = "down",
                              ref: Annotated[OptionalRef, Field(description="Optional: scroll this container, or "
@@ -155,25 +156,25 @@ def register_action_tools(server: MCPServer, sup: McpSupervisor) -> None:
                              amount: Annotated[int | None, Field(description="Pixels (default: about a screen)",
                                                                  ge=1, le=100_000)] = None) -> CallToolResult:
         """Scroll the page or a scroll container. Elements outside the viewport are not in the semantic payload."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         a = Action(name="scroll", direction=direction, target=ref, amount=amount)
         return await _run(sup, [_step(a, None, tool="browser_scroll")], [ref] if ref else [])
 
     @server.tool(name="browser_fill_form", title="Fill form", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_fill_form(fields: Annotated[list[FormField], Field(description="Fields to fill in, in order",
                                                                          min_length=1, max_length=50)],
                                 ctx: Context) -> CallToolResult:
         """Fill several fields, one approved step each; stops at the first step that does not complete."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         steps = [_step(_field_action(f), f.name, tool="browser_fill_form") for f in fields]
         return await _run(sup, steps, [f.ref for f in fields])
 
     @server.tool(name="browser_close", title="Close browser", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_close(ctx: Context) -> CallToolResult:
         """Close the page and end the recorded session; the next tool call opens a new one."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         from engine.mcp.results import text_result
         await sup.close()
         if sup.host is not None:

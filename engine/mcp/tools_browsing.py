@@ -18,7 +18,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from engine.mcp.common import guarded, note_client
+from engine.mcp.clients import McpClients
+from engine.mcp.common import guarded
 from engine.mcp.results import error_result, steps_result, text_result
 from engine.mcp.supervisor import McpSupervisor
 from engine.mcp.tools_act import Element, Ref, _step
@@ -29,9 +30,9 @@ _ACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_h
 MAX_FILES = 20
 
 
-def register_browsing_tools(server: MCPServer, sup: McpSupervisor) -> None:
+def register_browsing_tools(server: MCPServer, clients: McpClients) -> None:
     @server.tool(name="browser_tabs", title="Manage tabs", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_tabs(action: Annotated[Literal["list", "new", "select", "close"], Field(
                                description="list the tabs, open a new one, select one, or close one")],
                            ctx: Context,
@@ -42,7 +43,7 @@ def register_browsing_tools(server: MCPServer, sup: McpSupervisor) -> None:
                            ) -> CallToolResult:
         """List, open, select or close browser tabs. Opening, selecting and closing are supervised steps; the
         actions and snapshots that follow work on the tab a step opened or selected."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         if action == "list":
             return await _list(sup)
         if action == "select" and index is None:
@@ -55,7 +56,7 @@ def register_browsing_tools(server: MCPServer, sup: McpSupervisor) -> None:
         return steps_result(sup, outcomes, [a])
 
     @server.tool(name="browser_handle_dialog", title="Handle a dialog", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_handle_dialog(accept: Annotated[bool, Field(description="true: OK; false: Cancel")],
                                     ctx: Context,
                                     promptText: Annotated[str | None, Field(  # noqa: N803 - Playwright MCP's name
@@ -63,20 +64,20 @@ def register_browsing_tools(server: MCPServer, sup: McpSupervisor) -> None:
                                     ) -> CallToolResult:
         """Answer the JavaScript dialog (confirm, prompt, beforeunload) open on the page — or, when none is open,
         the next one the page raises. A supervised step: the person or the policy decides first."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         a = Action(name="dialog", accept=accept, text=promptText)
         outcomes = await sup.run_steps([_step(a, None, tool="browser_handle_dialog")])
         return steps_result(sup, outcomes, [a])
 
     @server.tool(name="browser_file_upload", title="Upload files", annotations=_ACT)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_file_upload(ref: Ref, paths: Annotated[list[str], Field(
                                       description="Absolute paths of the files on this machine", min_length=1,
                                       max_length=MAX_FILES)],
                                   ctx: Context, element: Element = None) -> CallToolResult:
         """Set files on a file input, or on the button or label that stands for one. Always a sensitive step:
         a person approves which files leave this machine."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         relative = [p for p in paths if not os.path.isabs(p)]
         if relative:
             return error_result("BAD_FILE", f"Give absolute paths (not {relative[0]!r}): the server does not guess "

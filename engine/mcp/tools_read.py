@@ -14,9 +14,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from engine.mcp.common import guarded, note_client, settle
+from engine.mcp.clients import McpClients
+from engine.mcp.common import guarded, settle
 from engine.mcp.results import error_result, image_result, text_result
-from engine.mcp.supervisor import McpSupervisor
 from engine.mcp.view import find_nodes, find_text
 
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=True)
@@ -71,13 +71,13 @@ def _has_text(snap, want: str) -> bool:
     return any(n.rendered and any(w in norm(s) for s in (n.name, n.text, n.value) if s) for n in snap.nodes())
 
 
-def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
+def register_read_tools(server: MCPServer, clients: McpClients) -> None:
     @server.tool(name="browser_snapshot", title="Page snapshot", description=SNAPSHOT_DOC, annotations=_READ)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_snapshot(ctx: Context, format: SnapshotFormat = "reading", full_page: FullPage = False,  # noqa: A002
                                max_tokens: MaxTokens = None, focus: Focus = None,
                                text: WithText = False) -> CallToolResult:
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         async with sup.reading() as tab:
             await settle(tab)
             snap = await tab.snapshot()
@@ -86,13 +86,13 @@ def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
         return text_result(sup, r.header, r.text)
 
     @server.tool(name="browser_find", title="Find elements", annotations=_READ)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_find(ctx: Context, role: Role = None, name: NamePart = None, text: AnyText = None,
                            limit: Annotated[int, Field(ge=1, le=200)] = 20) -> CallToolResult:
         """Search the whole page (not only the viewport) by role, name or text: cheaper than a full snapshot
         on large pages. Matches come in the payload's shape; vis:false means outside the viewport or hidden
         (an action scrolls it into view), `in` the form, row or dialog it belongs to."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         if not (role or name or text):
             return error_result("BAD_ARGUMENT", "Give at least one of role, name or text.", sup)
         async with sup.reading() as tab:
@@ -108,11 +108,11 @@ def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
         return text_result(sup, f"{total} match(es) for {query}{more}.", body)
 
     @server.tool(name="browser_take_screenshot", title="Take a screenshot", annotations=_READ)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_take_screenshot(ctx: Context, som: Som = False) -> CallToolResult:
         """A JPEG of the viewport (at most 1024 px wide). Password and other secret fields are painted over.
         Act by ref from browser_snapshot, not by pixels."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         from engine.vision import capture_screenshot, som_image
 
         async with sup.reading() as tab:
@@ -129,11 +129,11 @@ def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
         return image_result(sup, header, base64.b64encode(data).decode("ascii"), "image/jpeg")
 
     @server.tool(name="browser_console_messages", title="Get console messages", annotations=_READ)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_console_messages(ctx: Context, level: Level = "info",
                                        all: AllMessages = False) -> CallToolResult:  # noqa: A002
         """The page's console messages and uncaught errors."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         async with sup.reading():
             found = sup.console.messages(level, all)
         scope = "since the page was opened" if all else "since the last navigation"
@@ -143,12 +143,12 @@ def register_read_tools(server: MCPServer, sup: McpSupervisor) -> None:
                            "\n".join(m.line() for m in found))
 
     @server.tool(name="browser_wait_for", title="Wait for", annotations=_READ)
-    @guarded(sup)
+    @guarded(clients)
     async def browser_wait_for(ctx: Context, time: Seconds = None, text: Appears = None,  # noqa: A002
                                textGone: Disappears = None) -> CallToolResult:  # noqa: N803
         """Wait for text to appear or disappear, or for some time to pass. The result carries what changed
         on the page since your last view."""
-        note_client(sup, ctx)
+        sup = clients.of(ctx)
         if time is None and not text and not textGone:
             return error_result("BAD_ARGUMENT", "Give time, text or textGone.", sup)
         limit = min(MAX_WAIT_S, time if time is not None else DEFAULT_WAIT_S)

@@ -41,14 +41,15 @@ class WindowMcpHost:
 
     def __init__(self, window: MainWindow, *, url: str | None = None, allow_files: bool = False,
                  record: bool = True, grants: list[str] | None = None, upload_from: Sequence[str] = ()) -> None:
+        from engine.mcp.clients import McpClients
         from engine.mcp.server import build_server
-        from engine.mcp.supervisor import McpSupervisor
 
         self.window, self.ctl = window, window.sup
         self.gate = QueueGate()
-        self.mcp = McpSupervisor(policy=window.policy.currentText(), gate=self.gate, url=url, record=record,
-                                 allow_files=allow_files, host=self, upload_roots=upload_from)
-        self.server = build_server(self.mcp)
+        # the window hosts one tab: McpClients serves one client at a time here (the next gets BUSY)
+        self.clients = McpClients(policy=window.policy.currentText(), gate=self.gate, url=url, record=record,
+                                  allow_files=allow_files, host=self, upload_roots=upload_from)
+        self.server = build_server(self.clients)
         self._task: asyncio.Task | None = None   # the run the server drives now
         self._http: Any = None
         self._serving: asyncio.Future | None = None
@@ -90,9 +91,10 @@ class WindowMcpHost:
     def mcp_run_started(self, loop: AgentLoop, planner: Any, task: asyncio.Task) -> None:
         self._task = task
         self.ctl.adopt_run(loop, planner, self.gate, task)
-        self.label.setText(f"MCP: {self.mcp.client.name} drives this tab" + self._where())
+        name = self._client_name()
+        self.label.setText(f"MCP: {name} drives this tab" + self._where())
         # no plan in an MCP run: the plan panel says where the steps come from, not "Planning…"
-        self.window.plan.set_driver(f"Steps from {self.mcp.client.name} (MCP): each step it asks for shows in the "
+        self.window.plan.set_driver(f"Steps from {name} (MCP): each step it asks for shows in the "
                                     "chat and waits for your approval over the page.")
 
     def mcp_run_ended(self, result: RunResult) -> None:
@@ -110,8 +112,8 @@ class WindowMcpHost:
         token, from_env = choose_token()
         sock = bind(port)
         self._give_start_grants()
-        self.mcp.seen_client(None, transport="http")
-        self._http = make_http_server(self.server, token, sock.getsockname()[1])
+        self.clients.seen_transport("http")
+        self._http = make_http_server(self.server, token, sock.getsockname()[1], self.clients)
         self._serving = asyncio.ensure_future(self._http.serve(sock))
         deadline = asyncio.get_running_loop().time() + START_TIMEOUT_S
         while not self._http.server.started and not self._serving.done():
@@ -130,7 +132,7 @@ class WindowMcpHost:
     async def serve_stdio(self) -> None:
         """Serve over this process's stdin/stdout until the client disconnects."""
         self._give_start_grants()
-        self.mcp.seen_client(None, transport="stdio")
+        self.clients.seen_transport("stdio")
         self.endpoint = "stdio"
         self.label.setText("MCP: serving the client that started Vigil (stdio)")
         self._show_grants()
@@ -147,12 +149,12 @@ class WindowMcpHost:
                 self._serving.cancel()
             with contextlib.suppress(Exception, asyncio.CancelledError, asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._serving), 10)
-        await self.mcp.aclose()
+        await self.clients.aclose()
 
     # -- grants for this session ("Allow … for this session" in the approval bar) -------------------------
     def _give_start_grants(self) -> None:
         """The grants given at the command line (`vigil mcp --grant KIND@SITE`); VigilError names a bad one."""
-        for g in self.mcp.start_grants(self._start_grants):
+        for g in self.clients.grants.start(self._start_grants):
             self.window.statusBar().showMessage(f"Granted #{g.id} for this session: {g.describe()}", 10000)
         self._start_grants = []
 
@@ -179,7 +181,9 @@ class WindowMcpHost:
         if kind is None or self.ctl.tab is None:
             return
         try:
-            g = self.mcp.grant(kind, self.ctl.tab.url)
+            sup = next(iter(self.clients.clients), None)
+            g = self.clients.grants.grant(kind, self.ctl.tab.url, sup.session_ids[-1] if sup and sup.session_ids
+                                          else None)
         except (VigilError, ToolFailure) as exc:
             self.window.show_error(f"The grant was not kept: {getattr(exc, 'message', exc)}")
             return
@@ -189,7 +193,7 @@ class WindowMcpHost:
 
     def grants(self) -> list:
         try:
-            return self.mcp.active_grants()
+            return self.clients.grants.active()
         except Exception:  # noqa: BLE001 - the list is a courtesy; the grants themselves are in the store
             log.debug("grants could not be listed", exc_info=True)
             return []
@@ -214,7 +218,7 @@ class WindowMcpHost:
         from engine.mcp.supervisor import ToolFailure
 
         try:
-            g = self.mcp.revoke_grant(grant_id)
+            g = self.clients.grants.revoke(grant_id)
         except (VigilError, ToolFailure) as exc:
             self.window.show_error(f"The grant was not revoked: {getattr(exc, 'message', exc)}")
             return
@@ -228,9 +232,13 @@ class WindowMcpHost:
         self.label.setToolTip(f"{tip}\n\nGrants for this session (revoke them from this menu):\n{listed}")
 
     # -- internals ----------------------------------------------------------------------------------------
+    def _client_name(self) -> str:
+        sup = next(iter(self.clients.clients), None)
+        return sup.client.name if sup is not None else "an MCP client"
+
     def _where(self) -> str:
         return f" · {self.endpoint}" if self.endpoint and self.endpoint != "stdio" else ""
 
     def _policy(self, policy: str) -> None:
         if policy in POLICIES:
-            self.mcp.policy = policy
+            self.clients.set_policy(policy)

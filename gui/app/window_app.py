@@ -57,7 +57,7 @@ async def _host_mcp(window, sup, mcp: McpLaunch, ok: bool, prog: str) -> int:
     else:
         await window.closed
     await host.stop()
-    for sid in host.mcp.session_ids:
+    for sid in host.clients.session_ids:
         say(f"kept as session {sid[:8]} (vigil export {sid[:8]} --html report.html)")
     return 0
 

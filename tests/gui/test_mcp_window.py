@@ -172,7 +172,7 @@ def test_a_client_drives_the_window_tab_and_the_person_approves_in_the_bar(qtbot
                 [scroll, given] = GrantBook(store).of_session(session)
             assert (given.kind, given.site) == ("click", f"http://127.0.0.1:{server.port}") and given.revoked_at
             assert scroll.kind == "scroll" and not scroll.revoked_at, "given at start: recorded with the session"
-            assert given.run_id == data.session.metadata["mcp"]["run"] == host.mcp.run_id
+            assert given.run_id == data.session.metadata["mcp"]["run"] == host.clients.run_id
 
             # Stop ends the client's run; while the person runs a task of their own, the client is told BUSY
             qtbot.mouseClick(window.stop_btn, Qt.LeftButton)
