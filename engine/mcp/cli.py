@@ -60,6 +60,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-clients", type=int, default=8, metavar="N",
                    help="with --http: serve at most N clients at once, each in a tab and session of its own "
                         "(default 8); the next gets BUSY until one leaves")
+    p.add_argument("--idle-timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="with --http: a client that sends nothing for this long is let go: its run is ended and "
+                        "recorded, its tab closed (default 600)")
     p.add_argument("--allow-file-urls", action="store_true",
                    help="let the client open file:// URLs (off: a page opened from disk could show it any local file)")
     p.add_argument("--upload-from", action="append", default=[], metavar="DIR",
@@ -142,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= getattr(args, "max_clients", 8) <= 64:
         return _fail("BAD_ARGUMENT", f"--max-clients {args.max_clients}: use 1 to 64 (each client holds a browser "
                                      "context and a tab).")
+    if not 1 <= getattr(args, "idle_timeout", 600.0) <= 86_400:
+        return _fail("BAD_ARGUMENT", f"--idle-timeout {args.idle_timeout:g}: use 1 to 86400 seconds.")
     for d in getattr(args, "upload_from", []):
         if not os.path.isdir(os.path.expanduser(d)):
             return _fail("BAD_ARGUMENT", f"--upload-from {d}: no such folder.")
@@ -170,13 +175,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from engine.mcp.clients import McpClients
+    from engine.mcp.clients import McpClients, duration
     from engine.mcp.server import build_server
 
     transport = "http" if args.http is not None else "stdio"
     clients = McpClients(policy=args.approve, gate=_gate(args), url=args.url, headless=not args.headed,
                          record=not args.no_record, allow_files=args.allow_file_urls,
-                         upload_roots=args.upload_from, transport=transport, max_clients=args.max_clients)
+                         upload_roots=args.upload_from, transport=transport, max_clients=args.max_clients,
+                         idle_s=args.idle_timeout)
     for g in clients.grants.start(args.grant):  # bad input was refused before; a store that fails raises VigilError
         _say(f"granted #{g.id} for this session: {g.describe()} (never sensitive steps)")
     server = build_server(clients)
@@ -191,7 +197,7 @@ async def _serve(args: argparse.Namespace) -> int:
         _say(f"serving MCP (streamable HTTP) at http://{HOST}:{port}{PATH}")
         _say("bearer token from VIGIL_MCP_TOKEN" if from_env else f"bearer token: {token}")
         _say(f"each client gets a tab and a recorded session of its own; {clients.max_clients} at once "
-             f"(--max-clients), idle ones let go after {clients.idle_s / 60:g} minutes")
+             f"(--max-clients), idle ones let go after {duration(clients.idle_s)} (--idle-timeout)")
         serving = asyncio.ensure_future(http.serve(sock))
     else:
         serving = asyncio.ensure_future(server.run_stdio_async())

@@ -129,7 +129,7 @@ class McpClients:
                     "has disconnected, or start `vigil mcp --http PORT` for several clients at once.")
         return (f"{len(self._live)} MCP clients are being served, the most this server serves at once "
                 f"(--max-clients {self.max_clients}). Call again when one has disconnected (an idle client is "
-                f"let go after {self.idle_s / 60:g} minutes), or restart the server with a higher --max-clients.")
+                f"let go after {duration(self.idle_s)}), or restart the server with a higher --max-clients.")
 
     @property
     def clients(self) -> list[McpSupervisor]:
@@ -183,8 +183,8 @@ class McpClients:
         gone = [k for k, s in self._live.items() if not s.busy and now - s.last_used > self.idle_s]
         for key in gone:
             sup = self._live.pop(key)
-            log.info("%s was idle for %.0f minutes; its session is ended", sup.client.name, self.idle_s / 60)
-            self._close_later(sup, f"The MCP client was idle for {self.idle_s / 60:g} minutes.")
+            log.info("%s was idle for %s; its session is ended", sup.client.name, duration(self.idle_s))
+            self._close_later(sup, f"The MCP client was idle for {duration(self.idle_s)}.")
         return gone
 
     async def aclose(self) -> None:
@@ -201,6 +201,10 @@ class McpClients:
             await asyncio.gather(*self._closing, return_exceptions=True)
         self.grants.end()
         await self.chromium.close()
+
+
+def duration(seconds: float) -> str:
+    return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
 
 
 def session_key(ctx: Any) -> str:

@@ -11,6 +11,7 @@ the supervisor's scrubber before it leaves.
 
 from __future__ import annotations
 
+import json
 import urllib.parse
 from typing import TYPE_CHECKING
 
@@ -27,15 +28,68 @@ if TYPE_CHECKING:
 
 MAX_EVENTS = 5
 EVENT_CATEGORIES = frozenset({"error", "success", "warning"})  # toasts and errors, not every DOM change
+# Every text result fits well inside what the SDK's client takes in one server-sent event (1 MiB): measured as
+# JSON with every non-ASCII character escaped, which is never shorter than what goes on the wire.
+MAX_RESULT_BYTES = 600_000
+MAX_LINE_CHARS = 1_000   # a line of an action's result longer than this is cut, its length said
+TYPED_HEAD = 40          # a typed text longer than SHOWN_TYPED is shown as its first characters and its length
+SHOWN_TYPED = 60
 
 
 def text_result(sup: McpSupervisor | None, header: str, page: str | None = None, *,
-                error: bool = False) -> CallToolResult:
-    """`header` (our words) and, fenced, `page` (what came from the page); scrubbed of secrets."""
+                error: bool = False, cap_lines: bool = False) -> CallToolResult:
+    """`header` (our words) and, fenced, `page` (what came from the page); scrubbed of secrets, then bounded:
+    with `cap_lines` each line to MAX_LINE_CHARS, and the whole to MAX_RESULT_BYTES (a cut says so)."""
+    if sup is not None:  # first: a cut must never leave part of a secret behind
+        header, page = sup.scrub(header), sup.scrub(page) if page else page
+    if cap_lines:
+        header, page = _cap_lines(header), _cap_lines(page) if page else page
+    if page:
+        page = _fit(page, MAX_RESULT_BYTES - _wire_bytes(header) - 200)
     text = header if not page else f"{header}\n{fence(page)}"
-    if sup is not None:
-        text = sup.scrub(text)
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
+
+
+def _wire_bytes(text: str) -> int:
+    return len(json.dumps(text))  # ASCII-escaped: an upper bound of the UTF-8 JSON the client receives
+
+
+def _cap_lines(text: str) -> str:
+    return "\n".join(line if len(line) <= MAX_LINE_CHARS else
+                     f"{line[:MAX_LINE_CHARS]}… [cut: {len(line):,} characters]" for line in text.split("\n"))
+
+
+def _fit(page: str, budget: int) -> str:
+    """`page`, or its beginning with a note of the cut when it is over `budget` bytes on the wire."""
+    size = _wire_bytes(page)
+    if size <= budget:
+        return page
+    note = (f"\n… [cut: this result was {len(page):,} characters; a result is kept under {MAX_RESULT_BYTES // 1000} "
+            "KB. Ask for less: browser_snapshot with max_tokens or focus, or browser_find.]")
+    keep = int(len(page) * max(budget - _wire_bytes(note), 0) / size)
+    while keep > 0 and _wire_bytes(page[:keep]) > budget - _wire_bytes(note):
+        keep = int(keep * 0.9)
+    return page[:keep] + note
+
+
+def _without_long_texts(line: str, asked: list[Action]) -> str:
+    """`line` with each long text the client asked to type (as typed, or quoted in code) shown as its head."""
+    for a in asked:
+        text = a.text or ""
+        if a.name == "type" and len(text) > SHOWN_TYPED:
+            short = f"{text[:TYPED_HEAD]}… [{len(text):,} characters]"
+            line = line.replace(text, short).replace(json.dumps(text, ensure_ascii=False)[1:-1], short)
+    return line
+
+
+def call_text(action: Action, sup: McpSupervisor | None = None) -> str:
+    """The action as a call string, a long typed text shown as its first characters and its length (never echoed
+    in full: a client sent it, and a result that repeats it can outgrow what a client accepts)."""
+    text = action.text or ""
+    if action.name != "type" or len(text) <= SHOWN_TYPED:
+        return action.to_string()
+    head = (sup.scrub(text) if sup is not None else text)[:TYPED_HEAD]
+    return action.model_copy(update={"text": head + "…"}).to_string() + f" [{len(text):,} characters typed]"
 
 
 def error_result(code: str, message: str, sup: McpSupervisor | None = None) -> CallToolResult:
@@ -48,10 +102,10 @@ def image_result(sup: McpSupervisor, header: str, data_b64: str, mime: str) -> C
 
 
 # -- steps --------------------------------------------------------------------------------------------
-def said(action: Action, snap: DomSnapshot | None) -> str:
-    """The action as a call string, text typed into a secret field masked."""
+def said(action: Action, snap: DomSnapshot | None, sup: McpSupervisor | None = None) -> str:
+    """The action as a call string, text typed into a secret field masked, a long text shortened."""
     node = snap.node_map.get(action.target) if snap is not None and isinstance(action.target, str) else None
-    return mask_action(action, node).to_string()
+    return call_text(mask_action(action, node), sup)
 
 
 def _document(url: str) -> str:
@@ -105,7 +159,7 @@ def _step_lines(out: StepOutcome, asked: Action, sup: McpSupervisor) -> tuple[st
     rec = out.record
     snap = out.snapshot
     what = (rec.action or (rec.proposal.action if rec.proposal else None)) if rec is not None else None
-    call = what.to_string() if what is not None else said(asked, snap)
+    call = call_text(what, sup) if what is not None else said(asked, snap, sup)
     page: list[str] = []
     result = rec.result if rec is not None else None
     status = out.status
@@ -114,7 +168,7 @@ def _step_lines(out: StepOutcome, asked: Action, sup: McpSupervisor) -> tuple[st
     if status in ("completed", "failed") and rec is not None and result is not None:
         v = rec.verification
         if rec.decision is not None and rec.decision.kind == "edit":
-            asked_call = (rec.proposal.action.to_string() if rec.proposal is not None else said(asked, snap))
+            asked_call = (call_text(rec.proposal.action, sup) if rec.proposal is not None else said(asked, snap, sup))
             call = f"{asked_call} — EDITED by the person to {call}"
         if status == "completed":
             head = f"{call} — done"
@@ -143,9 +197,9 @@ def _step_lines(out: StepOutcome, asked: Action, sup: McpSupervisor) -> tuple[st
     if status == "completed":  # a terminal step (finish)
         return f"{call} — done", page, False
     if status == "taken_over":
-        asked_call = rec.proposal.action.to_string() if rec is not None and rec.proposal is not None else call
+        asked_call = call_text(rec.proposal.action, sup) if rec is not None and rec.proposal is not None else call
         if rec is not None and rec.action is not None:
-            head = f"{asked_call} — the person took over and ran {rec.action.to_string()} instead"
+            head = f"{asked_call} — the person took over and ran {call_text(rec.action, sup)} instead"
         else:
             head = f"{asked_call} — the person took over and acted in the page directly instead"
         if result is not None and result.message:
@@ -197,6 +251,7 @@ def steps_result(sup: McpSupervisor, outcomes: list[StepOutcome], asked: list[Ac
         error = error or err
     if len(outcomes) < len(asked):
         heads.append(f"Not tried: {len(asked) - len(outcomes)} more field(s) after the step that did not complete.")
+    page = [_without_long_texts(line, asked) for line in page]
     snap = next((o.snapshot for o in reversed(outcomes) if o.snapshot is not None), None)
     if snap is not None:
         change = sup.view.change(snap, new_document=any(navigated(o.record) for o in outcomes))
@@ -208,4 +263,4 @@ def steps_result(sup: McpSupervisor, outcomes: list[StepOutcome], asked: list[Ac
         else:
             heads.append(f"Page changes since your last view ({change.summary}; + added, ~ changed, - gone):")
             page.append(change.text)
-    return text_result(sup, "\n".join(heads), "\n".join(page) if page else None, error=error)
+    return text_result(sup, "\n".join(heads), "\n".join(page) if page else None, error=error, cap_lines=True)

@@ -36,7 +36,18 @@ Expect = Annotated[str | None, Field(description="Optional: what the step should
                                                  "navigation, element_appears TEXT, element_disappears TEXT, "
                                                  "value_changes, state_changes, any_change, no_change, submitted")]
 
-TypedText = Annotated[str, Field(description="Text to type (replaces the field's text)")]
+MAX_TYPED_CHARS = 20_000  # a step's text: its record, effect and result stay small; a longer one is refused
+TypedText = Annotated[str, Field(description=f"Text to type (replaces the field's text); at most {MAX_TYPED_CHARS:,} "
+                                             "characters")]
+
+
+def typed_text(text: str, where: str = "text") -> str:
+    """`text`, when Vigil types it in one step; ValueError (BAD_ARGUMENT) naming the limit when it is longer."""
+    if len(text) > MAX_TYPED_CHARS:
+        raise ValueError(f"{where} is {len(text):,} characters; one step types at most {MAX_TYPED_CHARS:,} (each step "
+                         "is recorded and shown to the person). Send a shorter text, or a file with "
+                         "browser_file_upload where the page takes one. Nothing ran.")
+    return text
 
 _ACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True)
 
@@ -102,7 +113,7 @@ def register_action_tools(server: MCPServer, clients: McpClients) -> None:
                            expect: Expect = None) -> CallToolResult:
         """Type text into an editable element. Text typed into password and one-time-code fields is never echoed."""
         sup = clients.of(ctx)
-        a = Action(name="type", target=ref, text=text, submit=submit)
+        a = Action(name="type", target=ref, text=typed_text(text), submit=submit)
         return await _run(sup, [_step(a, element, expect, tool="browser_type")], [ref])
 
     @server.tool(name="browser_select_option", title="Select option", annotations=_ACT)
@@ -185,7 +196,7 @@ def register_action_tools(server: MCPServer, clients: McpClients) -> None:
 
 def _field_action(f: FormField) -> Action:
     if f.type == "textbox":
-        return Action(name="type", target=f.ref, text=f.value)
+        return Action(name="type", target=f.ref, text=typed_text(f.value, f"The value of {f.ref}"))
     if f.type == "combobox":
         return Action(name="select", target=f.ref, option=f.value)
     want = f.value.strip().lower()

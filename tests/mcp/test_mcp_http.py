@@ -6,86 +6,18 @@ answers are typed into the server's stdin, exactly as at a terminal.
 from __future__ import annotations
 
 import os
-import queue
-import re
 import subprocess
 import sys
-import threading
 import time
 
 import httpx2
 import pytest
 
-from engine.mcp.probe import Reply
-
-from support.mcp_client import ThreadedProbe
-from support.mcp_server import ROOT, items_of, ref
+from support.mcp_server import ROOT, HttpServer, items_of, ref
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-class HttpServer:
-    """`python -m engine.mcp --http 0 OPTIONS`: its banner, its stdin (the terminal) and an SDK client."""
-
-    def __init__(self, *options: str, home, env_update: dict | None = None):
-        env = {k: v for k, v in os.environ.items() if k != "VIGIL_MCP_TOKEN"}
-        env.update({"VIGIL_HOME": str(home), **(env_update or {})})
-        self.proc = subprocess.Popen([sys.executable, "-m", "engine.mcp", "--http", "0", *options], cwd=ROOT, env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-        self.url = self.token = None
-        self.banner = self.wait_for(r"approval: ")
-        m = re.search(r"at (http://\S+)", self.banner)
-        self.url = m.group(1) if m else None
-        m = re.search(r"bearer token: (\S+)", self.banner)
-        self.token = m.group(1) if m else None
-        self.client = ThreadedProbe()
-
-    def _read(self) -> None:
-        for line in self.proc.stderr:
-            self.lines.put(line)
-
-    def wait_for(self, pattern: str, timeout: float = 60) -> str:
-        """Everything the server printed up to the first line matching `pattern`."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=0.2)
-            except queue.Empty:
-                if self.proc.poll() is not None:
-                    break
-                continue
-            self.seen.append(line)
-            if re.search(pattern, line):
-                return "".join(self.seen)
-        raise AssertionError(f"the server never printed {pattern!r}; it printed: {''.join(self.seen)}")
-
-    def answer(self, text: str) -> None:
-        """What the person types at the terminal."""
-        self.proc.stdin.write(text)
-        self.proc.stdin.flush()
-
-    def connect(self, token: str | None) -> None:
-        self.client.connect(self.url, token, "http-test-client")
-
-    def start_call(self, name: str, arguments: dict | None = None):
-        return self.client.start_call(name, arguments)
-
-    def call(self, name: str, arguments: dict | None = None, timeout: float = 90) -> Reply:
-        return self.client.call(name, arguments, timeout)
-
-    def close(self) -> int:
-        self.client.close()
-        self.proc.terminate()  # SIGTERM: the server ends the run, stores it and closes the browser
-        try:
-            return self.proc.wait(30)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
 
 
 @pytest.fixture(scope="module")

@@ -1,20 +1,24 @@
-"""`vigil mcp` as the tests drive it: a real server subprocess with the SDK's client connected over stdio, and
-how a test finds controls in a reply."""
+"""`vigil mcp` as the tests drive it: a real server subprocess with the SDK's client connected over stdio, or
+over streamable HTTP (`HttpServer`, whose terminal the test types into), and how a test finds controls in a reply."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import queue
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from engine.mcp.probe import Reply, stdio_probe, vigil_command
 
+from support.mcp_client import ThreadedProbe
 from support.paths import ROOT
 
 SECRET = "hunter2-Secret!"
@@ -113,3 +117,65 @@ def vigil_script() -> list[str]:
     found = str(exe) if exe.exists() else shutil.which("vigil")
     assert found, "the vigil command is not installed (pip install -e .)"
     return [found]
+
+
+class HttpServer:
+    """`python -m engine.mcp --http 0 OPTIONS`: its banner, its stdin (the terminal) and an SDK client."""
+
+    def __init__(self, *options: str, home, env_update: dict | None = None):
+        env = {k: v for k, v in os.environ.items() if k != "VIGIL_MCP_TOKEN"}
+        env.update({"VIGIL_HOME": str(home), **(env_update or {})})
+        self.proc = subprocess.Popen([sys.executable, "-m", "engine.mcp", "--http", "0", *options], cwd=ROOT, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.url = self.token = None
+        self.banner = self.wait_for(r"approval: ")
+        m = re.search(r"at (http://\S+)", self.banner)
+        self.url = m.group(1) if m else None
+        m = re.search(r"bearer token: (\S+)", self.banner)
+        self.token = m.group(1) if m else None
+        self.client = ThreadedProbe()
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            self.lines.put(line)
+
+    def wait_for(self, pattern: str, timeout: float = 60) -> str:
+        """Everything the server printed up to the first line matching `pattern`."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    break
+                continue
+            self.seen.append(line)
+            if re.search(pattern, line):
+                return "".join(self.seen)
+        raise AssertionError(f"the server never printed {pattern!r}; it printed: {''.join(self.seen)}")
+
+    def answer(self, text: str) -> None:
+        """What the person types at the terminal."""
+        self.proc.stdin.write(text)
+        self.proc.stdin.flush()
+
+    def connect(self, token: str | None) -> None:
+        self.client.connect(self.url, token, "http-test-client")
+
+    def start_call(self, name: str, arguments: dict | None = None):
+        return self.client.start_call(name, arguments)
+
+    def call(self, name: str, arguments: dict | None = None, timeout: float = 90) -> Reply:
+        return self.client.call(name, arguments, timeout)
+
+    def close(self) -> int:
+        self.client.close()
+        self.proc.terminate()  # SIGTERM: the server ends the run, stores it and closes the browser
+        try:
+            return self.proc.wait(30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
