@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +88,11 @@ class McpClients:
         self._ended: list[McpSupervisor] = []
         self._reaper: asyncio.Task | None = None
         self._closing: set[asyncio.Task] = set()
+        self._watchers: list[Callable[[str, McpSupervisor], None]] = []
+        self._joined = 0
+        # a window that answers each client's questions in its own queue gives the gate of each client (by
+        # the order they came in); else the server's gate, one question at a time (PersonGate)
+        self.gate_for: Callable[[McpSupervisor, int], ApprovalGate] | None = None
 
     @property
     def run_id(self) -> str:
@@ -119,8 +124,25 @@ class McpClients:
         sup = McpSupervisor(policy=self.policy, gate=self.gate, url=self.url, record=self.record,
                             allow_files=self.allow_files, host=self.host, upload_roots=self.upload_roots,
                             chromium=self.chromium, grants=self.grants, client=client)
-        sup.gate = PersonGate(self.gate, sup, self._turn)
+        sup.gate = (self.gate_for(sup, self._joined) if self.gate_for is not None
+                    else PersonGate(self.gate, sup, self._turn))
+        self._joined += 1
+        sup.watchers.append(self._tell)
+        self._tell("joined", sup)
         return sup
+
+    def subscribe(self, fn: Callable[[str, McpSupervisor], None]) -> Callable[[], None]:
+        """`fn(what, sup)` on "joined", "run_started", "run_ended" and "left" of every client; returns the
+        unsubscribe function."""
+        self._watchers.append(fn)
+        return lambda: self._watchers.remove(fn) if fn in self._watchers else None
+
+    def _tell(self, what: str, sup: McpSupervisor) -> None:
+        for fn in list(self._watchers):
+            try:
+                fn(what, sup)
+            except Exception:  # noqa: BLE001 - a watcher's bug must not stop a client
+                log.exception("an MCP clients watcher failed")
 
     def _busy_message(self) -> str:
         if self.host is not None:
@@ -165,6 +187,7 @@ class McpClients:
     def _close_later(self, sup: McpSupervisor, why: str) -> None:
         self._ended.append(sup)
         task = asyncio.ensure_future(sup.aclose(why))
+        task.add_done_callback(lambda _: self._tell("left", sup))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from engine.loop.gates import ApprovalGate
     from engine.loop.runner import AgentLoop
     from engine.mcp.tabs import TabHost
+    from engine.models import RunResult
     from engine.store.recorder import SessionRecorder
     from engine.tab import Tab
 
@@ -43,8 +44,11 @@ class ClientRun:
     a store problem while recording goes to `store_failed`)."""
 
     def __init__(self, loop: AgentLoop, planner: ToolCallPlanner, recorder: SessionRecorder | None, task: str, *,
-                 host: TabHost | None, store_failed: Callable[[str], None]):
+                 host: TabHost | None, store_failed: Callable[[str], None],
+                 ended: Callable[[RunResult], None] | None = None):
         self.loop, self.planner = loop, planner
+        self.result: RunResult | None = None
+        self._ended = ended
         self.task = asyncio.create_task(self._run(recorder, task, host, store_failed), name="vigil-mcp-run")
 
     @property
@@ -63,9 +67,12 @@ class ClientRun:
                 recorder.finish(result)
                 if recorder.error:
                     store_failed(recorder.error)
+            self.result = result
             self.planner.run_ended(result)
             if host is not None:
                 host.mcp_run_ended(result)
+            if self._ended is not None:
+                self._ended(result)
 
     async def steps_done(self) -> None:
         """Wait for a step whose tool call was cancelled (it still runs to its end)."""

@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -92,10 +92,25 @@ class McpSupervisor:
         self._own_grants = grants is None
         self.grants = grants or ServerGrants()
         self.last_used = time.monotonic()
+        # told "run_started" and "run_ended" with this supervisor (McpClients adds "joined" and "left")
+        self.watchers: list[Callable[[str, McpSupervisor], None]] = []
 
     @property
     def run_id(self) -> str:
         return self.grants.run_id
+
+    @property
+    def run(self) -> ClientRun | None:
+        """The client's run now (None before its first action and after it ended)."""
+        return self._run
+
+    def _tell(self, what: str) -> None:
+        """Tell the watchers (a window that shows each client: `McpClients.subscribe`) what happened."""
+        for fn in list(self.watchers):
+            try:
+                fn(what, self)
+            except Exception:  # noqa: BLE001 - a watcher's bug must not stop the client's run
+                log.exception("an MCP client watcher failed")
 
     @property
     def busy(self) -> bool:
@@ -261,9 +276,11 @@ class McpSupervisor:
                 self.grants.attach_session(sid)
             if recorder.error:
                 self._store_failed(recorder.error)
-        run = self._run = ClientRun(loop, planner, recorder, task, host=self.host, store_failed=self._store_failed)
+        run = self._run = ClientRun(loop, planner, recorder, task, host=self.host, store_failed=self._store_failed,
+                                    ended=lambda result: self._tell("run_ended"))
         if self.host is not None:
             self.host.mcp_run_started(loop, planner, run.task)
+        self._tell("run_started")
         return planner
 
     def _session_recorder(self) -> SessionRecorder | None:
