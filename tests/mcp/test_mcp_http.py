@@ -6,6 +6,7 @@ answers are typed into the server's stdin, exactly as at a terminal.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ import time
 import httpx2
 import pytest
 
+from support.mcp_client import ThreadedProbe
 from support.mcp_server import ROOT, HttpServer, items_of, ref
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -141,6 +143,45 @@ def test_a_person_at_the_terminal_approves_and_rejects_and_the_reason_reaches_th
     assert not r.is_error and r.text.startswith(f'type({ref(items, "Password")}, "••••••••") — done'), r.text
     assert "Type hidden characters into textbox \"Password\"" in prompt
     assert secret[:4] not in "".join(s.seen) and secret[:4] not in r.text
+
+
+def test_two_clients_questions_reach_the_person_one_at_a_time_each_naming_its_client(supervised, server):
+    s = supervised
+    if s.client.probe is None:
+        s.connect(s.token)
+    other = ThreadedProbe()
+    other.connect(s.url, s.token, "second-terminal-client")
+    try:
+        first = s.start_call("browser_navigate", {"url": server.url("mcp_shop.html")})
+        s.wait_for(r"^Step \d+: Go to http://")
+        s.answer("a\n")
+        first.result(60)
+        first = s.start_call("browser_click", {"ref": ref(items_of(s.call("browser_snapshot", {"format": "semantic"})),
+                                                           "Add to cart")})
+        s.wait_for(r'^Step \d+: Click button "Add to cart"')
+        # one client's step waiting for the person holds only its own tab: another client reads its own at once
+        assert not other.call("browser_snapshot", {}, timeout=30).is_error and not first.done()
+        s.answer("a\n")
+        first.result(60)
+
+        first = s.start_call("browser_navigate", {"url": server.url("mcp_shop.html")})
+        second = other.start_call("browser_navigate", {"url": server.url("mcp_shop.html") + "?other"})
+        asked = s.wait_for(r"^Step \d+: Go to http://")
+        who = re.findall(r"asked by (\S+)", asked)[-1]
+        time.sleep(0.5)
+        while not s.lines.empty():
+            s.seen.append(s.lines.get())
+        assert "".join(s.seen).count("asked by") == asked.count("asked by"), "the second waits for the first's answer"
+        s.answer("a\n")
+        asked = s.wait_for(r"^Step \d+: Go to http://")
+        assert re.findall(r"asked by (\S+)", asked)[-1] != who, "the second question names the other client"
+        s.answer("r\nnot this page\n")
+        results = {"http-test-client": first.result(60), "second-terminal-client": second.result(60)}
+        assert not results[who].is_error, results[who].text
+        rejected = results["second-terminal-client" if who == "http-test-client" else "http-test-client"]
+        assert rejected.is_error and "REJECTED by the person" in rejected.text and "not this page" in rejected.text
+    finally:
+        other.close(quiet=True)
 
 
 def test_the_token_can_come_from_the_environment(tmp_path):
