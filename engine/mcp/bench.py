@@ -295,9 +295,16 @@ def add_options(b: argparse.ArgumentParser) -> None:
     b.add_argument("--pages", default="demo,large", help="demo (the demo shop), large (~5000 elements); default both")
     b.add_argument("--no-playwright", action="store_true", help="measure vigil mcp only")
     b.add_argument("--json", action="store_true")
+    b.add_argument("--clients", metavar="N,N…",
+                   help="instead: N SDK clients at once over HTTP, each on a page of its own (e.g. 1,4,8): errors, "
+                        "pages of another client, calls/s, p95 (engine.mcp.bench_clients)")
+    b.add_argument("--actions", type=int, default=20, help="with --clients: calls per client (default 20)")
+    b.add_argument("--server-root", type=Path, help="with --clients: run the server from this checkout (an A/B)")
 
 
 def bench_command(args: argparse.Namespace) -> int:
+    if getattr(args, "clients", None):
+        return _clients_command(args)
     pages = tuple(p.strip() for p in args.pages.split(",") if p.strip())
     bad = [p for p in pages if p not in FLOWS]
     if args.reps < 1 or bad or not pages:
@@ -314,6 +321,27 @@ def bench_command(args: argparse.Namespace) -> int:
         print(f"vigil bench mcp: FAILED: {exc}", file=sys.stderr)
         return 1
     print(json.dumps(rep, indent=2) if args.json else format_report(rep))
+    return 0
+
+
+def _clients_command(args: argparse.Namespace) -> int:
+    from engine.mcp.bench_clients import bench_clients, format_rows
+
+    try:
+        counts = [int(x) for x in args.clients.split(",") if x.strip()]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1 or args.actions < 3:
+        print("vigil bench mcp: BAD_ARGUMENT: --clients takes counts such as 1,4,8 and --actions at least 3.",
+              file=sys.stderr)
+        return 2
+    try:
+        rows = bench_clients(counts, args.actions, args.server_root,
+                             out=lambda line: print(line, file=sys.stderr, flush=True))
+    except (RuntimeError, OSError) as exc:
+        print(f"vigil bench mcp: FAILED: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(rows, indent=2) if args.json else format_rows(rows))
     return 0
 
 
