@@ -13,6 +13,7 @@ from pathlib import Path
 
 from engine.errors import VigilError
 from engine.models import FORMATS
+from engine.models.text import bidi_safe_streams
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -68,8 +69,9 @@ async def _run_demo(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        code = _main(argv)
-        sys.stdout.flush()  # a pipe its reader closed fails here, where it is handled, not at the interpreter's exit
+        with bidi_safe_streams(stdout=False):  # errors, prompts and logs show a page's bidi controls as markers
+            code = _main(argv)
+            sys.stdout.flush()  # a pipe its reader closed fails here, where it is handled, not at exit
         return code
     except BrokenPipeError:
         # the reader went away (`vigil sessions | head -1`): what was printed is what was wanted; no traceback,
@@ -86,6 +88,19 @@ def _main(argv: list[str] | None = None) -> int:
                   "`python -m engine.cli` is the engine's commands only.", file=sys.stderr)
         return 2
     args = _parser().parse_args(argv)
+    with bidi_safe_streams(stdout=not machine_stdout(args)):
+        return _command(args)
+
+
+def machine_stdout(args: argparse.Namespace) -> bool:
+    """Whether the command's stdout is for a program, kept byte-exact: one JSON document (`--json`; `vigil
+    export --json PATH` names a file instead), or the MCP protocol of a stdio server."""
+    if getattr(args, "json", None) is True:
+        return True
+    return args.cmd == "mcp" and getattr(args, "what", None) != "grants"
+
+
+def _command(args: argparse.Namespace) -> int:
     try:
         if args.cmd == "snapshot":
             from engine.cli.snapshot import snapshot_command

@@ -27,6 +27,7 @@ from engine.actions.effect import EFFECT_ACTIONS
 from engine.errors import ActionStringError, VigilError
 from engine.loop.action_string import parse_action_string
 from engine.models import Action, ApprovalRequest, Decision, ExpectedOutcome
+from engine.models.text import bidi_safe
 
 
 @runtime_checkable
@@ -150,8 +151,10 @@ EFFECT_UNKNOWN = "not known (the page did not say what this step will do)"
 
 
 def terminal_text(text: str) -> str:
-    """`text` as one printable line: control and format characters (ESC, line breaks, bidi overrides,
-    zero-width joiners) become spaces, runs of spaces one (the effect quotes the page)."""
+    """`text` as one printable line: bidi controls show as markers (`⟦U+202E⟧`), other control and format
+    characters (ESC, line breaks, zero-width joiners) become spaces, runs of spaces one (the effect quotes
+    the page)."""
+    text = bidi_safe(text)
     return " ".join("".join(" " if unicodedata.category(c).startswith("C") else c for c in text).split())
 
 
@@ -185,11 +188,13 @@ class TerminalGate:
             return None  # never for a sensitive step, nor for one re-asked because its target changed
         return self.grant_offer(request)
 
+    # every line of the prompt quotes the page or the planner: bidi controls show as markers, also where the
+    # gate prints to a stream of the caller's own (the `vigil` command wraps its streams as well)
     def _say(self, text: str = "") -> None:
-        print(text, file=self.out, flush=True)
+        print(bidi_safe(text), file=self.out, flush=True)
 
     async def _ask(self, prompt: str) -> str | None:
-        print(prompt, end="", file=self.out, flush=True)
+        print(bidi_safe(prompt), end="", file=self.out, flush=True)
         line = await self._reader.readline()
         if line is None:
             self._say()

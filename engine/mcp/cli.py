@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 from engine.errors import VigilError
 from engine.models import POLICIES
+from engine.models.text import bidi_safe_streams
 
 PROG = "vigil mcp"
 _POLICY_WORDS = {"auto": "auto — steps run without asking (each is still verified and recorded)",
@@ -267,7 +268,12 @@ def grants_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m engine.mcp …` — the same as `vigil mcp …`."""
+    """`python -m engine.mcp …` — the same as `vigil mcp …` (whose streams `vigil` wraps as here)."""
     p = argparse.ArgumentParser(prog=PROG, description="Serve Vigil's supervised browser over MCP.")
     add_options(p)
-    return run(p.parse_args(sys.argv[1:] if argv is None else argv))
+    # what is said on stderr quotes pages and clients: bidi controls print as markers; stdout carries the protocol
+    # (or, for `grants`, a listing for a person unless --json)
+    with bidi_safe_streams(stdout=False):
+        args = p.parse_args(sys.argv[1:] if argv is None else argv)
+        with bidi_safe_streams(stdout=args.what == "grants" and not args.json):
+            return run(args)

@@ -14,7 +14,9 @@ Safety. Everything shown came from a web page, a model or the store, and is trea
 - a `Content-Security-Policy` meta (`default-src 'none'; img-src data:; style-src 'unsafe-inline'`)
   makes the browser itself refuse scripts, frames, fonts and any network request, so even a
   mistake in this module could not run or load anything.
-Lone UTF-16 surrogates (which pages do produce) become U+FFFD, so writing never fails on them.
+Lone UTF-16 surrogates (which pages do produce) become U+FFFD, so writing never fails on them. Bidi
+controls (U+202E and friends) in the report's text show as markers, `⟦U+202E⟧` (`engine.models.text`), so no
+name can turn the words around it; the JSON trace keeps every value as it was recorded.
 
 The JSON trace (`"format": "vigil-trace/1"`) holds the session row, messages, every plan version
 and every step as the models dump themselves (`model_dump(mode="json")`), each step with a `blobs`
@@ -42,6 +44,7 @@ from typing import Any
 
 from engine.errors import ErrorCode, VigilError
 from engine.models import StepRecord
+from engine.models.text import bidi_safe
 from engine.store.downloads import session_downloads
 from engine.store.pictures import step_picture
 from engine.store.session_data import SessionData
@@ -105,8 +108,9 @@ def _clean(s: str) -> str:
 
 
 def _t(value: Any) -> str:
-    """Any value as HTML text (None → ""): it can only ever render as characters, never as markup."""
-    return "" if value is None else html.escape(_clean(str(value)), quote=True)
+    """Any value as HTML text (None → ""): it can only ever render as characters, never as markup, and a bidi
+    control shows as its marker (`⟦U+202E⟧`) instead of turning the text around it."""
+    return "" if value is None else html.escape(bidi_safe(_clean(str(value))), quote=True)
 
 
 def _badge(status: Any) -> str:

@@ -4,8 +4,9 @@ Ctrl+Enter, never a bare Enter or Space), and, for a step asked again because it
 (TARGET_CHANGED), the old → new target and the reason it came back.
 
 Page text (element names, dialog messages) is untrusted: it is only ever shown in plain-text labels, and
-`one_line` takes out what could break a line or turn text around (line breaks, bidi overrides,
-zero-width characters) before it is shown in a line that must read as one.
+`one_line` takes out what could break a line or turn text around before it is shown in a line that must
+read as one: bidi controls (U+202E and friends) show as markers (`⟦U+202E⟧`), so the person sees the page put
+one there; line breaks and zero-width characters become spaces.
 """
 
 from __future__ import annotations
@@ -16,15 +17,17 @@ import unicodedata
 from engine.errors import ErrorCode
 from engine.models.actions import Action, ExpectedOutcome
 from engine.models.loop import ApprovalRequest
+from engine.models.text import bidi_safe
 from engine.observe.sentinel import default_expectation
 
 NAME_LIMIT = 60  # characters of an element's name in a one-line target
 
 
 def one_line(text: str, limit: int = NAME_LIMIT) -> str:
-    """`text` as one line of plain characters: control and format characters (line breaks, bidi overrides,
-    zero-width joiners) become spaces, runs of spaces one, and past `limit` characters it ends in "…"."""
-    out = "".join(" " if unicodedata.category(c).startswith("C") else c for c in text)
+    """`text` as one line of plain characters: bidi controls show as markers (`⟦U+202E⟧`), other control and
+    format characters (line breaks, zero-width joiners) become spaces, runs of spaces one, and past `limit`
+    characters it ends in "…"."""
+    out = "".join(" " if unicodedata.category(c).startswith("C") else c for c in bidi_safe(text))
     out = " ".join(out.split())
     return out if len(out) <= limit else out[: limit - 1].rstrip() + "…"
 

@@ -1,7 +1,8 @@
 """A one-line plain-text label that elides what does not fit ("…") instead of asking its layout for
 room: a long locator or count line never widens the panel it sits in. The full text is kept
 (`full_text()`) and, while elided, shown in the tooltip — as plain text: Qt guesses the format of
-tooltips, so text that looks like markup is escaped first."""
+tooltips, so text that looks like markup is escaped first. Bidi controls (U+202E and friends) are kept as
+markers (`⟦U+202E⟧`, `engine.models.text`): the text reads in the order it was written."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import html
 
 from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+from engine.models.text import bidi_safe
 
 
 class ElidedLabel(QLabel):
@@ -32,11 +35,11 @@ class ElidedLabel(QLabel):
         self.set_full_text(text)
 
     def set_placeholder(self, text: str) -> None:
-        self._placeholder = text or ""
+        self._placeholder = bidi_safe(text or "")
         self._refresh()
 
     def set_full_text(self, text: str) -> None:
-        self._full = text or ""
+        self._full = bidi_safe(text or "")
         self._refresh()
 
     def full_text(self) -> str:

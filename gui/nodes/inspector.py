@@ -7,7 +7,8 @@ the model: the page as a list of elements (semantic) · 1,005 tokens" — and wh
 backend asked for, and why.
 
 Page content is untrusted: every text here goes into QPlainTextEdit or plain-text labels, never
-into anything that renders rich text or HTML.
+into anything that renders rich text or HTML, and its bidi controls (U+202E and friends) show as markers
+(`⟦U+202E⟧`, gui.kit.labels) where the model received the control itself.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontDatabase, QImage, QPixmap
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QScrollArea, QTabWidget, QVBoxLayout, QWidget
+
+from gui.kit.labels import PlainLabel, PlainTextView
 
 _LONG = 4000  # strings longer than this that look like image data are elided defensively
 
@@ -85,7 +88,7 @@ def _format(value: Any, pad: str) -> str:
 
 
 def _text_view(parent: QWidget) -> QPlainTextEdit:
-    v = QPlainTextEdit(parent)
+    v = PlainTextView(parent)
     v.setReadOnly(True)
     v.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
     v.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
@@ -99,7 +102,7 @@ class PayloadInspector(QWidget):
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self.header = QLabel("No payload yet.", self)
+        self.header = PlainLabel("No payload yet.", self)  # it names the page
         self.header.setTextFormat(Qt.TextFormat.PlainText)
         self.header.setWordWrap(True)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

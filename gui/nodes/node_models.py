@@ -3,8 +3,8 @@ VirtualNode objects (Qt asks only for the rows it paints; `index()`/`parent()`/`
 `node.children` / `node.parent`, and one dict node ID → row in its parent, built once per
 snapshot, keeps `parent()` O(1) — nothing walks the tree recursively in Python, and pages nest a
 thousand levels deep), and `FlatModel`, a table over the semantic payload's `interactive_tree`
-items (columns i, r, n, v, s). Page content is shown as plain item text only; the value of a
-password or one-time-code field is never shown.
+items (columns i, r, n, v, s). Page content is shown as plain item text only, its bidi controls as
+markers (`⟦U+202E⟧`, `engine.models.text`); the value of a password or one-time-code field is never shown.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from typing import Any, TypeAlias
 
 from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
+
+from engine.models.text import bidi_safe
 
 # what Qt hands a model's overrides: an index, or a persistent one (a proxy's, a selection's)
 AnyIndex: TypeAlias = "QModelIndex | QPersistentModelIndex"
@@ -29,7 +31,8 @@ _NAME_MAX = 160
 
 
 def _cut(s: str | None, n: int = _NAME_MAX) -> str:
-    s = (s or "").replace("\n", " ")
+    """Page text as a cell shows it: one line, bidi controls as markers, cut at `n` characters."""
+    s = bidi_safe(s or "").replace("\n", " ")
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
@@ -53,7 +56,7 @@ def _node_tooltip(node: Any, is_new: bool) -> str:
         lines.append(" · ".join(flags))
     if is_new:
         lines.append(NEW_TOOLTIP)
-    return "\n".join(lines)
+    return bidi_safe("\n".join(lines))  # a role or tag the page wrote, too
 
 
 class NodeTreeModel(QAbstractItemModel):
@@ -183,7 +186,7 @@ class NodeTreeModel(QAbstractItemModel):
             if c == 0:
                 return n.node_id
             if c == 1:
-                return n.role or f"<{n.tag}>"
+                return bidi_safe(n.role or f"<{n.tag}>")
             if c == 2:
                 return _cut(n.name)
             return n.tier

@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QTabBar, QVBoxLayout, QWidget
 
 from engine.models.browsing import TabInfo
+from engine.models.text import bidi_safe
 
 MAX_TITLE = 28
 
@@ -44,7 +45,7 @@ class TabStrip(QTabBar):
             while self.count() > len(tabs):
                 self.removeTab(self.count() - 1)
             for i, t in enumerate(tabs):
-                title = t.title or t.url or "(untitled)"
+                title = bidi_safe(t.title or t.url or "(untitled)")  # the page's own title: controls as markers
                 text = title if len(title) <= MAX_TITLE else title[:MAX_TITLE - 1] + "…"
                 if t.opener is not None:
                     text = f"↳ {text}"
@@ -52,7 +53,7 @@ class TabStrip(QTabBar):
                     self.setTabText(i, text)
                 else:
                     self.addTab(text)
-                tip = f"{title}\n{t.url}" + (f"\nopened by tab {t.opener}" if t.opener is not None else "")
+                tip = f"{title}\n{bidi_safe(t.url)}" + (f"\nopened by tab {t.opener}" if t.opener is not None else "")
                 self.setTabToolTip(i, tip)
                 close = self.tabButton(i, QTabBar.ButtonPosition.RightSide)
                 if close is not None:

@@ -1,7 +1,7 @@
 """The plan stepper (seed 001 §3.2): past steps dimmed with ✓ (or ✗ when they failed), the current
 step highlighted, future steps grey; "Planning…" while a run waits for its first plan, and a
 word on how to start one while nothing runs. Hovering a step shows its reasoning and expected
-outcome. Plan text is always shown as plain text.
+outcome. Plan text is always shown as plain text, its bidi controls as markers (gui.kit.labels).
 
 A step whose action ran but was not seen to work (its record is `unverified`, as `vigil run` and the
 chat say) is done but not a success: it is marked ⚠ in amber, not ✓, and the title counts it
@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from engine.models.loop import Plan, PlanStep, StepRecord
+from gui.kit.labels import PlainLabel
 from gui.kit.look import AMBER_FG, BLUE, BLUE_BG, MUTED, NAVY, RED, warn_mark
 
 PLANNING_TEXT = "Planning…"
@@ -84,7 +85,7 @@ class PlanView(QWidget):
         self.list.addStretch(1)
         self.scroll_area.setWidget(self.inner)
         outer.addWidget(self.scroll_area, 1)
-        self.placeholder = QLabel(idle_text)
+        self.placeholder = PlainLabel(idle_text)  # later an MCP client's name
         self.placeholder.setWordWrap(True)
         self.placeholder.setObjectName("planPlaceholder")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -156,7 +157,7 @@ class PlanView(QWidget):
             mark, style = _STYLE[state]
             if state == "unverified":
                 mark = warn_mark()
-            row = QLabel()
+            row = PlainLabel()
             row.setObjectName("planStep")
             row.setTextFormat(Qt.TextFormat.PlainText)
             row.setWordWrap(True)

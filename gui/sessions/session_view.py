@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.errors import VigilError
+from engine.models.text import bidi_safe
 from gui.kit.labels import plain_label
 from gui.kit.look import AMBER, AMBER_FG, GREEN_DARK, LINE, MUTED, PANEL, RED, RED_DARK, TEXT
 from gui.kit.window_fit import close_keys, fit_window
@@ -105,7 +106,7 @@ class SessionView(QWidget):
         self._pictures: dict[tuple[int, str], tuple[QPixmap, int, str | None] | None] = {}
         s = self.data.session
         self.setObjectName("sessionView")
-        self.setWindowTitle(f"Vigil — session {s.id[:8]} (read-only): {s.title}")
+        self.setWindowTitle(bidi_safe(f"Vigil — session {s.id[:8]} (read-only): {s.title}"))
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.close_shortcuts = close_keys(self)  # closes without a window manager's close button
 
@@ -263,7 +264,8 @@ class SessionView(QWidget):
             result = rec.result.message if rec.result else (rec.note or "")
             verdict = "" if v is None else ("✔ " if v.success else "✘ ") + (v.feedback or "")
             status = "unverified" if rec.unverified else rec.status  # the word `vigil run` prints for it
-            it = QTreeWidgetItem([str(rec.index + 1), status, action, result, verdict])
+            # each cell quotes the page or the planner: bidi controls show as markers
+            it = QTreeWidgetItem([bidi_safe(x) for x in (str(rec.index + 1), status, action, result, verdict)])
             it.setData(0, Qt.ItemDataRole.UserRole, rec.index)
             it.setTextAlignment(0, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             it.setForeground(1, QBrush(QColor(STEP_STATUS_COLOUR.get(status, TEXT))))

@@ -30,6 +30,7 @@ from engine.snapshot.serialize.limits import status_words, walk_cut
 from gui.approval.approval_bar import ApprovalBar
 from gui.fleet.fleet_dialog import open_fleet_dialog
 from gui.kit.aio import spawn
+from gui.kit.labels import PlainLabel
 from gui.kit.look import BANNER_BG, BANNER_FG
 from gui.kit.window_fit import screen_at
 from gui.nodes.inspector import PayloadInspector
@@ -86,7 +87,7 @@ class MainWindow(QMainWindow):
         self.act_pick, self.act_fleet = bar.act_pick, bar.act_fleet
         self.overlay_hint, self.overlay_hint_fit = bar.overlay_hint, bar.overlay_hint_fit
 
-        self.banner = QLabel()
+        self.banner = PlainLabel()  # an error may quote the page: its bidi controls show as markers
         self.banner.setTextFormat(Qt.TextFormat.PlainText)
         self.banner.setWordWrap(True)
         self.banner.setStyleSheet(f"background:{BANNER_BG};color:{BANNER_FG};padding:6px;"

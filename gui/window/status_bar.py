@@ -22,6 +22,7 @@ import time
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar, QToolButton, QWidget
 
+from engine.models.text import bidi_safe
 from gui.kit.elided_label import ElidedLabel
 from gui.kit.look import AMBER
 
@@ -78,11 +79,11 @@ class ElidedToolButton(QToolButton):
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt name
-        self._full = text or ""
+        self._full = bidi_safe(text or "")  # a client's name: its bidi controls show as markers
         self._refresh()
 
     def setToolTip(self, tip: str) -> None:  # noqa: N802 - Qt name
-        self._tip = tip or ""
+        self._tip = bidi_safe(tip or "")
         self._refresh()
 
     def toolTip(self) -> str:  # noqa: N802 - Qt name
@@ -190,7 +191,7 @@ class StatusBar(QStatusBar):
         self.lag.setToolTip("The page changed after this snapshot; the live view takes a new one." if text else "")
 
     def showMessage(self, text: str, timeout: int | None = 0) -> None:  # noqa: N802 - Qt name
-        self._message = text or ""
+        self._message = bidi_safe(text or "")  # a step's words quote the page: bidi controls show as markers
         shown = self.fontMetrics().elidedText(self._message, Qt.TextElideMode.ElideRight, self.message_room())
         super().showMessage(shown, timeout)
         self.setToolTip(html.escape(self._message) if shown != self._message else "")

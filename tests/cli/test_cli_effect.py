@@ -82,7 +82,9 @@ def test_page_words_in_the_effect_stay_one_plain_line():
     assert len(lines) == 1, lines
     line = lines[0]
     assert not any(ord(c) < 32 or c in "\u202e\u200b\x7f" for c in line), repr(line)
-    assert line.startswith("  effect: submits 'Delete [2J ]0;pwned all yes oof ' (form 'Danger zone') — POST /wipe")
+    # the bidi override shows as its marker (engine.models.text): the person sees the page put one there
+    assert line.startswith("  effect: submits 'Delete [2J ]0;pwned all yes⟦U+202E⟧oof ' (form 'Danger zone') "
+                           "— POST /wipe")
 
 
 @pytest.mark.parametrize("action,expected", [

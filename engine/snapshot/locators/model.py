@@ -12,6 +12,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from engine.models.text import BIDI_CONTROLS
+
+# a bidi control inside a literal (where json.dumps leaves it raw) → its escape, which stands for the same character
+_BIDI_ESCAPES = str.maketrans({c: f"\\u{ord(c):04x}" for c in BIDI_CONTROLS})
+
 # the kinds of step, in Playwright's order of preference for the element itself
 STRATEGIES = ("testid", "role", "label", "placeholder", "text", "css")
 KINDS = ("frame", *STRATEGIES, "nth")
@@ -113,8 +118,10 @@ class Locator:
 
 
 def py_str(s: str) -> str:
-    """A double-quoted Python string literal (JSON's escapes are Python's too)."""
-    return json.dumps(s, ensure_ascii=False)
+    """A double-quoted Python string literal (JSON's escapes are Python's too). A bidi control (U+202E and
+    friends) is written as its escape, `\\u202e`: the same string, and the line reads in the order it runs
+    (a raw one could make the code look other than it is: "trojan source")."""
+    return json.dumps(s, ensure_ascii=False).translate(_BIDI_ESCAPES)
 
 
 def css_str(s: str) -> str:
