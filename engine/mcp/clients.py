@@ -108,7 +108,7 @@ class McpClients:
             if len(self._live) >= self.max_clients:
                 raise ToolFailure("BUSY", self._busy_message())
             info = client_info(ctx, self.transport)
-            same = sum(1 for s in self._live.values() if s.client.name.split(" #")[0] == info.name)
+            same = sum(1 for s in [*self._ended, *self._live.values()] if s.client.name.split(" #")[0] == info.name)
             if same:  # two clients of one name are told apart in the window, at the terminal and in the store
                 info.name = f"{info.name} #{same + 1}"
             sup = self._live[key] = self._make(info)
@@ -186,6 +186,7 @@ class McpClients:
 
     def _close_later(self, sup: McpSupervisor, why: str) -> None:
         self._ended.append(sup)
+        sup.left_why = why
         task = asyncio.ensure_future(sup.aclose(why))
         task.add_done_callback(lambda _: self._tell("left", sup))
         self._closing.add(task)

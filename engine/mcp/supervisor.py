@@ -94,6 +94,7 @@ class McpSupervisor:
         self.last_used = time.monotonic()
         # told "run_started" and "run_ended" with this supervisor (McpClients adds "joined" and "left")
         self.watchers: list[Callable[[str, McpSupervisor], None]] = []
+        self.left_why: str | None = None  # why the server let the client go (it closed, idled, the server stopped)
 
     @property
     def run_id(self) -> str:

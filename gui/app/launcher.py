@@ -1,7 +1,8 @@
-"""The `vigil` command: `vigil` or `vigil gui [URL]` opens the supervisor window (`--mcp [PORT]`: hosting
-the MCP server); `vigil mcp` under `ask` with a display opens the window bound to the client's tab; every
-other command (`snapshot`, `run`, `bench`, `mcp` without a window …) is the engine's CLI. Kept here so the
-engine never imports Qt."""
+"""The `vigil` command: `vigil` or `vigil gui [URL]` opens the supervisor window; `vigil gui --mcp [PORT]` serves
+MCP over HTTP with the Fleet view of its clients (each a run, one approval queue), as does `vigil mcp --http PORT`
+under `ask` with a display; `vigil mcp` (stdio) under `ask` with a display opens the main window bound to the
+client's tab; every other command (`snapshot`, `run`, `bench`, `mcp` without a window …) is the engine's CLI.
+Kept here so the engine never imports Qt."""
 
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ def _gui_parser() -> argparse.ArgumentParser:
     p.add_argument("--quit-after-load", action="store_true",
                    help="load the page, take the first snapshot, render every panel, then exit (smoke checks)")
     p.add_argument("--mcp", type=int, nargs="?", const=0, metavar="PORT",
-                   help="also serve MCP clients (streamable HTTP on 127.0.0.1:PORT, any free port without one; "
-                        "bearer token printed at start): their steps wait in this window's approval bar")
+                   help="serve MCP clients (streamable HTTP on 127.0.0.1:PORT, any free port without one; bearer "
+                        "token printed at start) in a window that shows each client as a run, its steps waiting "
+                        "in one approval queue")
     p.add_argument("--fleet", metavar="FILE", help="open the Fleet view on this fleet file (see `vigil fleet`): "
                    "every run, one approval queue")
     p.add_argument("--parallel", type=int, default=None, help="with --fleet: runs at once (default 1)")
     p.add_argument("--approve", choices=("ask", "auto-safe", "auto"), default=None,
-                   help="with --fleet: the policy of runs that set none (default ask)")
+                   help="with --fleet: the policy of runs that set none; with --mcp: every client's (default ask)")
     p.add_argument("--browsers", metavar="URL[,URL…]", help="with --fleet: remote DevTools endpoints for the runs")
     p.add_argument("--max-steps", type=int, default=None, help="with --fleet: per run, unless it sets its own")
     return p
@@ -53,6 +55,8 @@ def _mcp_in_window(argv: list[str]) -> int | None:
         return None
     if any(not os.path.isdir(os.path.expanduser(d)) for d in args.upload_from):
         return None  # the engine's command names the folder that does not exist
+    if not (1 <= args.max_clients <= 64 and 1 <= args.idle_timeout <= 86_400):
+        return None  # the engine's command says which value is out of range
     url = None
     if args.url:
         from engine.mcp.failure import ToolFailure
@@ -75,7 +79,8 @@ def _mcp_in_window(argv: list[str]) -> int | None:
                 return 2
     qt_messages.install()
     launch = McpLaunch(port=args.http, allow_files=args.allow_file_urls, record=not args.no_record,
-                       grants=tuple(args.grant), upload_from=tuple(args.upload_from))
+                       grants=tuple(args.grant), upload_from=tuple(args.upload_from), max_clients=args.max_clients,
+                       idle_s=args.idle_timeout)
     return run_gui(url, headless=not args.headed, mcp=launch, prog=PROG)
 
 
@@ -93,6 +98,14 @@ def _missing_file(url: str) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from engine.models.text import bidi_safe_streams
+    # what the window's process says on stderr quotes URLs and pages too: bidi controls print as markers;
+    # stdout is left alone (`vigil mcp` in the window speaks the MCP protocol on it)
+    with bidi_safe_streams(stdout=False):
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "mcp" and "-h" not in argv and "--help" not in argv:
         code = _mcp_in_window(argv)
@@ -130,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     mcp = None
     if args.mcp is not None:
         from gui.app.window_app import McpLaunch
-        mcp = McpLaunch(port=args.mcp)
+        mcp = McpLaunch(port=args.mcp, policy=args.approve or "ask")
     code = run_gui(url, screenshot=args.screenshot, quit_after_load=args.quit_after_load or bool(args.screenshot),
                    headless=not args.headed, task=args.task, demo=args.demo or (not url and mcp is None), mcp=mcp)
     _leave(code)

@@ -7,10 +7,10 @@ import asyncio
 import contextlib
 import signal
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from gui.app.display import display_problem as _display_problem  # gui.app.launcher asks it here too
+from gui.app.mcp_launch import McpLaunch  # gui.app.launcher takes it from here
 
 DEMO_SITE = Path(__file__).resolve().parents[2] / "assets" / "demo"  # the bundled demo shop (`--demo`)
 DEMO_TASK = ("click Accept, type Ada Lovelace into Full name, type ada@example.com into Email Address, "
@@ -62,28 +62,29 @@ async def _host_mcp(window, sup, mcp: McpLaunch, ok: bool, prog: str) -> int:
     return 0
 
 
-@dataclass
-class McpLaunch:
-    """How the window serves MCP (gui.app.mcp_host): over HTTP on `port` (0: any free port), or over this
-    process's stdio (`port` None: the client spawned `vigil mcp`)."""
+def _serve_clients(url: str | None, mcp: McpLaunch, *, headless: bool, demo: bool, prog: str) -> int:
+    """The MCP server over HTTP with its clients' window; with `demo`, each client starts on the demo shop."""
+    from gui.app.mcp_fleet_app import run_mcp_clients_gui
 
-    port: int | None = 0
-    url: str | None = None          # the page the server opens first
-    allow_files: bool = False
-    record: bool = True
-    grants: tuple[str, ...] = ()    # `vigil mcp --grant KIND@SITE`: given when serving starts
-    upload_from: tuple[str, ...] = ()  # `vigil mcp --upload-from DIR`: the folders uploads may come from
+    if not demo:
+        return run_mcp_clients_gui(url or mcp.url, mcp, headless=headless, policy=mcp.policy, prog=prog)
+    from engine.local_server import serve_directory
+    with serve_directory(DEMO_SITE) as base:
+        return run_mcp_clients_gui(base + "index.html", mcp, headless=headless, policy=mcp.policy, prog=prog)
 
 
 def run_gui(url: str | None = None, *, screenshot: str | None = None, quit_after_load: bool = False,
             headless: bool = True, task: str = "", demo: bool = False, mcp: McpLaunch | None = None,
             prog: str = "vigil gui") -> int:
-    """Open the supervisor window; returns the process exit code. With `mcp`, the window hosts the MCP
-    server (gui.app.mcp_host) until it is closed — or, over stdio, until the client goes away."""
+    """Open the supervisor window; returns the process exit code. With `mcp` over HTTP, the Fleet view of the
+    MCP server's clients instead (gui.app.mcp_fleet_app), until it is closed; over stdio, the window hosts the
+    server (gui.app.mcp_host) until it is closed or the client goes away."""
     problem = _display_problem()
     if problem:
         print(f"{prog}: NO_DISPLAY: {problem}", file=sys.stderr)
         return 2
+    if mcp is not None and mcp.port is not None:
+        return _serve_clients(url, mcp, headless=headless, demo=demo, prog=prog)
     import qasync
     from PySide6.QtWidgets import QApplication
 

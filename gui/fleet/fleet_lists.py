@@ -1,6 +1,7 @@
 """The Fleet view's two lists: every run with its state (a table), and the questions waiting for the
 person in the order they were asked (a list that says when it has painted each one, for the fleet's
-"proposed → shown" figure). Plain widgets: they show what they are given and say what was picked."""
+"proposed → shown" figure). Plain widgets: they show what they are given (as plain text, bidi controls as
+markers: `engine.models.text`) and say what was picked."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
 )
 
+from engine.models.text import bidi_safe
 from gui.approval.effect_line import effect_words
 from gui.kit.look import AMBER, BLUE, INK, MUTED, RED, TEXT_SOFT
 
@@ -85,8 +87,9 @@ class RunTable(QTableWidget):
 
     def update_run(self, run) -> None:
         row = self._rows.get(run.name)
-        if row is None:
-            return
+        if row is None:  # a run that came later (an MCP client that connected): a row at the end
+            row = self._rows[run.name] = self.rowCount()
+            self.insertRow(row)
         words, colour = STATE_LOOK.get(run.state, (run.state, INK))
         outcome = run.answer if run.state == "done" else (run.reason or "")
         cells = (run.name, words, str(run.steps), run.browser or "", outcome or "")
@@ -95,8 +98,10 @@ class RunTable(QTableWidget):
             if item is None:
                 item = QTableWidgetItem()
                 self.setItem(row, col, item)
-            item.setText(text)  # plain text: a run's outcome may quote the page
-            item.setToolTip(text if col == len(cells) - 1 and text else f"{run.name}: {run.task}")
+            item.setText(bidi_safe(text))  # plain text: a run's outcome may quote the page
+            item.setToolTip(bidi_safe(text if col == len(cells) - 1 and text else f"{run.name}: {run.task}"))
+            if col == 0:
+                item.setData(Qt.ItemDataRole.UserRole, run.name)  # the name itself, as the fleet knows it
             if col == 1:
                 item.setForeground(QBrush(QColor(colour)))
 
@@ -115,7 +120,7 @@ class RunTable(QTableWidget):
         if not rows:
             return None
         item = self.item(rows[0].row(), 0)
-        return item.text() if item is not None else None
+        return item.data(Qt.ItemDataRole.UserRole) if item is not None else None
 
     def _picked(self) -> None:
         name = self.selected_run()
@@ -153,7 +158,7 @@ class QueueList(QListWidget):
     def _words(entry) -> str:
         req = entry.request
         flag = " ⚠" if req.sensitive_reasons or req.warnings else ""
-        return f"[{entry.run}] step {req.step_index + 1}: {req.summary}{flag}"
+        return bidi_safe(f"[{entry.run}] step {req.step_index + 1}: {req.summary}{flag}")
 
     @classmethod
     def _tip(cls, entry) -> str:
@@ -161,7 +166,7 @@ class QueueList(QListWidget):
         markup, and the summary and the effect quote the page)."""
         words, _ = effect_words(entry.request)
         text = f"{cls._words(entry)}\nEffect: {words}" if entry.request.dialog is None else cls._words(entry)
-        return "<p style='white-space:pre-wrap'>" + html.escape(text) + "</p>"
+        return "<p style='white-space:pre-wrap'>" + html.escape(bidi_safe(text)) + "</p>"
 
     def remove_entry(self, entry_id: int) -> None:
         for i in range(self.count()):

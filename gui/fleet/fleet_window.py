@@ -24,10 +24,12 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QMainWindow, QPushButton, QSp
 
 from engine.errors import VigilError
 from engine.models.loop import Decision
+from engine.models.text import bidi_safe
 from gui.approval.approval_bar import ApprovalBar
 from gui.approval.step_target import target_in
 from gui.fleet.fleet_lists import QueueList, RunTable, count_words, state_words
 from gui.kit.aio import spawn
+from gui.kit.labels import PlainLabel
 from gui.kit.look import BANNER_BG, BANNER_FG
 from gui.kit.window_fit import fit_window
 from gui.page.page_view import PageView
@@ -46,10 +48,12 @@ log = logging.getLogger("vigil.gui.fleet")
 class FleetWindow(QMainWindow):
     """`FleetWindow(fleet)`; `await window.start()` runs the fleet; `await window.finished` is its result."""
 
+    FAILED_WORDS = "The fleet stopped with an error"   # what `run()` raising means (a subclass says its own)
+
     def __init__(self, fleet: Any, parent: QWidget | None = None):
         super().__init__(parent)
         self.fleet = fleet
-        self.setWindowTitle(f"Vigil — {self._fleet_words()} ({len(fleet.runs)} runs)")
+        self.setWindowTitle(bidi_safe(f"Vigil — {self._fleet_words()} ({len(fleet.runs)} runs)"))
         self.closed = asyncio.get_event_loop().create_future()
         self.result: Any = None
         self._task: asyncio.Future | None = None
@@ -60,11 +64,12 @@ class FleetWindow(QMainWindow):
         self._in_page_since = 0.0
         self._unsubscribe = None
 
-        self.header = QLabel()
+        # the fleet's, its runs' and their pages' words: plain text, bidi controls as markers (gui.kit.labels)
+        self.header = PlainLabel()
         self.header.setTextFormat(Qt.TextFormat.PlainText)
         self.header.setObjectName("fleetHeader")
         self.header.setWordWrap(True)  # a long line wraps: it never widens the left panel (and moves the page)
-        self.banner = QLabel()
+        self.banner = PlainLabel()
         self.banner.setTextFormat(Qt.TextFormat.PlainText)
         self.banner.setWordWrap(True)
         self.banner.setStyleSheet(f"background:{BANNER_BG};color:{BANNER_FG};padding:6px")
@@ -81,7 +86,7 @@ class FleetWindow(QMainWindow):
         self.stop_all_btn.setToolTip("Stop every run of the fleet: waiting steps are refused, queued runs never start")
         self.stop_all_btn.clicked.connect(self.stop_all)
         left = QWidget()
-        lv = QVBoxLayout(left)
+        self.left_layout = lv = QVBoxLayout(left)
         lv.setContentsMargins(6, 6, 6, 6)
         lv.addWidget(self.header)
         lv.addWidget(self.runs, 3)
@@ -89,7 +94,7 @@ class FleetWindow(QMainWindow):
         lv.addWidget(self.queue_list, 2)
         lv.addWidget(self.stop_all_btn)
 
-        self.run_label = QLabel("Select a run to see its page.")
+        self.run_label = PlainLabel("Select a run to see its page.")
         self.run_label.setTextFormat(Qt.TextFormat.PlainText)
         self.run_label.setWordWrap(True)
         self.page = PageView()
@@ -104,12 +109,16 @@ class FleetWindow(QMainWindow):
         self.approval.grant_offer = self._grant_offer
         self.approval.grant_requested.connect(self._grant)
         self.approval.in_page_waits = lambda: True
+        for b in (self.approval.edit_btn, self.approval.skip_btn, self.approval.reject_btn, self.approval.stop_btn):
+            # as narrow as their word where room is short: with a grant offered, the bar's row fits the page's
+            # side of a 1024-px screen without squeezing the lists
+            b.setMinimumWidth(b.fontMetrics().horizontalAdvance(b.text()) + 24)
         self.approval.waiting_changed.connect(self._waiting_in_page)
         self.stop_run_btn = QPushButton("Stop this run")
         self.stop_run_btn.clicked.connect(self.stop_run)
         self.stop_run_btn.setEnabled(False)
         right = QWidget()
-        rv = QVBoxLayout(right)
+        self.right_layout = rv = QVBoxLayout(right)
         rv.setContentsMargins(6, 6, 6, 6)
         top = QHBoxLayout()
         top.addWidget(self.run_label, 1)
@@ -168,7 +177,7 @@ class FleetWindow(QMainWindow):
             return
         exc = task.exception()
         if exc is not None:
-            self._say(f"The fleet stopped with an error: {exc}")
+            self._say(f"{self.FAILED_WORDS}: {exc}")
         else:
             self.result = task.result()
         self._say_counts()
@@ -352,8 +361,12 @@ class FleetWindow(QMainWindow):
         self.approval.set_in_page_progress(["you acted in the page"] if acted else [], acted)
 
     def _grant_offer(self, request: Any) -> str | None:
+        """"Allow clicks on ORIGIN" over "for the whole fleet": on one line, with the origin, the button would
+        widen the bar beyond the page's side of a small screen and squeeze the lists."""
         entry = self._current()
-        return self.fleet.grant_offer(request, entry.run) if entry is not None else None
+        offer = self.fleet.grant_offer(request, entry.run) if entry is not None else None
+        head, sep, tail = (offer or "").rpartition(" for ")
+        return f"{head}\nfor {tail}" if sep and head else offer
 
     def _grant(self, request: Any) -> None:
         entry = self._current()
@@ -374,6 +387,10 @@ class FleetWindow(QMainWindow):
         self.fleet.stop_all("the person stopped the whole fleet")
 
     # -- closing ---------------------------------------------------------------------------------
+    def _stop_for_close(self) -> None:
+        """The window closes while the fleet runs: stop it (`run()` then ends)."""
+        self.fleet.stop_all("the Fleet view was closed")
+
     async def shutdown(self) -> None:
         """Stop the fleet (nothing left waiting), the screencast, then wait for the runs to end."""
         if self._closing:
@@ -381,7 +398,7 @@ class FleetWindow(QMainWindow):
         self._closing = True
         self._progress.stop()
         if self._task is not None and not self._task.done():
-            self.fleet.stop_all("the Fleet view was closed")
+            self._stop_for_close()
         with contextlib.suppress(Exception):
             await self.page.stop()
         await self.finished()

@@ -166,3 +166,29 @@ def test_fleet_four_waiting(qtbot, aio, server):  # noqa: F811
         _save(qtbot, window, "fleet-one-stopped")
     finally:
         run(qtbot, window.shutdown(), timeout=60)
+
+
+def test_mcp_clients_two_one_waiting(qtbot, aio, server, tmp_path, monkeypatch):  # noqa: F811
+    """`vigil gui --mcp PORT`: the view before any client, then two SDK clients, one's step waiting."""
+    from test_mcp_clients_window import _connect, _done, _in_thread, clients_window
+
+    from support.mcp_server import items_of, ref
+
+    monkeypatch.setenv("VIGIL_HOME", str(tmp_path))
+    with clients_window(qtbot, server.url("mcp_shop.html")) as (window, view, token):
+        qtbot.wait(800)
+        _save(qtbot, window, "mcp-clients-empty")
+        probes = [_connect(qtbot, view.endpoint, token, name) for name in ("claude-code", "cursor-agent")]
+        try:
+            snaps = [_done(qtbot, p.start_call("browser_snapshot")) for p in probes]
+            pending = probes[0].start_call("browser_click", {"ref": ref(items_of(snaps[0]), "Add to cart"),
+                                                             "element": "the shop's Add to cart button"})
+            qtbot.waitUntil(lambda: len(view.queue.waiting) == 1, timeout=30_000)
+            qtbot.waitUntil(lambda: window.page.tab is view.run_named("claude-code").tab, timeout=30_000)
+            qtbot.wait(1500)
+            _save(qtbot, window, "mcp-clients-one-waiting")
+            window.approval.approve()
+            _done(qtbot, pending)
+        finally:
+            for p in probes:
+                _in_thread(qtbot, lambda p=p: p.close(quiet=True))
