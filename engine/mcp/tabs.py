@@ -62,14 +62,16 @@ class SharedChromium:
         async with self._lock:  # two clients arriving at once start one Chromium
             if self.base is None or not browser_alive(self.base):
                 await self._launch()
-            assert self.base is not None  # _launch() starts one or raises
-            try:
-                return await self.base.open_context()
-            except VigilError as exc:
-                raise ToolFailure(exc.code, f"Could not open a browser context: {exc.message}") from None
-            except Exception as exc:  # noqa: BLE001 - Playwright's own error when the Chromium just went away
-                raise ToolFailure("BROWSER_CLOSED", "Could not open a browser context "
-                                                    f"({type(exc).__name__}); call again.") from None
+            base = self.base
+            assert base is not None  # _launch() starts one or raises
+        # contexts open side by side (Browser.open_context serialises only what must be)
+        try:
+            return await base.open_context()
+        except VigilError as exc:
+            raise ToolFailure(exc.code, f"Could not open a browser context: {exc.message}") from None
+        except Exception as exc:  # noqa: BLE001 - Playwright's own error when the Chromium just went away
+            raise ToolFailure("BROWSER_CLOSED", "Could not open a browser context "
+                                                f"({type(exc).__name__}); call again.") from None
 
     async def _launch(self) -> None:
         await self.close()
