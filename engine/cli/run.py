@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sqlite3
 import sys
 from typing import TextIO
 
@@ -133,6 +134,18 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
         except VigilError as exc:
             await close_planner(planner)
             return fail(f"{exc.message} To run without keeping the session, add --no-record.", exc.code)
+        except sqlite3.Error as exc:  # e.g. a full disk while a dead run's session is marked interrupted
+            from engine.store.location import default_path
+            from engine.store.reserve import disk_full, full_advice
+            await close_planner(planner)
+            advice = f" {full_advice(default_path())}" if disk_full(exc) else ""
+            return fail(f"The session store {default_path()} could not be opened: {exc}.{advice} To run without "
+                        "keeping the session, add --no-record.", "STORE_UNAVAILABLE")
+        why = recorder.no_room()
+        if why:  # (said before a browser is started for nothing; `start` checks again)
+            recorder.store.close()
+            await close_planner(planner)
+            return fail(f"{why} Nothing was run. To run without keeping the session, add --no-record.", "STORE_ERROR")
     out = sys.stderr if args.json else sys.stdout
     gate = AutoApprove() if args.approve == "auto" else TerminalGate(stdin=stdin, out=out)
     try:
@@ -146,8 +159,12 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
             if not args.json:
                 loop.bus.subscribe(lambda ev: print(step_line(ev.record), flush=True)
                                    if isinstance(ev, StepRecorded) else None)
-            if recorder is not None:
-                recorder.start(loop, task, tab.url, planner=planner_name, policy=args.approve, metadata=metadata)
+            if recorder is not None and recorder.start(loop, task, tab.url, planner=planner_name,
+                                                       policy=args.approve, metadata=metadata) is None:
+                # never a run that acts unrecorded (a full disk: no room for its steps' records)
+                await close_planner(planner)
+                return fail(f"{recorder.cause} Nothing was run. To run without keeping the session, add "
+                            "--no-record.", "STORE_ERROR")
             try:
                 result = await loop.run(task)
             finally:
