@@ -1,9 +1,11 @@
-"""`vigil sessions [--json] [--delete ID …]`, `vigil export ID --html PATH [--json PATH]` and
+"""`vigil sessions [--json] [--delete ID …] [--recover]`, `vigil export ID --html PATH [--json PATH]` and
 `vigil replay ID [--approve ask|auto|auto-safe] [--url URL]`.
 
 Session IDs may be shortened to any unique prefix of at least 4 characters (as `vigil sessions`
 prints them). Exit codes: 0 done (a replay: finished), 1 a replay that failed or was stopped,
-2 a missing session, an unusable store or bad arguments — always with a message saying what to do.
+2 a missing session, an unusable store (a damaged one: STORE_CORRUPT) or bad arguments — always with a
+message saying what to do. `sessions` and `export` check the whole store before answering (they only read
+and end: their answer covers every page), so a damaged store is said at any size.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ def add_session_parsers(sub) -> None:
                    help="delete these sessions with their steps and pictures (ids or unique prefixes)")
     s.add_argument("--fleet", metavar="ID", help="only the sessions of this fleet (`vigil fleet` prints its id), "
                                                  "after a line per run of the fleet")
+    s.add_argument("--recover", action="store_true",
+                   help="a damaged store (STORE_CORRUPT): copy every session that can still be read into a new store "
+                        "beside it (the damaged file is only read), and say how to put it in place")
 
     e = sub.add_parser("export", help="write a recorded session as a self-contained HTML report, a JSON trace and/or a "
                          "Playwright test")
@@ -49,10 +54,12 @@ def _fail(cmd: str, exc: VigilError) -> int:
 
 def sessions_command(args: argparse.Namespace) -> int:
     from engine.store import Store
+    if getattr(args, "recover", False):
+        return _recover(args)
     if getattr(args, "fleet", None):
         return _fleet_sessions(args)
     try:
-        with Store.open() as store:
+        with Store.open(check="now") as store:
             if args.delete:
                 ids = [store.resolve_id(x) for x in args.delete]  # all resolved before any is deleted
                 for sid in ids:
@@ -89,7 +96,7 @@ def _fleet_sessions(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        with Store.open() as store:
+        with Store.open(check="now") as store:
             book = FleetBook(store)
             rec = book.load(args.fleet)
             rows = book.sessions(rec.id)
@@ -129,7 +136,7 @@ def export_command(args: argparse.Namespace) -> int:
               "--playwright test_x.py.", file=sys.stderr)
         return 2
     try:
-        with Store.open() as store:
+        with Store.open(check="now") as store:
             sid = store.resolve_id(args.id)
             paths = write_export(store, sid, html_path=args.html, json_path=args.json)
     except VigilError as exc:
@@ -147,13 +154,54 @@ def _export_fleet(args: argparse.Namespace) -> int:
               "fleet.html (each run's report is written beside it).", file=sys.stderr)
         return 2
     try:
-        with Store.open() as store:
+        with Store.open(check="now") as store:
             paths = write_fleet_summary(store, args.fleet, args.html)
     except VigilError as exc:
         return _fail("export", exc)
     print(paths[0])
     print(f"  and {len(paths) - 1} run report(s) in {paths[0].with_suffix('').name}_runs/", file=sys.stderr)
     return 0
+
+
+def _recover(args: argparse.Namespace) -> int:
+    from engine.store.location import default_path
+    from engine.store.recover import recover
+    if args.delete or args.fleet:
+        print("vigil sessions: BAD_ARGUMENT: --recover works on the whole store; give it alone (or with --json).",
+              file=sys.stderr)
+        return 2
+    source = default_path()
+    print(f"Recovering the sessions of {source} (it is only read)…", file=sys.stderr, flush=True)
+    try:
+        rec = recover(source)
+    except VigilError as exc:
+        return _fail("sessions", exc)
+    if args.json:
+        print(json.dumps(rec.as_json(), ensure_ascii=False))
+        return 0
+    print(_recovered_words(rec))
+    return 0
+
+
+def _recovered_words(rec) -> str:
+    """What `--recover` did, what was lost, and how to put the new store in place."""
+    before = f" of the {rec.sessions_before} the damaged store counts" if rec.sessions_before is not None else ""
+    lines = [f"Recovered {rec.sessions} session(s){before} ({rec.steps} steps, {rec.blobs} pictures and snapshots) "
+             f"into {rec.target}", f"  read {rec.method}; the damaged store {rec.source} was not changed."]
+    lost = [f"{n} unreadable stretch(es) of {t}" for t, n in rec.damaged_stretches.items()]
+    lost += [f"{n} {words}" for words, n in rec.left_out.items()]
+    if rec.unplaced:
+        lost.append(f"{rec.unplaced} rows SQLite found but could not place in a table")
+    # (a damaged index or free page loses no row: the store in place is refused all the same)
+    lines.append("  lost: " + "; ".join(lost) + "." if lost else "  nothing was found missing: every row read back "
+                 "whole.")
+    src, dst = rec.source, rec.target
+    lines += ["To use it in place of the damaged store (with no Vigil running):",
+              f"  mv '{src}' '{src}.broken'    # and its '-wal' and '-shm' files, if present",
+              f"  mv '{dst}' '{src}'",
+              f"(The store is {src.name} in VIGIL_HOME's folder, {src.parent}: to look at the recovered one "
+              "first, put it as sessions.db in another folder and run VIGIL_HOME=that-folder vigil sessions.)"]
+    return "\n".join(lines)
 
 
 async def replay_command(args: argparse.Namespace, *, stdin=None) -> int:

@@ -153,11 +153,24 @@ LATEST_VERSION = max(MIGRATIONS)
 
 
 def corrupt_error(path: Path | str, detail: str) -> StoreError:
+    """STORE_CORRUPT for the store at `path`: what is wrong, and the two ways on (keep what can be read, or
+    start afresh). Nothing is written to a store refused this way."""
     p = str(path)
     return StoreError(
-        f"The session store {p} is not a readable Vigil database ({detail}). It was left untouched. "
-        f"Move it aside (mv '{p}' '{p}.broken', and its '-wal' and '-shm' files if present) and start "
-        f"Vigil again to create a new, empty store.", code=ErrorCode.STORE_CORRUPT)
+        f"The session store {p} is not a readable Vigil database ({detail}). It was left untouched: nothing "
+        f"is written to it. `vigil sessions --recover` copies every session that can still be read into a new "
+        f"store beside it and says how to put that one in place. Move it aside (mv '{p}' '{p}.broken', and its "
+        f"'-wal' and '-shm' files if present) and start Vigil again to create a new, empty store.",
+        code=ErrorCode.STORE_CORRUPT)
+
+
+def damaged_record_error(path: Path | str, what: str) -> StoreError:
+    """STORE_CORRUPT for one record whose bytes changed though SQLite finds the file sound (it keeps no
+    checksums): that read is refused; the rest of the store stays in use."""
+    return StoreError(
+        f"{what} in the session store {path} is damaged: it no longer reads back as it was written. The rest of the "
+        f"store is not affected. `vigil sessions --recover` copies everything that still reads back whole into a "
+        f"new store beside it.", code=ErrorCode.STORE_CORRUPT)
 
 
 def check_header(path: Path) -> None:

@@ -19,6 +19,11 @@ sessions still `running` whose writer is gone (or whose pid now belongs to anoth
 
 Secrets: everything written goes through `columns` (credential-named keys dropped, key-shaped strings
 masked), and `redact` masks a secret learnt only after it was written.
+
+Damage (`integrity`): a store whose file is damaged is refused at open (STORE_CORRUPT) without a byte
+written, or — a big store, checked whole on a thread — its writes wait for that check's verdict. Once
+damage is known (that check, or SQLite finding a damaged page on any read or write), every read and write
+raises STORE_CORRUPT, which says what to do (`vigil sessions --recover`).
 """
 
 from __future__ import annotations
@@ -33,17 +38,28 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from engine.errors import ErrorCode
 from engine.models import ChatMessage, Plan, StepRecord
 from engine.secret_values import scrub
 from engine.store.columns import domain_of, now, stored_json, stored_text
+from engine.store.integrity import BackgroundCheck, CheckMode, check_file, is_corruption, whole_check_limit
 from engine.store.location import default_path
 from engine.store.process_identity import process_token, writer_alive
-from engine.store.schema import StoreError, check_header, check_not_newer, corrupt_error, migrate
+from engine.store.schema import (
+    LATEST_VERSION,
+    StoreError,
+    check_header,
+    check_not_newer,
+    corrupt_error,
+    damaged_record_error,
+    migrate,
+    schema_version,
+)
 from engine.store.session_data import SessionData, SessionInfo, SessionSummary
 from engine.store.writer import BackgroundWriter
 
@@ -51,7 +67,25 @@ log = logging.getLogger("vigil.store")
 
 BUSY_TIMEOUT_MS = 15000
 FINAL_STATUSES = ("success", "error", "interrupted", "idle")
-_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+
+
+class _Guarded:
+    """`with store._lock:` — the store's lock (re-entrant), which also refuses a store known to be damaged
+    and turns SQLite's word that a page is damaged into STORE_CORRUPT (the store then refuses everything)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def __enter__(self) -> None:
+        self._store._mutex.acquire()
+        if self._store._damage is not None:
+            self._store._mutex.release()
+            raise corrupt_error(self._store.path, self._store._damage)
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._store._mutex.release()
+        if exc is not None and is_corruption(exc):
+            raise self._store._found_damage(str(exc)) from exc
 
 
 # -- the store ----------------------------------------------------------------------------------
@@ -61,10 +95,16 @@ class Store:
     def __init__(self, conn: sqlite3.Connection, path: Path):
         self._conn = conn
         self.path = path
-        self._lock = threading.RLock()
+        self._mutex = threading.RLock()
+        self._lock = _Guarded(self)  # every read and write of the connection holds it
         self._pid = os.getpid()
         self._token = process_token(self._pid) or ""
         self._writer: BackgroundWriter | None = None
+        self._damage: str | None = None  # what is damaged, once known: everything is refused then
+        self._damage_listeners: list[Callable[[StoreError], None]] = []
+        self._checked = threading.Event()  # the verdict on the whole file is in (writes wait for it)
+        self._checked.set()
+        self._check: BackgroundCheck | None = None
 
     @property
     def writer(self) -> BackgroundWriter:
@@ -75,32 +115,41 @@ class Store:
         return self._writer
 
     @classmethod
-    def open(cls, path: str | Path | None = None) -> Store:
+    def open(cls, path: str | Path | None = None, *, check: CheckMode = "auto") -> Store:
         """Open (creating or migrating) the store; sessions left running by a dead process become
         `interrupted`. Raises StoreError STORE_CORRUPT / STORE_TOO_NEW without changing the file.
         Another process writing at that moment can make SQLite answer "database is locked" at once to
         the set-up pragmas (busy_timeout does not cover them all): opening is tried again then, for up
-        to BUSY_TIMEOUT_MS."""
+        to BUSY_TIMEOUT_MS.
+
+        `check` (engine.store.integrity): "auto" checks the whole file before returning when it is at most
+        VIGIL_STORE_CHECK_MB, else on a thread (writes wait for its verdict; an older store about to be
+        migrated is always checked first); "now" always before returning (a command that only reads and
+        ends: its answer covers the whole file); "background" always on a thread; "off" checks nothing
+        (measurements only)."""
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
         while True:
             try:
-                return cls._open(path)
+                return cls._open(path, check)
             except (StoreError, sqlite3.OperationalError) as exc:
                 if "database is locked" not in str(exc) or time.monotonic() >= deadline:
                     raise
                 time.sleep(0.05)
 
     @classmethod
-    def _open(cls, path: str | Path | None = None) -> Store:
+    def _open(cls, path: str | Path | None, check: CheckMode) -> Store:
         path = Path(path) if path else default_path()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.is_dir():
                 raise IsADirectoryError(21, "it is a folder, not a file")
             check_header(path)
+            checked_whole = cls._check_before_open(path, check)
             conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
                                    timeout=BUSY_TIMEOUT_MS / 1000)
         except (OSError, sqlite3.Error) as e:
+            if isinstance(e, sqlite3.OperationalError) and "database is locked" in str(e):
+                raise  # Store.open waits and tries again
             why = getattr(e, "strerror", None) or str(e)
             raise StoreError(f"The session store {path} cannot be opened ({why}). Set VIGIL_HOME to a folder "
                              "you can write to.", code=ErrorCode.STORE_UNAVAILABLE) from None
@@ -118,7 +167,7 @@ class Store:
             migrate(conn, path=path)
         except sqlite3.DatabaseError as e:
             conn.close()
-            if getattr(e, "sqlite_errorcode", None) in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+            if is_corruption(e):
                 raise corrupt_error(path, str(e)) from e
             raise StoreError(f"The session store {path} could not be opened: {e}") from e
         except BaseException:
@@ -126,18 +175,93 @@ class Store:
             raise
         store = cls(conn, path)
         try:
-            store._mark_interrupted()
+            if checked_whole or check == "off":
+                store._mark_interrupted()
+            else:  # marked once the whole file is known to be sound: nothing is written before
+                store._check_in_background()
         except BaseException:
-            conn.close()
+            store.close()
             raise
         return store
+
+    @staticmethod
+    def _check_before_open(path: Path, check: CheckMode) -> bool:
+        """The checks before the store's own connection opens (on a read-only one: a refused file is not
+        touched); True when the whole file was checked. STORE_CORRUPT when damaged."""
+        if check == "off" or not path.exists() or path.stat().st_size == 0:
+            return True
+        whole = check == "now" or (check == "auto" and path.stat().st_size <= whole_check_limit())
+        verdict = check_file(path, whole=whole, version=schema_version)
+        if verdict.problem is None and not whole and verdict.version is not None and \
+                verdict.version < LATEST_VERSION:
+            verdict = check_file(path, whole=True)  # a migration writes: the whole file is checked first
+        if verdict.problem is not None:
+            raise corrupt_error(path, verdict.problem)
+        return verdict.whole
+
+    def _check_in_background(self) -> None:
+        self._checked.clear()
+        self._check = BackgroundCheck(self.path, self._check_done)
+        self._check.start()
+
+    def _check_done(self, problem: str | None) -> None:
+        """The background check's verdict (on its thread): damage is kept before the writes waiting for
+        the verdict go on, so they see it."""
+        if problem is not None:
+            self._found_damage(problem)
+        self._checked.set()
+        if problem is None and self._check is not None and not self._check.cancelled:
+            try:
+                self._mark_interrupted()
+            except (StoreError, sqlite3.Error) as exc:
+                log.warning("session store %s: sessions of ended processes not marked interrupted: %s", self.path,
+                            exc)
+
+    def _found_damage(self, detail: str) -> StoreError:
+        """Damage is known (first finding kept): say so once to the listeners; the error to raise."""
+        listeners: list[Callable[[StoreError], None]] = []
+        with self._mutex:
+            first = self._damage is None
+            if first:
+                self._damage = detail
+                listeners, self._damage_listeners = self._damage_listeners, []
+        err = corrupt_error(self.path, self._damage or detail)
+        if first:
+            log.info("%s", err.message)  # said by the error raised, and to the listeners
+            for fn in listeners:
+                try:
+                    fn(err)
+                except Exception:  # noqa: BLE001 — one bad listener must not hide the damage from the others
+                    log.exception("store damage listener failed")
+        return err
+
+    @property
+    def damage(self) -> StoreError | None:
+        """STORE_CORRUPT once the store is known to be damaged (it then refuses every read and write)."""
+        return corrupt_error(self.path, self._damage) if self._damage is not None else None
+
+    def add_damage_listener(self, fn: Callable[[StoreError], None]) -> None:
+        """Call `fn(error)` once when damage is found (on the thread that found it: the background check's,
+        or the one whose read or write met it); at once when it is already known."""
+        with self._mutex:
+            if self._damage is None:
+                self._damage_listeners.append(fn)
+                return
+        fn(corrupt_error(self.path, self._damage))
+
+    def wait_checked(self, timeout: float | None = None) -> bool:
+        """Wait for the verdict on the whole file (at once when it was checked at open); False on a timeout.
+        `damage` says the verdict."""
+        return self._checked.wait(timeout)
 
     def close(self) -> None:
         """Close the store after every pending background write has run (a run stopped by Ctrl+C still
         gets its last steps written); a write that fails then is logged and kept in `writer.errors`."""
+        if self._check is not None:
+            self._check.cancel()
         if self._writer is not None and not self._writer.close():
             log.error("session store: background writes still running at close; the last steps may be missing")
-        with self._lock:
+        with self._mutex:
             self._conn.close()
 
     def __enter__(self) -> Store:
@@ -148,7 +272,9 @@ class Store:
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, committed (durably) when the block ends."""
+        """One write transaction, committed (durably) when the block ends; not before the whole file is
+        known to be sound (a big store's background check), and never into a damaged one."""
+        self._checked.wait()
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -160,7 +286,9 @@ class Store:
                 raise
 
     def _mark_interrupted(self) -> None:
-        rows = self._conn.execute("SELECT id, owner_pid, owner_start FROM sessions WHERE status='running'").fetchall()
+        with self._lock:
+            rows = self._conn.execute("SELECT id, owner_pid, owner_start FROM sessions "
+                                      "WHERE status='running'").fetchall()
         dead = [(sid, pid) for sid, pid, start in rows if not writer_alive(pid, start)]
         if not dead:
             return
@@ -394,7 +522,10 @@ class Store:
         """All sessions, newest first."""
         with self._lock:
             rows = self._conn.execute(self._SUMMARY + " ORDER BY s.created_at DESC, s.rowid DESC").fetchall()
-        return [SessionSummary(**self._info(r).model_dump(include=set(SessionSummary.model_fields))) for r in rows]
+        try:
+            return [SessionSummary(**self._info(r).model_dump(include=set(SessionSummary.model_fields))) for r in rows]
+        except ValueError as exc:  # SQLite saw nothing wrong, but bytes under a session's row changed
+            raise damaged_record_error(self.path, f"A session's row ({str(exc).splitlines()[0]})") from exc
 
     def load(self, session_id: str) -> SessionData:
         """One session with its messages (by sequence number), plan versions, steps and blob refs."""
@@ -414,26 +545,41 @@ class Store:
                                  (session_id,)).fetchall()
             finally:
                 c.execute("COMMIT")
-        all_plans = [Plan.model_validate_json(b) for (b,) in plans]
         blobs: dict[int, dict[str, str]] = {}
         for idx, role, sha in refs:
             blobs.setdefault(idx, {})[role] = sha
-        # an updated message keeps its first sequence number (the column), whatever its body says
-        messages = [ChatMessage.model_validate_json(b).model_copy(update={"sequenceNumber": seq}) for seq, b in msgs]
-        return SessionData(session=self._info(row), messages=messages,
-                           plan=all_plans[-1] if all_plans else None, plans=all_plans,
-                           steps=[StepRecord.model_validate_json(b) for (b,) in steps], blobs=blobs)
+        try:
+            all_plans = [Plan.model_validate_json(b) for (b,) in plans]
+            # an updated message keeps its first sequence number (the column), whatever its body says
+            messages = [ChatMessage.model_validate_json(b).model_copy(update={"sequenceNumber": seq})
+                        for seq, b in msgs]
+            return SessionData(session=self._info(row), messages=messages,
+                               plan=all_plans[-1] if all_plans else None, plans=all_plans,
+                               steps=[StepRecord.model_validate_json(b) for (b,) in steps], blobs=blobs)
+        except ValueError as exc:  # SQLite saw nothing wrong, but bytes under a record changed
+            raise damaged_record_error(self.path, f"A record of session {session_id[:8]} "
+                                                  f"({str(exc).splitlines()[0]})") from exc
 
     def get_blob(self, sha256: str) -> bytes:
-        """The original bytes stored under `sha256`."""
+        """The original bytes stored under `sha256`; STORE_CORRUPT when they are not (SQLite keeps no
+        checksums: a damaged byte inside a picture is seen only here)."""
         with self._lock:
             row = self._conn.execute("SELECT codec, data FROM blobs WHERE sha256=?", (sha256,)).fetchone()
         if row is None:
             raise StoreError(f"No blob {sha256} in {self.path}.", code=ErrorCode.STORE_NO_BLOB)
         codec, data = row
-        return zlib.decompress(data) if codec == "zlib" else bytes(data)
+        try:
+            raw = zlib.decompress(data) if codec == "zlib" else bytes(data)
+        except zlib.error:
+            raw = None
+        if raw is None or hashlib.sha256(raw).hexdigest() != sha256:
+            # the rest of the store may be sound: only this read is refused
+            raise damaged_record_error(self.path, f"The picture or snapshot {sha256[:12]}… (its bytes no longer "
+                                                  "match their checksum)")
+        return raw
 
     def integrity_check(self) -> str:
-        """SQLite's own full check: "ok" when the file is consistent."""
-        with self._lock:
+        """SQLite's own full check: "ok" when the file is consistent (said even of a store known to be
+        damaged: it is how that is seen)."""
+        with self._mutex:
             return "; ".join(r[0] for r in self._conn.execute("PRAGMA integrity_check").fetchall())

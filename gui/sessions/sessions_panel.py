@@ -6,6 +6,11 @@ first) are carried out here, through the window's controller; Replay and New ses
 so the window does them (`replay_requested`, `new_session_requested`). Titles, URLs and domains come
 from pages and tasks, so every cell and label is plain text, and none of it goes into a tooltip (Qt
 guesses tooltip formats).
+
+A store found damaged (at open: the controller says why there is none; later — a big store is checked
+whole on a thread after it opened, or a read meets a damaged page) is said here in the line under the
+table and in the banner, with what to do; the list is emptied and its actions turned off (the store
+refuses every read and write then).
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ class SessionsPanel(QWidget):
     new_session_requested = Signal()
     error = Signal(str)
     status = Signal(str, int)   # a line for the status bar, and how long to show it (ms; 0 until replaced)
+    damage_found = Signal(str)  # the store's check found it damaged (emitted from that check's thread: queued)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -82,6 +88,9 @@ class SessionsPanel(QWidget):
         self.delete_box: QMessageBox | None = None
         self.export_dialog: QFileDialog | None = None
         self._export_dir: str | None = None
+        self.damage: str | None = None  # what is damaged in the store, with what to do, once known
+        self._watched: SessionLibrary | None = None
+        self.damage_found.connect(self._show_damage)
 
         v = QVBoxLayout(self)
         v.setContentsMargins(4, 6, 4, 4)
@@ -214,18 +223,43 @@ class SessionsPanel(QWidget):
             self.details.setStyleSheet(f"color:{BANNER_FG}; padding:2px 2px;")
         else:
             self.details.setStyleSheet(f"color:{TEXT}; padding:2px 2px;")
+            self._watch(self.library)
             self.refresh()
+
+    def _watch(self, library: SessionLibrary | None) -> None:
+        if library is not None and library is not self._watched:
+            self._watched = library
+            library.on_damage(self.damage_found.emit)
+
+    def _show_damage(self, message: str) -> None:
+        """The store is damaged: say it (line and banner, once), empty the list, turn its actions off."""
+        if self.damage == message:
+            return
+        self.damage = message
+        self._filling = True
+        self.table.setRowCount(0)
+        self._filling = False
+        self._summaries = {}
+        self.details.setText(f"Sessions cannot be read or recorded (STORE_CORRUPT): {message}")
+        self.details.setStyleSheet(f"color:{BANNER_FG}; padding:2px 2px;")
+        for w in (self.filter, self.refresh_btn):
+            w.setEnabled(False)
+        self._update_buttons()
+        self.error.emit(f"The session store is damaged (STORE_CORRUPT): {message}")
 
     def refresh(self) -> None:
         """Re-read the sessions (keeping the selection and the filter)."""
         library = self.library
-        if library is None:
+        if library is None or self.damage:
             return
         keep = self.selected_id()
         try:
             rows = library.list()
         except VigilError as exc:
-            self.error.emit(f"Could not list the sessions: {exc.message}")
+            if exc.code == "STORE_CORRUPT":  # met a damaged page: the store refuses everything from now on
+                self._show_damage(library.damage or exc.message)
+            else:
+                self.error.emit(f"Could not list the sessions: {exc.message}")
             return
         self._filling = True
         try:
@@ -321,7 +355,7 @@ class SessionsPanel(QWidget):
 
     def _selection_changed(self) -> None:
         sid = self.selected_id()
-        if self.library is not None:
+        if self.library is not None and not self.damage:
             s = self._summaries.get(sid) if sid else None
             if s is not None:
                 self.details.setText(f"{s.url or '(no URL)'}\nsession {s.id[:8]} · {s.steps} step(s) · started "
@@ -334,12 +368,12 @@ class SessionsPanel(QWidget):
         self._update_buttons()
 
     def _update_buttons(self) -> None:
-        has = self.library is not None and self.selected_id() is not None
+        has = self.library is not None and not self.damage and self.selected_id() is not None
         for b in (self.open_btn, self.rename_btn, self.export_btn, self.export_test_btn):
             b.setEnabled(has)
         self.replay_btn.setEnabled(has and not self._running)
         self.delete_btn.setEnabled(has and not (self._running and self.selected_id() == self.current))
-        self.new_btn.setEnabled(self.library is not None and not self._running)
+        self.new_btn.setEnabled(self.library is not None and not self.damage and not self._running)
 
     def start_rename(self) -> None:
         r = self.row_of(self.selected_id() or "")

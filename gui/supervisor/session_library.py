@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+from collections.abc import Callable
 from pathlib import Path
 
 from engine.snapshot.dom_snapshot import DomSnapshot
@@ -45,6 +46,17 @@ class SessionLibrary:
 
     def list(self) -> list[SessionSummary]:
         return self._store.list_sessions()
+
+    @property
+    def damage(self) -> str | None:
+        """What is damaged in the store, with what to do, once known (it then refuses every read and write)."""
+        err = self._store.damage
+        return err.message if err is not None else None
+
+    def on_damage(self, fn: Callable[[str], None]) -> None:
+        """`fn(message)` once, when the store is found damaged (from the thread that found it: a big store is
+        checked whole on a thread of its own after it opened); at once when that is already known."""
+        self._store.add_damage_listener(lambda err: fn(err.message))
 
     def load(self, session_id: str) -> SessionData:
         return self._store.load(session_id)
