@@ -164,7 +164,7 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
                 # never a run that acts unrecorded (a full disk: no room for its steps' records)
                 await close_planner(planner)
                 return fail(f"{recorder.cause} Nothing was run. To run without keeping the session, add "
-                            "--no-record.", "STORE_ERROR")
+                            "--no-record.", recorder.cause_code)
             try:
                 result = await loop.run(task)
             finally:

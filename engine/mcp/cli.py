@@ -161,6 +161,12 @@ def run(args: argparse.Namespace) -> int:
             args.url = mcp_url(args.url, allow_files=args.allow_file_urls)
         except ToolFailure as exc:
             return _fail(exc.code, exc.message)
+    if not args.no_record:  # a damaged or unusable store is refused before anything is served
+        from engine.store import Store
+        try:
+            Store.open().close()
+        except VigilError as exc:
+            return _fail(exc.code, f"{exc.message} To serve without keeping sessions, add --no-record.")
     # said at once: loading the server's libraries takes seconds on a busy machine, and silence reads as a hang
     _say("starting… (Chromium opens at a client's first call)")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=f"{PROG}: %(levelname)s: %(message)s")

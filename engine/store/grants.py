@@ -166,6 +166,11 @@ class GrantBook:
         self.store = store
         self.run_id = run_id
 
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """A read under the store's lock (which refuses, and names, a store known to be damaged)."""
+        with self.store._lock:
+            return self.store._conn.execute(sql, params).fetchall()
+
     def add(self, kind: str, site: str, session_id: str | None = None) -> Grant:
         """Grant `kind` on the origin of `site` (a URL, or a host as `parse_grant` reads it) for the rest of
         this run (an active grant already there is returned)."""
@@ -190,7 +195,8 @@ class GrantBook:
         return self.get(int(new_id or 0))
 
     def get(self, grant_id: int) -> Grant:
-        row = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants WHERE id=?", (grant_id,)).fetchone()
+        rows = self._rows(f"SELECT {_COLUMNS} FROM grants WHERE id=?", (grant_id,))
+        row = rows[0] if rows else None
         if row is None:
             raise StoreError(f"No grant {grant_id} in {self.store.path}; `vigil mcp grants` lists them.",
                              code=ErrorCode.BAD_ARGUMENT)
@@ -225,25 +231,25 @@ class GrantBook:
         return ending
 
     def all(self) -> list[Grant]:
-        rows = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants ORDER BY id").fetchall()
+        rows = self._rows(f"SELECT {_COLUMNS} FROM grants ORDER BY id")
         return [_grant(r) for r in rows]
 
     def of_session(self, session_id: str, run_id: str | None = None) -> list[Grant]:
         """The grants recorded with a session (given during it, or at the start of its server run) and, with
         `run_id` (the session's `metadata["mcp"]["run"]`), those its server run held while it was recorded."""
-        rows = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants WHERE session_id=? OR run_id=? ORDER BY id",
-                                        (session_id, run_id or "")).fetchall()
+        rows = self._rows(f"SELECT {_COLUMNS} FROM grants WHERE session_id=? OR run_id=? ORDER BY id",
+                          (session_id, run_id or ""))
         return [_grant(r) for r in rows]
 
 
     def active(self) -> list[Grant]:
         """The grants in force: this run's (a book of a run), or every running server's (a book without)."""
         if self.run_id is None:
-            rows = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants WHERE run_id IS NOT NULL AND "
-                                            "revoked_at IS NULL AND ended_at IS NULL ORDER BY id").fetchall()
+            rows = self._rows(f"SELECT {_COLUMNS} FROM grants WHERE run_id IS NOT NULL AND revoked_at IS NULL AND "
+                              "ended_at IS NULL ORDER BY id")
         else:
-            rows = self.store._conn.execute(f"SELECT {_COLUMNS} FROM grants WHERE run_id=? AND revoked_at IS NULL "
-                                            "AND ended_at IS NULL ORDER BY id", (self.run_id,)).fetchall()
+            rows = self._rows(f"SELECT {_COLUMNS} FROM grants WHERE run_id=? AND revoked_at IS NULL AND ended_at IS "
+                              "NULL ORDER BY id", (self.run_id,))
         return [g for g in map(_grant, rows) if g.active]
 
     def covering(self, action_name: str, url: str) -> Grant | None:

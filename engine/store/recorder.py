@@ -75,6 +75,7 @@ class SessionRecorder:
         self.session_id = session_id
         self.error: str | None = None
         self.cause: str | None = None  # the first failure alone (`error` says what it means for the run)
+        self.cause_code: str = ErrorCode.STORE_ERROR  # its code (STORE_CORRUPT for a damaged store …)
         self.background = background  # writes on the store's writer thread (False: written in the callback)
         self._url: str | None = None
         self._seq0 = self._step0 = 0
@@ -362,7 +363,7 @@ class SessionRecorder:
         first = self.error is None
         if first:
             log.error("session store: %s", exc.message)
-            self.cause = exc.message
+            self.cause, self.cause_code = exc.message, str(exc.code or ErrorCode.STORE_ERROR)
         if step is not None:
             self._not_stored(step)
         self._say_error(refused=isinstance(exc, NoRoom) and self.cause == exc.message)

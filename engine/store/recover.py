@@ -2,11 +2,10 @@
 store beside it (`sessions.recovered-<time>.db`). The damaged file is only ever read, through read-only
 connections: not a byte of it (or of its -wal) is written.
 
-Two ways to read it. SQLite's own recovery — the `sqlite3` command's `.recover`, which reads every page it
-can, even those a damaged page above them hides — when that command can do it (it needs a library built
-with the `sqlite_dbpage` table: Debian's is not, so there it cannot); otherwise a copy row by row that steps
-over what cannot be read: each table read in rowid order, a damaged stretch skipped by probing further on,
-and read backwards from there to the damage. Either way what is copied is checked as it goes in: a
+A copy row by row that steps over what cannot be read: each table read in rowid order, a damaged stretch
+skipped by probing further on, and read backwards from there to the damage. (SQLite's own `.recover` needs a
+library built with the `sqlite_dbpage` table; Debian's `sqlite3` and Python's are not, so it cannot run on the
+machines Vigil is built for, and an untested second path is not kept.) What is copied is checked as it goes in: a
 picture or snapshot whose bytes no longer match their checksum, a record that is not JSON any more, a
 step whose session was lost, are left out (and counted), so the new store holds only what reads back
 whole. It is written at the damaged store's schema version, then migrated as any store is, and opened
@@ -20,10 +19,7 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import sqlite3
-import subprocess
-import tempfile
 import time
 import zlib
 from collections.abc import Iterator
@@ -97,17 +93,15 @@ def recover(source: Path, *, stamp: str | None = None) -> Recovery:
                              code=ErrorCode.STORE_CORRUPT)
     target = _free_name(source, stamp or time.strftime("%Y%m%d-%H%M%S"))
     part = target.with_name(target.name + ".part")
-    with tempfile.TemporaryDirectory(prefix=".vigil-recover-", dir=source.parent) as work:
-        salvage = _sqlite_recover(source, Path(work))
-        rec = Recovery(source, target, "sqlite3 .recover" if salvage else "row by row")
-        try:
-            with contextlib.closing(_reader(salvage or source)) as src:
-                _copy(src, part, rec)
-            _verify(part, rec)
-        except BaseException:
-            for p in (part, Path(f"{part}-wal"), Path(f"{part}-shm")):
-                p.unlink(missing_ok=True)
-            raise
+    rec = Recovery(source, target, "row by row")
+    try:
+        with contextlib.closing(_reader(source)) as src:
+            _copy(src, part, rec)
+        _verify(part, rec)
+    except BaseException:
+        for p in (part, Path(f"{part}-wal"), Path(f"{part}-shm")):
+            p.unlink(missing_ok=True)
+        raise
     os.replace(part, target)
     return rec
 
@@ -138,40 +132,6 @@ def _unreadable(path: Path, exc: BaseException) -> StoreError:
     return StoreError(f"Nothing of {path} can be read as a session store ({exc}): SQLite cannot read even its list "
                       f"of tables. Move it aside (mv '{path}' '{path}.broken') and start Vigil again to create a "
                       "new, empty store.", code=ErrorCode.STORE_CORRUPT)
-
-
-# -- SQLite's own recovery ------------------------------------------------------------------------
-def sqlite_can_recover() -> str | None:
-    """The `sqlite3` command when its `.recover` works here (its library has the sqlite_dbpage table), else None."""
-    exe = shutil.which("sqlite3")
-    if exe is None:
-        return None
-    try:
-        probe = subprocess.run([exe, ":memory:", "SELECT count(*) FROM sqlite_dbpage;"], capture_output=True,
-                               timeout=20, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return exe if probe.returncode == 0 else None
-
-
-def _sqlite_recover(source: Path, work: Path) -> Path | None:
-    """`sqlite3 -readonly SOURCE .recover | sqlite3 SALVAGE`: a database of every row SQLite's recovery found,
-    or None when that command cannot do it here (or failed: its partial output is not used)."""
-    exe = sqlite_can_recover()
-    if exe is None:
-        return None
-    salvage = work / "salvage.db"
-    with open(work / "recover.err", "wb") as err, \
-            subprocess.Popen([exe, "-readonly", str(source), ".recover"], stdout=subprocess.PIPE, stderr=err,
-                             stdin=subprocess.DEVNULL) as dump:
-        load = subprocess.run([exe, "-bail", str(salvage)], stdin=dump.stdout, capture_output=True)
-        if dump.stdout is not None:
-            dump.stdout.close()
-    if dump.returncode != 0 or load.returncode != 0:
-        why = (work / "recover.err").read_text(errors="replace").strip() or load.stderr.decode(errors="replace")
-        log.warning("sqlite3 .recover failed (%s); copying row by row instead", why[:300])
-        return None
-    return salvage
 
 
 # -- the copy ---------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import pytest
 
 from engine.models import Action, ActionResult, Decision, ProposedStep, StepRecord
 from engine.store import Store, StoreError
-from engine.store.recover import recover, sqlite_can_recover
+from engine.store.recover import recover
 
 from support.paths import ROOT
 
@@ -193,7 +193,7 @@ def test_every_command_says_store_corrupt_exits_2_and_writes_nothing(damaged, tm
                 "export": ("export", ids[0][:8], "--html", str(tmp_path / "r.html")),
                 "run": ("run", "click Go", "--url", str(page), "--approve", "auto"),
                 "fleet": ("fleet", str(fleet), "--approve", "auto"),
-                "mcp grants": ("mcp", "grants")}
+                "mcp grants": ("mcp", "grants"), "mcp": ("mcp", "--approve", "auto")}
     procs = {name: _vigil(*args) for name, args in commands.items()}  # at once: each is a Python start-up
     for name, p in procs.items():
         out, err = p.communicate(timeout=120)
@@ -252,14 +252,3 @@ def test_recover_refuses_what_is_not_sqlite_and_a_missing_store(home):
         recover(home / "sessions.db")
     assert e.value.code == "STORE_CORRUPT" and "Move it aside" in e.value.message
     assert sorted(p.name for p in home.iterdir()) == ["sessions.db"]
-
-
-@pytest.mark.skipif(sqlite_can_recover() is None,
-                    reason="this sqlite3 command cannot .recover (its library lacks the sqlite_dbpage table, as "
-                           "Debian's does): the row-by-row copy is used, tested above")
-def test_recover_with_sqlites_own_recovery(damaged):
-    db, ids, _ = damaged
-    before = _digest(db)
-    rec = recover(db)
-    assert rec.method == "sqlite3 .recover" and rec.sessions == len(ids)
-    assert _digest(db) == before
