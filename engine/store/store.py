@@ -34,31 +34,28 @@ import json
 import logging
 import os
 import sqlite3
-import threading
 import time
 import uuid
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from engine.errors import ErrorCode
 from engine.models import ChatMessage, Plan, StepRecord
 from engine.secret_values import scrub
 from engine.store.columns import domain_of, now, stored_json, stored_text
-from engine.store.integrity import BackgroundCheck, CheckMode, check_file, is_corruption, whole_check_limit
+from engine.store.health import StoreHealth, check_before_open
+from engine.store.integrity import CheckMode, is_corruption
 from engine.store.location import default_path
 from engine.store.process_identity import process_token, writer_alive
 from engine.store.schema import (
-    LATEST_VERSION,
     StoreError,
     check_header,
     check_not_newer,
     corrupt_error,
     damaged_record_error,
     migrate,
-    schema_version,
 )
 from engine.store.session_data import SessionData, SessionInfo, SessionSummary
 from engine.store.writer import BackgroundWriter
@@ -69,25 +66,6 @@ BUSY_TIMEOUT_MS = 15000
 FINAL_STATUSES = ("success", "error", "interrupted", "idle")
 
 
-class _Guarded:
-    """`with store._lock:` — the store's lock (re-entrant), which also refuses a store known to be damaged
-    and turns SQLite's word that a page is damaged into STORE_CORRUPT (the store then refuses everything)."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
-    def __enter__(self) -> None:
-        self._store._mutex.acquire()
-        if self._store._damage is not None:
-            self._store._mutex.release()
-            raise corrupt_error(self._store.path, self._store._damage)
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._store._mutex.release()
-        if exc is not None and is_corruption(exc):
-            raise self._store._found_damage(str(exc)) from exc
-
-
 # -- the store ----------------------------------------------------------------------------------
 class Store:
     """One connection to the store file; safe to share between threads of one process."""
@@ -95,16 +73,11 @@ class Store:
     def __init__(self, conn: sqlite3.Connection, path: Path):
         self._conn = conn
         self.path = path
-        self._mutex = threading.RLock()
-        self._lock = _Guarded(self)  # every read and write of the connection holds it
+        self.health = StoreHealth(path)  # what is known of the file's soundness (engine.store.health)
+        self._lock = self.health.guard  # every read and write of the connection holds it
         self._pid = os.getpid()
         self._token = process_token(self._pid) or ""
         self._writer: BackgroundWriter | None = None
-        self._damage: str | None = None  # what is damaged, once known: everything is refused then
-        self._damage_listeners: list[Callable[[StoreError], None]] = []
-        self._checked = threading.Event()  # the verdict on the whole file is in (writes wait for it)
-        self._checked.set()
-        self._check: BackgroundCheck | None = None
 
     @property
     def writer(self) -> BackgroundWriter:
@@ -144,7 +117,7 @@ class Store:
             if path.is_dir():
                 raise IsADirectoryError(21, "it is a folder, not a file")
             check_header(path)
-            checked_whole = cls._check_before_open(path, check)
+            checked_whole = check_before_open(path, check)
             conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
                                    timeout=BUSY_TIMEOUT_MS / 1000)
         except (OSError, sqlite3.Error) as e:
@@ -178,90 +151,32 @@ class Store:
             if checked_whole or check == "off":
                 store._mark_interrupted()
             else:  # marked once the whole file is known to be sound: nothing is written before
-                store._check_in_background()
+                store.health.check_in_background(on_sound=store._mark_interrupted)
         except BaseException:
             store.close()
             raise
         return store
 
-    @staticmethod
-    def _check_before_open(path: Path, check: CheckMode) -> bool:
-        """The checks before the store's own connection opens (on a read-only one: a refused file is not
-        touched); True when the whole file was checked. STORE_CORRUPT when damaged."""
-        if check == "off" or not path.exists() or path.stat().st_size == 0:
-            return True
-        whole = check == "now" or (check == "auto" and path.stat().st_size <= whole_check_limit())
-        verdict = check_file(path, whole=whole, version=schema_version)
-        if verdict.problem is None and not whole and verdict.version is not None and \
-                verdict.version < LATEST_VERSION:
-            verdict = check_file(path, whole=True)  # a migration writes: the whole file is checked first
-        if verdict.problem is not None:
-            raise corrupt_error(path, verdict.problem)
-        return verdict.whole
-
-    def _check_in_background(self) -> None:
-        self._checked.clear()
-        self._check = BackgroundCheck(self.path, self._check_done)
-        self._check.start()
-
-    def _check_done(self, problem: str | None) -> None:
-        """The background check's verdict (on its thread): damage is kept before the writes waiting for
-        the verdict go on, so they see it."""
-        if problem is not None:
-            self._found_damage(problem)
-        self._checked.set()
-        if problem is None and self._check is not None and not self._check.cancelled:
-            try:
-                self._mark_interrupted()
-            except (StoreError, sqlite3.Error) as exc:
-                log.warning("session store %s: sessions of ended processes not marked interrupted: %s", self.path,
-                            exc)
-
-    def _found_damage(self, detail: str) -> StoreError:
-        """Damage is known (first finding kept): say so once to the listeners; the error to raise."""
-        listeners: list[Callable[[StoreError], None]] = []
-        with self._mutex:
-            first = self._damage is None
-            if first:
-                self._damage = detail
-                listeners, self._damage_listeners = self._damage_listeners, []
-        err = corrupt_error(self.path, self._damage or detail)
-        if first:
-            log.info("%s", err.message)  # said by the error raised, and to the listeners
-            for fn in listeners:
-                try:
-                    fn(err)
-                except Exception:  # noqa: BLE001 — one bad listener must not hide the damage from the others
-                    log.exception("store damage listener failed")
-        return err
-
     @property
     def damage(self) -> StoreError | None:
         """STORE_CORRUPT once the store is known to be damaged (it then refuses every read and write)."""
-        return corrupt_error(self.path, self._damage) if self._damage is not None else None
+        return self.health.damage
 
     def add_damage_listener(self, fn: Callable[[StoreError], None]) -> None:
-        """Call `fn(error)` once when damage is found (on the thread that found it: the background check's,
-        or the one whose read or write met it); at once when it is already known."""
-        with self._mutex:
-            if self._damage is None:
-                self._damage_listeners.append(fn)
-                return
-        fn(corrupt_error(self.path, self._damage))
+        """`fn(error)` once when damage is found (`StoreHealth.add_listener`)."""
+        self.health.add_listener(fn)
 
     def wait_checked(self, timeout: float | None = None) -> bool:
-        """Wait for the verdict on the whole file (at once when it was checked at open); False on a timeout.
-        `damage` says the verdict."""
-        return self._checked.wait(timeout)
+        """Wait for the verdict on the whole file (at once when it was checked at open); False on a timeout."""
+        return self.health.wait_checked(timeout)
 
     def close(self) -> None:
         """Close the store after every pending background write has run (a run stopped by Ctrl+C still
         gets its last steps written); a write that fails then is logged and kept in `writer.errors`."""
-        if self._check is not None:
-            self._check.cancel()
+        self.health.cancel()
         if self._writer is not None and not self._writer.close():
             log.error("session store: background writes still running at close; the last steps may be missing")
-        with self._mutex:
+        with self.health.mutex:
             self._conn.close()
 
     def __enter__(self) -> Store:
@@ -274,7 +189,7 @@ class Store:
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, committed (durably) when the block ends; not before the whole file is
         known to be sound (a big store's background check), and never into a damaged one."""
-        self._checked.wait()
+        self.health.wait_checked()
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -581,5 +496,5 @@ class Store:
     def integrity_check(self) -> str:
         """SQLite's own full check: "ok" when the file is consistent (said even of a store known to be
         damaged: it is how that is seen)."""
-        with self._mutex:
+        with self.health.mutex:
             return "; ".join(r[0] for r in self._conn.execute("PRAGMA integrity_check").fetchall())
