@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
@@ -39,8 +38,10 @@ from PySide6.QtWidgets import (
 )
 
 from engine.errors import VigilError
+from engine.models.text import bidi_safe
 from gui.kit.aio import spawn
 from gui.kit.flow_layout import FlowLayout
+from gui.kit.labels import PlainLabel
 from gui.kit.look import BANNER_FG, BLUE, TEXT
 from gui.sessions.session_text import local_time, short_time, status_text
 from gui.sessions.session_view import SessionView
@@ -139,7 +140,7 @@ class SessionsPanel(QWidget):
         v.addWidget(self.table, 1)
         self.table.viewport().installEventFilter(self)
 
-        self.details = QLabel()
+        self.details = PlainLabel()  # a title or a reason may quote a page: bidi controls show as markers
         self.details.setObjectName("sessionDetails")
         self.details.setTextFormat(Qt.TextFormat.PlainText)
         self.details.setWordWrap(True)
@@ -271,7 +272,7 @@ class SessionsPanel(QWidget):
                 mark = _item(CURRENT_MARK if s.id == self.current else "")
                 mark.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 mark.setForeground(QBrush(QColor(BLUE)))
-                title = _item(s.title, editable=True)
+                title = _item(bidi_safe(s.title), editable=True)  # (an edit keeps the markers, not controls)
                 title.setData(ID_ROLE, s.id)
                 status = _item(word)
                 if s.unverified:
@@ -396,11 +397,11 @@ class SessionsPanel(QWidget):
         sid = item.data(ID_ROLE)
         old = self._summaries.get(sid)
         title = " ".join(item.text().split())
-        if old is None or title == old.title:
+        if old is None or title in (old.title, " ".join(bidi_safe(old.title).split())):
             return
         if not title:  # an empty title is not a name: put the old one back
             self._filling = True
-            item.setText(old.title)
+            item.setText(bidi_safe(old.title))
             self._filling = False
             return
         try:

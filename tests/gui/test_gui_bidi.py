@@ -134,6 +134,35 @@ def test_the_session_window_shows_markers_never_controls(qtbot, aio, recorded):
     assert GREET in joined  # right-to-left letters as they are
 
 
+def test_the_sessions_list_shows_markers_and_a_rename_keeps_them(qtbot, aio, recorded, tmp_path, monkeypatch):
+    from PySide6.QtCore import QSettings
+
+    from gui.sessions.sessions_panel import TITLE_COL
+    from gui.supervisor.controller import Supervisor
+    from gui.window.main_window import MainWindow
+
+    home, sid = recorded
+    monkeypatch.setenv("VIGIL_HOME", str(home))
+    window = MainWindow(Supervisor(), settings=QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        window.sup.open_store()
+        panel = window.sessions
+        panel.attach(window.sup)
+        panel.select_session(sid)
+        qtbot.wait(20)
+        texts = shown_texts(panel)
+        assert not _raw(texts), _raw(texts)[:5]
+        assert bidi_safe(TASK) in "\n".join(texts)
+        before = {x.id: x.title for x in window.sup.sessions.list()}
+        item = panel.table.item(0, TITLE_COL)
+        item.setText(item.text())  # an edit that changes nothing (markers shown, controls kept) renames nothing
+        assert {x.id: x.title for x in window.sup.sessions.list()} == before
+    finally:
+        window.sup.recording.close()
+
+
 def test_the_approval_bar_shows_markers_never_controls(qtbot, recorded):
     from engine.store import Store
 
