@@ -2,8 +2,8 @@
 the test suite's timing): `snapshot` (speed and size against Playwright's aria snapshot), `store` (what
 recording costs per step), `step` (a supervised step's phases against plain Playwright), `miniwob`
 (MiniWoB++ tasks solved by a planner), `real` (the real-app corpus), `read` (can an agent read the page and
-learn what its action did, against Playwright's snapshot) and `live` (the live view: popup-to-badges time and
-idle cost). Each module has its
+learn what its action did, against Playwright's snapshot), `live` (the live view: popup-to-badges time and
+idle cost) and `store-check` (the session store's integrity check at open, on a big store). Each module has its
 `add_bench_parser(bench_subparsers)` and `bench_command(args)`."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import importlib
 
 from engine.bench.snapshot import generate_page
 
-BENCHES = ("snapshot", "store", "miniwob", "real", "step", "read", "live", "fleet")
+BENCHES = ("snapshot", "store", "miniwob", "real", "step", "read", "live", "fleet", "script", "store_check")
 
 __all__ = ["BENCHES", "add_parsers", "generate_page", "run"]
 

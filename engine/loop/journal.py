@@ -1,5 +1,11 @@
 """RunJournal: the bookkeeping of one run — chat messages, the plan, step records, status — each
-change published on the event bus as it happens."""
+change published on the event bus as it happens.
+
+The plan is never changed in place once it is published: a step's new status makes a new `Plan` that shares
+the other steps (copy on write). So a plan update is published as it is, without a deep copy, and what a
+subscriber holds (the store's background writer, a window) never changes under it; the plan is kept scrubbed
+of the run's secrets, so publishing it does not walk it either. A step of a long plan costs what a step of a
+short one does (issue 38)."""
 
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ class RunJournal:
         self.bus = bus
         self.messages: list[ChatMessage] = []
         self.records: list[StepRecord] = []
-        self.plan: Plan | None = None
+        self._plan: Plan | None = None
         self.status: TaskStatus = "idle"
         self.state: LoopState = "idle"
         # text typed into password / one-time-code fields this run (memory only): a GET form or a
@@ -63,13 +69,23 @@ class RunJournal:
         return new
 
     # -- plan --------------------------------------------------------------------------------
+    @property
+    def plan(self) -> Plan | None:
+        """The current plan: read it, never change it in place (it may be published already)."""
+        return self._plan
+
+    @plan.setter
+    def plan(self, plan: Plan | None) -> None:
+        self._plan = scrub(plan, self.secrets) if plan is not None else None
+
     def apply_proposal(self, p: ProposedStep) -> None:
         """Adopt the proposal's plan update (keeping the status of unchanged steps) and mark the
         step it works on active."""
         changed = False
-        if p.plan is not None and (self.plan is None or [s.description for s in self.plan.steps] != p.plan):
-            old = {(s.index, s.description): s for s in self.plan.steps} if self.plan else {}
-            new = Plan.from_descriptions(p.plan, current=p.plan_index or 0)
+        update = scrub(p.plan, self.secrets) if p.plan is not None else None  # as the kept plan reads
+        if update is not None and not self._plan_reads(update):
+            old = {(s.index, s.description): s for s in self._plan.steps} if self._plan else {}
+            new = Plan.from_descriptions(update, current=p.plan_index or 0)
             for s in new.steps:
                 prev = old.get((s.index, s.description))
                 if prev is not None:
@@ -79,30 +95,49 @@ class RunJournal:
             self.plan = new
             changed = True
         terminal = p.action.name in ("finish", "fail")
-        working_on = self.plan is not None and p.plan_index is not None and 0 <= p.plan_index < len(self.plan.steps)
-        if self.plan is not None and p.plan_index is not None and working_on and not terminal:
-            st = self.plan.steps[p.plan_index]
-            self.plan.currentStepIndex = p.plan_index
-            st.status = "active"
-            st.reasoning = p.thought or st.reasoning
-            st.expectedOutcome = p.expected_outcome.describe() if p.expected_outcome else st.expectedOutcome
+        plan = self._plan
+        working_on = plan is not None and p.plan_index is not None and 0 <= p.plan_index < len(plan.steps)
+        if plan is not None and p.plan_index is not None and working_on and not terminal:
+            st = plan.steps[p.plan_index]
+            self._change_step(p.plan_index, current=True, status="active", reasoning=p.thought or st.reasoning,
+                              expectedOutcome=p.expected_outcome.describe() if p.expected_outcome
+                              else st.expectedOutcome)
             changed = True
         if changed:
             self.publish_plan()
 
+    def _plan_reads(self, descriptions: list[str]) -> bool:
+        """Whether the current plan's steps are these descriptions."""
+        steps = self._plan.steps if self._plan is not None else None
+        return (steps is not None and len(steps) == len(descriptions)
+                and all(s.description == d for s, d in zip(steps, descriptions, strict=True)))
+
+    def _change_step(self, index: int, *, current: bool = False, **changes: Any) -> None:
+        """A new plan with step `index` changed (and made the current step): the published plan stays as it was."""
+        plan = self._plan
+        assert plan is not None
+        steps = list(plan.steps)  # the other steps are shared: only this one is copied
+        steps[index] = scrub(steps[index].model_copy(update=changes), self.secrets)
+        update: dict[str, Any] = {"steps": steps}
+        if current:
+            update["currentStepIndex"] = index
+        self._plan = plan.model_copy(update=update)
+
     def mark_plan(self, index: int | None, status: StepStatus | None, note: str | None = None) -> None:
-        if self.plan is None or index is None or not 0 <= index < len(self.plan.steps):
+        if self._plan is None or index is None or not 0 <= index < len(self._plan.steps):
             return
-        st = self.plan.steps[index]
+        changes: dict[str, Any] = {}
         if status is not None:
-            st.status = status
+            changes["status"] = status
         if note:
-            st.reasoning = note
+            changes["reasoning"] = note
+        if changes:
+            self._change_step(index, **changes)
         self.publish_plan()
 
     def publish_plan(self) -> None:
-        if self.plan is not None:  # a plan step may quote a secret ("Type \"…\" into Password")
-            self.bus.publish(PlanUpdated(plan=scrub(self.plan.model_copy(deep=True), self.secrets)))
+        if self._plan is not None:  # (kept scrubbed: a plan step may quote a secret, "Type \"…\" into Password")
+            self.bus.publish(PlanUpdated(plan=self._plan))
 
     # -- secrets -----------------------------------------------------------------------------
     def learn_secret(self, text: str) -> None:
@@ -114,8 +149,8 @@ class RunJournal:
         for msg in list(self.messages):
             if scrub(msg, self.secrets) is not msg:
                 self.update_message(msg)
-        if self.plan is not None:
-            self.plan = scrub(self.plan, self.secrets)
+        if self._plan is not None:
+            self.plan = self._plan  # scrubbed again, now of this secret too
             self.publish_plan()
 
     # -- steps -------------------------------------------------------------------------------

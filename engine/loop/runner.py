@@ -244,7 +244,7 @@ class AgentLoop:
                               tabs=await self.watch.tabs(),
                               recent_events=await self.observer.events(10_000), history=list(self.journal.records),
                               last_result=turn.result if turn else None, feedback=turn.feedback if turn else None,
-                              plan=self.journal.plan.model_copy(deep=True) if self.journal.plan else None,
+                              plan=self.journal.plan,  # never changed in place (RunJournal): no copy to make
                               last_outcome=turn.outcome if turn else None)
             timings = {"observe": ms_since(t0)}
             # page text the planner is about to read that reads like orders to it: warned, and asked

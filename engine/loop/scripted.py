@@ -193,7 +193,12 @@ def _reason(obs: Observation) -> str:
 
 
 class ScriptedPlanner:
-    """Proposes the script's steps in order (see the module docstring for how it reacts)."""
+    """Proposes the script's steps in order (see the module docstring for how it reacts).
+
+    Its plan is the steps' descriptions, with the text of every `type` step whose field is a password or
+    one-time-code field on the current page masked (the plan is published before those steps run). A
+    proposal carries the plan only when the run has none yet or the masking changed: a step of a long
+    script costs no more than one of a short script (issue 38)."""
 
     def __init__(self, steps: list[ScriptStep] | str | Path | list[dict]):
         given = [s for s in steps if isinstance(s, ScriptStep)] if isinstance(steps, list) else []
@@ -201,30 +206,67 @@ class ScriptedPlanner:
                                         else load_script(steps))
         self.cursor = 0
         self._last: str | None = None   # what the previous proposal was: "step", "fail", "finish"
-        self._shown: list[str] = self.descriptions  # the plan as shown (secrets masked), per observation
+        self._descriptions: list[str] = [s.description for s in self.steps]
+        # the `type` steps whose description quotes their text, by target: whether it is masked depends only on
+        # the node the target finds (or, when it finds none, on the target's own words)
+        self._maskable: dict[str | TargetQuery, list[int]] = {}
+        for i, st in enumerate(self.steps):
+            a = st.action
+            if a.name == "type" and a.text and a.target is not None and a.text in st.description:
+                self._maskable.setdefault(a.target, []).append(i)
+        # the targets that are looked up on every page: node IDs (a dictionary lookup) and queries whose words
+        # name a secret (masked while they find nothing); the others only on a page with a secret field
+        self._always_looked_up = [t for t, idx in self._maskable.items()
+                                  if not isinstance(t, TargetQuery) or types_secret(self.steps[idx[0]].action)]
+        self._masked: frozenset[str | TargetQuery] = frozenset()  # the targets whose steps' text is masked now
+        self._shown: list[str] = self._descriptions  # the plan as shown (secrets masked), for the last observation
+        self._send: list[str] | None = None  # what the current proposals carry of it (None: no change)
 
     @property
     def descriptions(self) -> list[str]:
-        return [s.description for s in self.steps]
+        return list(self._descriptions)
 
-    def _plan(self, snapshot) -> list[str]:
-        """The step descriptions, with the text of every `type` step whose field is a password or
-        one-time-code field on this page masked — the plan is published before those steps run."""
-        out = []
-        for st in self.steps:
-            d, a = st.description, st.action
-            if a.name == "type" and a.text and a.target is not None and a.text in d:
-                try:
-                    node = resolve_target(snapshot, a.target)
-                except UnknownNodeError:
-                    node = None
-                if types_secret(a, node):
-                    d = d.replace(a.text, MASK)
-            out.append(d)
+    def _masked_targets(self, snapshot) -> frozenset[str | TargetQuery]:
+        """The targets whose `type` steps type into a password or one-time-code field on this page (or,
+        finding nothing, whose words name one). A target finds a secret node only on a page that has one,
+        so on most pages only the few targets of `_always_looked_up` are looked up."""
+        if not self._maskable:
+            return self._masked
+        probe = self.steps[next(iter(self._maskable.values()))[0]].action  # a type with text: its node decides
+        on_page = any(types_secret(probe, n) for n in snapshot.nodes())
+        out = set()
+        for t in (self._maskable if on_page else self._always_looked_up):
+            try:
+                node = resolve_target(snapshot, t)
+            except UnknownNodeError:
+                node = None
+            if types_secret(self.steps[self._maskable[t][0]].action, node):
+                out.add(t)
+        return frozenset(out)
+
+    def _plan(self, obs: Observation) -> list[str] | None:
+        """The plan to send with this proposal: the step descriptions (masked as `_masked_targets` says) when
+        the run has no plan of this script yet or the masking changed since the last observation; else None
+        (the loop keeps the plan it has)."""
+        masked = self._masked_targets(obs.snapshot)
+        changed = masked != self._masked
+        if changed:
+            self._masked = masked
+            self._shown = self._masked_plan(masked)
+        if changed or obs.plan is None or len(obs.plan.steps) != len(self.steps):
+            return self._shown
+        return None
+
+    def _masked_plan(self, masked: frozenset[str | TargetQuery]) -> list[str]:
+        out = list(self._descriptions)
+        for t in masked:
+            for i in self._maskable[t]:
+                st = self.steps[i]
+                out[i] = st.description.replace(st.action.text or "", MASK)
         return out
 
     async def propose(self, obs: Observation) -> ProposedStep:
-        self._shown = self._plan(obs.snapshot)
+        self._send = self._plan(obs)
         outcome = obs.last_outcome if self._last is not None else None
         if outcome is not None:
             proposal = self._react(outcome, obs)
@@ -233,10 +275,10 @@ class ScriptedPlanner:
         if self.cursor >= len(self.steps):
             self._last = "finish"
             return ProposedStep(thought="Every step of the script is done.", action=Action(name="finish"),
-                                description="Finish: the script is done", plan=self._shown)
+                                description="Finish: the script is done", plan=self._send)
         step = self.steps[self.cursor]
         self._last = "step"
-        return ProposedStep(thought=step.thought, action=step.action, expected_outcome=step.expect, plan=self._shown,
+        return ProposedStep(thought=step.thought, action=step.action, expected_outcome=step.expect, plan=self._send,
                             plan_index=self.cursor, description=step.description, sensitive=step.sensitive,
                             sensitive_reason="the script marks this step as sensitive" if step.sensitive else None,
                             timeout_ms=step.timeout_ms)
@@ -274,5 +316,5 @@ class ScriptedPlanner:
 
     def _fail(self, reason: str) -> ProposedStep:
         self._last = "fail"
-        return ProposedStep(thought=reason, action=Action(name="fail", reason=reason), plan=self._shown,
+        return ProposedStep(thought=reason, action=Action(name="fail", reason=reason), plan=self._send,
                             plan_index=min(self.cursor, len(self.steps) - 1), description="Give up: " + reason)
