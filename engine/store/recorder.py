@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +50,7 @@ from engine.store.store import Store
 from engine.store.writer import WRITER_THREAD
 
 log = logging.getLogger("vigil.store")
+PLAN_STATUS_EVERY_S = 2.0
 
 
 class NoRoom(VigilError):
@@ -80,6 +82,8 @@ class SessionRecorder:
         self._url: str | None = None
         self._seq0 = self._step0 = 0
         self._plan_steps: list[str] | None = None
+        self._plan_pending: Any = None  # the latest statuses of the plan, not yet written (`finish` writes them)
+        self._plan_written = 0.0  # (time.monotonic()) when the plan was last written
         self._unsubscribe: Callable[[], None] | None = None
         self._snap_cache: tuple[DomSnapshot, bytes] | None = None  # consecutive steps share one snapshot
         self._loop: AgentLoop | None = None
@@ -117,7 +121,7 @@ class SessionRecorder:
                 self._refuse(loop)
             return None
         self.error = self.cause = None  # (the session's address not updated as it resumed does not stop a run)
-        self._plan_steps = None
+        self._plan_steps, self._plan_pending, self._plan_written = None, None, 0.0
         self._keep_downloads(loop)
         loop.artifacts = True
         self._loop = loop
@@ -151,6 +155,9 @@ class SessionRecorder:
         sid = self.session_id
         try:
             self.page_moved(result.url)
+            pending, self._plan_pending = self._plan_pending, None
+            if pending is not None:
+                self._with_room(lambda: self.store.save_plan(sid, pending, new_version=False), "the plan")
             self._with_room(lambda: self.store.finish(sid, result.status if result.status != "running"
                                                       else "interrupted", reason=result.reason, answer=result.answer),
                             "the run's end")
@@ -215,7 +222,13 @@ class SessionRecorder:
             steps = [s.description for s in ev.plan.steps]
             plan, new = ev.plan, steps != self._plan_steps
             self._plan_steps = steps
-            self._write(lambda: self.store.save_plan(sid, plan, new_version=new), "the plan")
+            # a new plan is written at once; a step's status at most every PLAN_STATUS_EVERY_S and at the run's
+            # end (a 10,000-step plan is 100 ms to write: twice a step, it made a step's cost grow with the script)
+            if new or time.monotonic() - self._plan_written >= PLAN_STATUS_EVERY_S:
+                self._plan_pending, self._plan_written = None, time.monotonic()
+                self._write(lambda: self.store.save_plan(sid, plan, new_version=new), "the plan")
+            else:
+                self._plan_pending = plan
         elif isinstance(ev, StepRecorded):
             # a step is committed before the loop goes on (a killed process never loses a recorded step);
             # the messages and plan updates around it are written in the background, before it, in order

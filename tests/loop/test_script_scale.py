@@ -120,3 +120,40 @@ def test_a_long_scripts_steps_neither_carry_nor_copy_its_plan(harness, server):
     assert all(p.steps[LONG - 1] is runs[0].steps[LONG - 1] for p in runs)
     assert observed[0] is None and all(any(o is p for p in runs) for o in observed[1:3])
     assert first.plan is not None and [s.status for s in first.plan.steps[:4]] == ["completed"] * 3 + ["pending"]
+
+
+def test_a_recorded_run_writes_a_long_plan_once_and_its_statuses_at_the_end(harness, server, tmp_path):
+    from engine.store import Store
+    from engine.store.recorder import PLAN_STATUS_EVERY_S, SessionRecorder
+
+    store = Store.open(tmp_path / "sessions.db")
+    writes: list[bool] = []
+    save_plan = store.save_plan
+
+    def counted(session_id, plan, *, new_version=True):  # each write of a 3,000-step plan, counted
+        writes.append(new_version)
+        return save_plan(session_id, plan, new_version=new_version)
+
+    store.save_plan = counted  # type: ignore[method-assign]
+    planner = ScriptedPlanner([{"action": "type", "target": {"name": "User"}, "text": f"ada {i}"} for i in range(LONG)])
+
+    async def go(tab):
+        tab.stability = FAST
+        loop = AgentLoop(tab, planner, gate=AutoApprove(), policy="auto", screenshots=False, max_steps=4)
+        recorder = SessionRecorder(store)
+        recorder.start(loop, "type the user", tab.url, planner="script", policy="auto")
+        result = await loop.run("type the user")
+        recorder.finish(result)
+        return recorder.session_id, result
+
+    try:
+        sid, result = harness.page(server.url("secrets.html"), go)
+        assert [s.status for s in result.steps] == ["completed"] * 4
+        # once as a new plan, its statuses at most every PLAN_STATUS_EVERY_S, and once at the end: not twice a step
+        assert writes[0] is True and writes.count(True) == 1
+        assert len(writes) <= 2 + int(sum(s.timings_ms.get("total", 0) for s in result.steps) / 1000
+                                      / PLAN_STATUS_EVERY_S) + 1, writes
+        stored = store.load(sid).plan
+        assert stored is not None and [s.status for s in stored.steps[:5]] == ["completed"] * 4 + ["pending"]
+    finally:
+        store.close()
