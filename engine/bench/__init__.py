@@ -3,7 +3,8 @@ the test suite's timing): `snapshot` (speed and size against Playwright's aria s
 recording costs per step), `step` (a supervised step's phases against plain Playwright), `miniwob`
 (MiniWoB++ tasks solved by a planner), `real` (the real-app corpus), `read` (can an agent read the page and
 learn what its action did, against Playwright's snapshot), `live` (the live view: popup-to-badges time and
-idle cost) and `store-check` (the session store's integrity check at open, on a big store). Each module has its
+idle cost), `fleet` (a fleet's runs at once), `script` (a step's cost as a script grows) and `store-check` (the
+session store's integrity check at open, on a big store). Each module has its
 `add_bench_parser(bench_subparsers)` and `bench_command(args)`."""
 
 from __future__ import annotations
