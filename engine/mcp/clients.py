@@ -19,6 +19,7 @@ The limits, and what a client gets beyond them:
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import time
@@ -85,7 +86,10 @@ class McpClients:
         self.chromium = SharedChromium(headless=headless, executable=executable, viewport=viewport)
         self._turn = asyncio.Lock()
         self._live: dict[str, McpSupervisor] = {}
-        self._ended: list[McpSupervisor] = []
+        # what is kept of the clients let go (not their supervisors: a long-lived server sees many come and go)
+        self._names: collections.Counter[str] = collections.Counter()  # clients seen, by their own name
+        self._kept: list[str] = []           # the sessions they recorded
+        self._store_errors: list[str] = []
         self._reaper: asyncio.Task | None = None
         self._closing: set[asyncio.Task] = set()
         self._watchers: list[Callable[[str, McpSupervisor], None]] = []
@@ -108,9 +112,9 @@ class McpClients:
             if len(self._live) >= self.max_clients:
                 raise ToolFailure("BUSY", self._busy_message())
             info = client_info(ctx, self.transport)
-            same = sum(1 for s in [*self._ended, *self._live.values()] if s.client.name.split(" #")[0] == info.name)
-            if same:  # two clients of one name are told apart in the window, at the terminal and in the store
-                info.name = f"{info.name} #{same + 1}"
+            self._names[info.name] += 1
+            if self._names[info.name] > 1:  # two clients of one name are told apart in the window, at the
+                info.name = f"{info.name} #{self._names[info.name]}"  # terminal and in the store
             sup = self._live[key] = self._make(info)
             self._start_reaper()
         sup.used()
@@ -171,11 +175,12 @@ class McpClients:
     @property
     def session_ids(self) -> list[str]:
         """Every recorded session of this server run, in the order they began."""
-        return [sid for sup in [*self._ended, *self._live.values()] for sid in sup.session_ids]
+        return self._kept + [sid for sup in self._live.values() for sid in sup.session_ids]
 
     @property
     def store_error(self) -> str | None:
-        return next((s.store_error for s in [*self._ended, *self._live.values()] if s.store_error), None)
+        live = [s.store_error for s in self._live.values() if s.store_error]
+        return next(iter(self._store_errors + live), None)
 
     # -- ending ---------------------------------------------------------------------------------------------------
     def session_ended(self, key: str) -> None:
@@ -185,12 +190,17 @@ class McpClients:
             self._close_later(sup, "The MCP client ended its session.")
 
     def _close_later(self, sup: McpSupervisor, why: str) -> None:
-        self._ended.append(sup)
         sup.left_why = why
         task = asyncio.ensure_future(sup.aclose(why))
-        task.add_done_callback(lambda _: self._tell("left", sup))
+        task.add_done_callback(lambda _: self._gone(sup))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+    def _gone(self, sup: McpSupervisor) -> None:
+        self._kept += sup.session_ids
+        if sup.store_error:
+            self._store_errors.append(sup.store_error)
+        self._tell("left", sup)
 
     def _start_reaper(self) -> None:
         if self._reaper is None and self.idle_s > 0:
