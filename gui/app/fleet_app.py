@@ -6,7 +6,6 @@ main window's "Fleet…" is gui.fleet.fleet_dialog.)"""
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import sys
 from typing import Any
@@ -49,15 +48,10 @@ def run_fleet_gui(args: Any) -> int:
     except VigilError as exc:
         print(f"{PROG}: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
-    import qasync
-    from PySide6.QtWidgets import QApplication
-
+    from gui.app.qt_loop import qt_event_loop
     from gui.fleet.fleet_window import FleetWindow
 
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    QApplication.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
+    loop = qt_event_loop()
 
     async def main() -> int:
         window = FleetWindow(fleet)

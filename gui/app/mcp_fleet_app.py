@@ -7,7 +7,6 @@ on its own tab, gui.app.mcp_host.)"""
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import sys
 from typing import TYPE_CHECKING
@@ -50,15 +49,10 @@ def run_mcp_clients_gui(url: str | None, mcp: McpLaunch, *, headless: bool = Tru
         say(f"{exc.code}: {exc.message}")
         clients.grants.end()
         return 2
-    import qasync
-    from PySide6.QtWidgets import QApplication
-
+    from gui.app.qt_loop import qt_event_loop
     from gui.fleet.mcp_clients_window import McpClientsWindow
 
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    QApplication.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
+    loop = qt_event_loop()
 
     async def main() -> int:
         window = McpClientsWindow(view, token=token, token_from_env=from_env)

@@ -85,17 +85,11 @@ def run_gui(url: str | None = None, *, screenshot: str | None = None, quit_after
         return 2
     if mcp is not None and mcp.port is not None:
         return _serve_clients(url, mcp, headless=headless, demo=demo, prog=prog)
-    import qasync
-    from PySide6.QtWidgets import QApplication
-
+    from gui.app.qt_loop import qt_event_loop
     from gui.supervisor.controller import Supervisor
     from gui.window.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    # the window's close runs the engine shutdown first, then ends the loop
-    QApplication.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
+    loop = qt_event_loop()  # the window's close runs the engine shutdown first, then ends the loop
     code = 0
     server_cm = None
     if demo:
