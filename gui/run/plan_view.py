@@ -92,6 +92,7 @@ class PlanView(QWidget):
         self.placeholder.setStyleSheet(f"color:{MUTED}; font-style:italic; padding:12px;")
         self.list.insertWidget(0, self.placeholder)
         self._rows: list[QLabel] = []
+        self._shown: list[tuple[str, str, str, str]] = []  # what each row shows: its text, state, style, tooltip
         self.plan: Plan | None = None
         # plan step index → why the step was not seen to work, for steps whose latest record is unverified
         self._unverified: dict[int, str] = {}
@@ -135,14 +136,19 @@ class PlanView(QWidget):
         return sorted(self._unverified)
 
     def set_plan(self, plan: Plan | None) -> None:
+        """Show `plan`: its rows made anew when its steps changed, else only the rows whose words or state
+        changed updated (a step's status changes twice a step: a 10,000-step plan must not be rebuilt)."""
         if plan is None:  # a new run (or none): what was unverified belonged to the last one
             self._unverified.clear()
             self._record_steps.clear()
         self.plan = plan
-        for r in self._rows:
-            self.list.removeWidget(r)
-            r.deleteLater()
-        self._rows = []
+        same_steps = plan is not None and len(plan.steps) == len(self._rows) and all(
+            r.property("stepId") == st.id for r, st in zip(self._rows, plan.steps, strict=True))
+        if not same_steps:
+            for r in self._rows:
+                self.list.removeWidget(r)
+                r.deleteLater()
+            self._rows, self._shown = [], []
         self.placeholder.setVisible(plan is None or not plan.steps)
         if plan is None or not plan.steps:
             self.title.setText("Plan")
@@ -157,21 +163,35 @@ class PlanView(QWidget):
             mark, style = _STYLE[state]
             if state == "unverified":
                 mark = warn_mark()
-            row = PlainLabel()
-            row.setObjectName("planStep")
-            row.setTextFormat(Qt.TextFormat.PlainText)
-            row.setWordWrap(True)
-            row.setText(f"{mark}  {step.index + 1}. {step.description}")
-            row.setProperty("state", state)
-            row.setProperty("stepId", step.id)
-            row.setStyleSheet(f"QLabel {{ {style} padding:3px 6px; }}")
-            row.setToolTip(_tooltip(step, self._unverified.get(step.index) if state == "unverified" else None))
-            self.list.insertWidget(1 + i, row)
-            self._rows.append(row)
+            shown = (f"{mark}  {step.index + 1}. {step.description}", state, style,
+                     _tooltip(step, self._unverified.get(step.index) if state == "unverified" else None))
+            if same_steps:
+                row = self._rows[i]
+                if self._shown[i] != shown:
+                    self._show_row(row, shown)
+                    self._shown[i] = shown
+            else:
+                row = PlainLabel()
+                row.setObjectName("planStep")
+                row.setTextFormat(Qt.TextFormat.PlainText)
+                row.setWordWrap(True)
+                row.setProperty("stepId", step.id)
+                self._show_row(row, shown)
+                self.list.insertWidget(1 + i, row)
+                self._rows.append(row)
+                self._shown.append(shown)
             if state == "current":
                 current = row
         if current is not None:
             self.scroll_area.ensureWidgetVisible(current)
+
+    @staticmethod
+    def _show_row(row: QLabel, shown: tuple[str, str, str, str]) -> None:
+        text, state, style, tip = shown
+        row.setText(text)
+        row.setProperty("state", state)
+        row.setStyleSheet(f"QLabel {{ {style} padding:3px 6px; }}")
+        row.setToolTip(tip)
 
     def rows(self) -> list[QLabel]:
         return list(self._rows)

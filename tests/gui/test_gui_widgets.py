@@ -151,6 +151,23 @@ def test_plan_states(make, qtbot):
     assert not view.is_planning() and view.is_empty()
 
 
+def test_a_long_plans_status_change_updates_its_rows_in_place(make, qtbot):
+    view = make(PlanView)
+    n = 3000
+    steps = [PlanStep(id=f"step_{i}", index=i, description=f"Type line {i}") for i in range(n)]
+    view.set_plan(Plan(steps=[steps[0].model_copy(update={"status": "active"}), *steps[1:]], currentStepIndex=0))
+    rows = view.rows()
+    assert len(rows) == n and rows[0].property("state") == "current"
+    done = Plan(steps=[steps[0].model_copy(update={"status": "completed"}),
+                       steps[1].model_copy(update={"status": "active"}), *steps[2:]], currentStepIndex=1)
+    view.set_plan(done)  # a status change (twice a step): the same rows, the two that changed updated
+    assert all(a is b for a, b in zip(view.rows(), rows, strict=True))
+    assert [r.property("state") for r in view.rows()[:3]] == ["past", "current", "future"]
+    assert view.rows()[0].text().startswith("✓") and view.title.text() == f"Plan · 1/{n} done"
+    view.set_plan(Plan.from_descriptions(["Something else"]))  # other steps: rows made anew
+    assert len(view.rows()) == 1 and view.rows()[0] is not rows[0] and "Something else" in view.rows()[0].text()
+
+
 # -- approval --------------------------------------------------------------------------------
 def _request(**kw) -> ApprovalRequest:
     p = ProposedStep(thought="The order button finishes checkout.", action=Action(name="click", target="12"),
