@@ -7,11 +7,12 @@ its session), and closing the window stops the server."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton, QToolButton, QWidget
 
 from engine.models.text import bidi_safe
 from gui.fleet.fleet_lists import RUN_COLUMNS, count_words
@@ -59,11 +60,20 @@ class McpClientsWindow(FleetWindow):
         self.copy_token_btn.setToolTip("The token every request needs: Authorization: Bearer <token>")
         self.copy_token_btn.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.token))
         self.copy_token_btn.setEnabled(bool(token))
+        # the person's grants of this server run (given from the bar, or --grant), each revocable
+        self.grants_btn = QToolButton()
+        self.grants_btn.setObjectName("mcpGrants")
+        self.grants_btn.setText("Grants")
+        self.grants_btn.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.grants_menu = QMenu(self.grants_btn)
+        self.grants_btn.setMenu(self.grants_menu)
+        self.grants_menu.aboutToShow.connect(self.fill_grants)
         copy_row = QWidget()
         row = QHBoxLayout(copy_row)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.copy_endpoint_btn)
         row.addWidget(self.copy_token_btn)
+        row.addWidget(self.grants_btn)
         row.addStretch(1)
         self.left_layout.insertWidget(self.left_layout.indexOf(self.header) + 1, copy_row)
         # what to do while no client is connected, where a client's page shows once one is
@@ -71,6 +81,28 @@ class McpClientsWindow(FleetWindow):
         self.connect_help.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.right_layout.insertWidget(self.right_layout.indexOf(self.page), self.connect_help, 1)
         self._say_counts()
+
+    # -- grants --------------------------------------------------------------------------------
+    def fill_grants(self) -> None:
+        """The Grants menu, built as it opens: every grant in force, each revocable (they hold for every client
+        of this server run)."""
+        self.grants_menu.clear()
+        grants = self.fleet.clients.grants.active()
+        if not grants:
+            self.grants_menu.addAction("No grants: every step the policy asks about is asked").setEnabled(False)
+        for g in grants:
+            self.grants_menu.addAction(bidi_safe(f"Revoke: {g.describe()} (#{g.id}), for every client"),
+                                       functools.partial(self.revoke, g.id))
+
+    def revoke(self, grant_id: int) -> None:
+        from engine.errors import VigilError
+
+        try:
+            g = self.fleet.clients.grants.revoke(grant_id)
+        except VigilError as exc:
+            self._say(f"The grant was not revoked: {exc.message}")
+            return
+        self._say(f"Revoked #{g.id}: {g.describe()}; such steps are asked again.")
 
     # -- words ---------------------------------------------------------------------------------
     def _say_counts(self) -> None:

@@ -157,9 +157,18 @@ def _two_clients(qtbot, window, view, token) -> None:
         again = beta.start_call("browser_click", {"ref": ref(refs[beta], "Load more")})
         qtbot.waitUntil(lambda: len(view.queue.waiting) == 1, timeout=WAIT_MS)
         qtbot.waitUntil(lambda: window.approval.request is view.queue.waiting[0].request, timeout=WAIT_MS)
-        qtbot.mouseClick(window.approval.approve_btn, Qt.LeftButton)
+        assert window.approval.grant_btn.isVisible()  # approved with a grant: clicks on this site, every client
+        qtbot.mouseClick(window.approval.grant_btn, Qt.LeftButton)
         assert not _done(qtbot, again).is_error
         assert view.run_named("beta-agent").steps == 1
+
+        # the Grants menu lists it, and revokes it
+        window.fill_grants()
+        [revoke] = [a for a in window.grants_menu.actions() if a.text().startswith("Revoke: clicks on http://127")]
+        revoke.trigger()
+        assert view.clients.grants.active() == [] and "Revoked #" in window.banner.text()
+        window.fill_grants()
+        assert window.grants_menu.actions()[0].text().startswith("No grants")
 
         _in_thread(qtbot, alpha.close)  # a client that leaves is kept in the list, done
         qtbot.waitUntil(lambda: view.run_named("alpha-agent").state == "done", timeout=WAIT_MS)
