@@ -149,7 +149,13 @@ class Store:
         store = cls(conn, path)
         try:
             if checked_whole or check == "off":
-                store._mark_interrupted()
+                try:
+                    store._mark_interrupted()
+                except sqlite3.OperationalError as exc:  # a full disk or a locked file: reading still works
+                    if "database is locked" in str(exc):
+                        raise  # Store.open waits and tries again
+                    log.warning("session store %s: sessions of ended processes not marked interrupted: %s", path,
+                                exc)
             else:  # marked once the whole file is known to be sound: nothing is written before
                 store.health.check_in_background(on_sound=store._mark_interrupted)
         except BaseException:

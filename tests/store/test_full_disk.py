@@ -226,3 +226,19 @@ def test_a_step_does_not_start_without_room_for_its_record(disk, page, harness):
     assert [s.status for s in res.steps] == ["completed", "completed", "stopped"] and notes == 2 * 40
     stored, status = stored_steps(disk)
     assert {1, 2} <= stored and status == "error"
+
+
+def test_on_a_full_disk_the_sessions_of_a_dead_run_still_list(disk):
+    """Opening the store marks the sessions of processes that died as interrupted, a write; on a full disk that
+    write fails, and the store is still read: `vigil sessions` lists without a traceback."""
+    home = disk / "home"
+    env = {**os.environ, "VIGIL_HOME": str(home)}
+    made = subprocess.run([sys.executable, "-c", "import os; from engine.store import Store; "
+                           "s = Store.open(); s.create_session('left running', 'https://example.com/', 'script', "
+                           "'auto'); os._exit(0)"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    fill(disk, 0)
+    listed = subprocess.run([sys.executable, "-m", "engine.cli", "sessions"], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert "Traceback" not in listed.stdout + listed.stderr, listed.stderr
+    assert listed.returncode == 0 and "left running" in listed.stdout, listed.stdout + listed.stderr
