@@ -238,7 +238,7 @@ class McpClients:
 
 
 def duration(seconds: float) -> str:
-    return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
+    return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} second{'' if seconds == 1 else 's'}"
 
 
 def session_key(ctx: Any) -> str:

@@ -133,18 +133,18 @@ def test_results_are_bounded_and_long_texts_refused_or_never_echoed(three, site)
 
 
 def test_a_client_beyond_the_limit_is_told_busy_and_an_idle_one_is_let_go(tmp_path, site):
-    server = HttpServer("--approve", "auto", "--max-clients", "1", "--idle-timeout", "3", home=tmp_path)
+    server = HttpServer("--approve", "auto", "--max-clients", "1", "--idle-timeout", "2", home=tmp_path)
     other = ThreadedProbe()
     try:
-        assert "1 at once (--max-clients), idle ones let go after 3 seconds" in server.banner
+        assert "1 at once (--max-clients), idle ones let go after 2 seconds" in server.banner
         server.connect(server.token)
+        other.connect(server.url, server.token, "second-client")  # connected before: asked at once after
         assert not server.call("browser_navigate", {"url": site.url("/c/1")}).is_error
-        other.connect(server.url, server.token, "second-client")
         busy = other.call("browser_snapshot", {})
         assert busy.is_error and "BUSY" in busy.text and "--max-clients 1" in busy.text, busy.text
         deadline = time.monotonic() + 30  # the first client sends nothing: it is let go within the idle time
         while busy.is_error and time.monotonic() < deadline:
-            time.sleep(1)
+            time.sleep(0.5)
             busy = other.call("browser_navigate", {"url": site.url("/c/2")})
         assert not busy.is_error, busy.text
         assert "Client 2" in busy.text
@@ -156,5 +156,5 @@ def test_a_client_beyond_the_limit_is_told_busy_and_an_idle_one_is_let_go(tmp_pa
     from engine.store import Store
     with Store.open(tmp_path / "sessions.db") as store:
         kept = {d.session.metadata["mcp"]["client"]: d for d in (store.load(s.id) for s in store.list_sessions())}
-    assert kept["http-test-client"].steps[-1].action.answer == "The MCP client was idle for 3 seconds."
+    assert kept["http-test-client"].steps[-1].action.answer == "The MCP client was idle for 2 seconds."
     assert kept["second-client"].steps[0].action.name == "navigate"
