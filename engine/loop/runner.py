@@ -449,8 +449,11 @@ class AgentLoop:
             self.bus.publish(VerificationDone(step_index=draft.index, result=result.verification))
         failed, note = verdict(result, expect, incidents, self._dead())
         events = await self.observer.events(since_act) + incident_events(incidents)
+        # where the step left the page: its snapshot's document address (Playwright's page.url follows a
+        # navigation on its own connection and may still say the page before on a loaded machine)
+        url_after = snap_after.url if snap_after is not None and snap_after.url else self.observer.url()
         rec = ran_record(draft, failed=failed, note=note, actor=actor, run=run, node=node, result=result,
-                         incidents=incidents, fresh=fresh, events=events, url_after=self.observer.url(), before=before,
+                         incidents=incidents, fresh=fresh, events=events, url_after=url_after, before=before,
                          after=after)
         rec = self.journal.record(rec, artifacts)
         if shot_after is None and self.pictures.enabled:
