@@ -1,10 +1,12 @@
 """Choosing a locator for a node: the first of Playwright's preferred forms that is unique.
 
 For the element itself, in order: test id, role + accessible name, label, placeholder, text,
-then CSS (`#id`, `tag[attr="v"]`). The chain starts with a `frame_locator` per frame between
-the page and the node. When nothing is unique in the frame, the nearest ancestor that has a
-unique locator of its own (a shadow host, a form, a row, a dialog …) scopes it; `nth` is used
-only when that fails too, on the shortest form inside the nearest unique scope.
+then CSS (`#id`, `tag[attr="v"]`) — never on an id or name a library generated (`stable.py`:
+Select2's `select2-…-result-x4ki-…`, React's `:r1:`, `mui-123` …), which the next load changes.
+The chain starts with a `frame_locator` per frame between the page and the node. When nothing is
+unique in the frame, the nearest ancestor that has a unique locator of its own (a shadow host, a
+form, a row, a dialog …) scopes it; `nth` is used only when that fails too, on the shortest form
+inside the nearest unique scope.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from engine.snapshot.locators.match import (
     whole_text,
 )
 from engine.snapshot.locators.model import Locator, Step, css_str
+from engine.snapshot.locators.stable import generated_id
 from engine.snapshot.vnode import VirtualNode
 
 _IDENT = re.compile(r"^[A-Za-z_][\w-]*$")
@@ -141,7 +144,7 @@ class Locators:
             if owner is None:
                 return None
             fs = self.scopes.scope(owner.frame_id)
-            sel = next((s.value for s in css_steps(owner) if self._unique_in_frame(s, owner, fs)), None)
+            sel = next((s.value for s in css_steps(owner, fs) if self._unique_in_frame(s, owner, fs)), None)
             if sel is None:
                 hits = [m for m in fs.nodes if m.tag == "iframe" or m.tag == "frame"]
                 if owner not in hits:
@@ -163,7 +166,7 @@ class Locators:
         a = p.attrs or {}
         if "data-testid" in a and self._unique_in_frame(Step("testid", a["data-testid"]), p, fs):
             return (Step("testid", a["data-testid"]),)
-        for s in css_steps(p):
+        for s in css_steps(p, fs):
             if self._unique_in_frame(s, p, fs):
                 return (s,)
         if role_ok(p) and name_official(p, fs.labels):
@@ -191,20 +194,33 @@ def own_steps(n: VirtualNode, fs: FrameScope) -> Iterator[Step]:
     t = node_text(n)
     if t and len(t) <= MAX_TEXT and whole_text(n, t) and t in keys("text", n, fs.labels):
         yield Step("text", t)
-    yield from css_steps(n)
+    yield from css_steps(n, fs)
 
 
-def css_steps(n: VirtualNode) -> Iterator[Step]:
+def css_steps(n: VirtualNode, fs: FrameScope) -> Iterator[Step]:
+    """`#id`, then `tag[attr="v"]`: none on an id or name a library generated (it changes by the next run)."""
     a = n.attrs or {}
     ident = a.get("id")
-    if ident and _IDENT.match(ident):
-        yield Step("css", f"#{ident}")
-    elif ident:
-        yield Step("css", f"{n.tag}[id={css_str(ident)}]")
+    known = _FrameIds(fs)
+    if ident and not generated_id(ident, known):
+        yield Step("css", f"#{ident}" if _IDENT.match(ident) else f"{n.tag}[id={css_str(ident)}]")
     for k in CSS_ATTRS:
         v = a.get(k)
-        if v and "\n" not in v and len(v) <= 120:
+        if v and "\n" not in v and len(v) <= 120 and not (k in _ID_LIKE and generated_id(v, known)):
             yield Step("css", f"{n.tag}[{k}={css_str(v)}]")
+
+
+_ID_LIKE = ("name",)  # attributes a library fills with a generated value as it does ids (an iframe's name)
+
+
+class _FrameIds:
+    """The ids of a frame, indexed only when asked (a Select2 container's id is checked against its <select>'s)."""
+
+    def __init__(self, fs: FrameScope):
+        self.fs = fs
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self.fs.index("id")
 
 
 def _nth_form(n: VirtualNode, fs: FrameScope, pool: list[VirtualNode] | tuple[VirtualNode, ...]) -> Step:
