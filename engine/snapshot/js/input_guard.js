@@ -202,10 +202,24 @@
     return tag === 'select' || role === 'combobox' || role === 'listbox' || (pop !== null && pop !== 'false') ||
       safe(attr, el, 'aria-expanded') !== null || (tag === 'input' && safe(attr, el, 'list') !== null);
   };
+  // What held el when it was pressed (its flat-tree ancestors, kept then): a release that removes el (a select's
+  // list closes as its option takes the pointerup) sends the rest of it — mouseup, click — to what is under the
+  // pointer now, which is one of these when nothing new was put there.
+  const keepAround = (a) => {
+    const up = [];
+    for (let n = flatParent(a.el), i = 0; n && i < 4096; n = flatParent(n), i++) if (isEl(n)) up[up.length] = n;
+    a.around = up;
+  };
+  const wasAround = (a, h) => {
+    const up = a.around;
+    if (!up || safe(connected, a.el)) return false;   // (while el is in the page, `within` answers)
+    for (let i = 0; i < up.length; i++) if (up[i] === h) return true;
+    return false;
+  };
   const acts = (a, h) => {
     for (let n = h, i = 0; n && i < 256; n = flatParent(n), i++) {
       if (!isEl(n)) continue;
-      if (within(n, a.el)) return false;   // reached what it shares with el
+      if (within(n, a.el) || wasAround(a, n)) return false;   // reached what it shares (or shared) with el
       const tag = safe(localNameOf, n), role = roleOf(n);
       // an item of the list it opened, or that list's own widget
       if (a.trigger && (ITEM_ROLES[role] === 1 || tag === 'option' || role === 'combobox' || role === 'listbox')) continue;
@@ -259,12 +273,14 @@
     // A click goes to what its press and release share: an element around this one once the press landed
     // on it (the release went elsewhere, harmlessly: below), or around the identical element that took
     // its place.
-    if (!ok && kind === 'click' && !a.bad && ((a.pressed && within(h, a.el)) || (a.up !== null && within(h, a.up)))) ok = true;
+    if (!ok && kind === 'click' && !a.bad && ((a.pressed && (within(h, a.el) || wasAround(a, h))) ||
+      (a.up !== null && within(h, a.up)))) ok = true;
     // Released over something the press opened (a calendar, the list of a select): fine when it does
     // nothing with a release (not a control, no listener of its own for it). Over a control, or an item of
     // the list of anything but a select-like trigger, the release is stopped and the step fails.
     if (!ok && release && !a.bad && a.pressed && !acts(a, h)) { ok = true; if (!a.loose) a.loose = entry(kind, h, true); }
     if (press && ok) {
+      if (!a.pressed) keepAround(a);
       a.pressed = true;
       // what the pointerdown handlers did is laid out by now (at mousedown); what the mousedown handlers
       // do is looked at once they ran (the bubble listeners below), and again a moment later
@@ -362,7 +378,7 @@
     restore();
     const a = blank();
     a.el = el; a.trigger = opens === true || trigger(el); a.pressed = false; a.releases = 0; a.loose = null; a.hit = hitAt(x, y); a.x = +x; a.y = +y; a.want = want | 0; a.at = now();
-    a.moves = 0; a.seen = 0; a.clicks = 0; a.blocked = 0; a.bad = null; a.moveBad = null; a.up = null; a.done = false;
+    a.around = null; a.moves = 0; a.seen = 0; a.clicks = 0; a.blocked = 0; a.bad = null; a.moveBad = null; a.up = null; a.done = false;
     arm = a; last = null;
     return true;
   };

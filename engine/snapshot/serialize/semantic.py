@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from engine.models import Serialization
-from engine.snapshot.serialize.hidden import F_HIDDEN
+from engine.snapshot.serialize.hidden import F_HIDDEN, shown_thumb
 from engine.snapshot.serialize.limits import walk_cut
 from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
 from engine.snapshot.vnode import F_INTERACTIVE, F_RENDERED
@@ -76,8 +76,12 @@ def serialize_semantic(snap: SnapshotView, *, full_page: bool = False, boxes: bo
     for n in snap.nodes():
         # (the flags read once, not through the node's properties: this loop meets every node of the page)
         fl = n.flags
+        seen = n  # what a person sees of it: itself, or the thumb of a slider hidden inside it
         if fl & _SHOWN != F_RENDERED:  # what no person can see never reaches the model
-            continue
+            thumb = shown_thumb(n) if fl & F_HIDDEN else None
+            if thumb is None:
+                continue
+            seen = thumb
         sc = n.scroll
         if n.role in DIALOG_ROLES and n.visible_ratio > 0 and not fl & F_INTERACTIVE:
             d = _dialog_entry(n, max_name)
@@ -92,9 +96,9 @@ def serialize_semantic(snap: SnapshotView, *, full_page: bool = False, boxes: bo
                 items.append(d)
         if not (fl & F_INTERACTIVE or sc):
             continue
-        if not (full_page or n.visible):
+        if not (full_page or seen.visible):
             continue
-        x, y, w, h = n.bounds
+        x, y, w, h = seen.bounds
         e: dict = {"i": n.node_id, "r": ROLE_MIN.get(n.role, n.role)}
         if n.name:
             e["n"] = clean_text(cut(n.name, max_name))
