@@ -117,10 +117,14 @@ def received(verdict: dict) -> dict:
             "ref": got.get("ref"), "id": got.get("id"), "event": got.get("kind")}
 
 
-# Run on the target element: from now on, note whether its document sees the mouse move.
+# Run on the target element: from now on, note whether its document sees the mouse move. A mousemove is
+# dispatched at the document's next animation frame, which a frame whose rendering Chromium throttles may not
+# have for a long while; pointerrawupdate (secure contexts: https, localhost) comes at once, as the press will.
 _ROUTE_ARM = ("function(KEY) { const S = window[KEY]; if (!S) return false; S.routed = false;"
-              " if (!S.routeListen) { S.routeListen = true;"
-              " addEventListener('mousemove', () => { S.routed = true; }, true); } return true; }")
+              " if (!S.routeListen) { S.routeListen = true; const seen = () => { S.routed = true; };"
+              " addEventListener('mousemove', seen, true);"
+              " if ('onpointerrawupdate' in window) addEventListener('pointerrawupdate', seen, true); }"
+              " return true; }")
 _ROUTE_READ = "function(KEY) { const S = window[KEY]; return !!(S && S.routed); }"
 
 
@@ -142,7 +146,7 @@ async def _route_to_frame(page: PageTarget, t: Target, x: float, y: float, what:
                                 "routes input at that point elsewhere). Try again in a moment.",
                                 code=ErrorCode.NOT_ACTIONABLE)
         await asyncio.sleep(0.03)
-        jitter = 0.5 if jitter == 0 else 0.0  # a move to the very same point may not count as a move
+        jitter = 1.0 if jitter == 0 else 0.0  # a move to the same pixel may not count as a move
 
 
 async def focus(c: ActionContext, clear: bool) -> dict:
