@@ -77,6 +77,39 @@ document.getElementById('pay').onclick = () => setTimeout(() => {
 </script></body></html>"""
 
 
+# What a person reads that the DOM's text does not say plainly (issue 39): a price's currency sign and the
+# stock words are CSS generated content, the nightly price is aria-hidden (its screen-reader copy .sr-only
+# text), the chart's values are SVG <text>, the booking code is shown in capitals (text-transform), and the
+# stay's facts are a grid and a flex row that place each label before its value out of document order.
+HOTEL = """<!doctype html><html><head><meta charset="utf-8"><title>Deluxe room — Hotel Lumen</title>
+<style>body{font-family:sans-serif;max-width:720px}
+.eur::before{content:"€"} .stock::after{content:"In stock";display:block;color:#2e7d32}
+.left::after{content:"Only " attr(data-n) " rooms left"}
+.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.code{text-transform:uppercase;font-family:monospace}
+.facts{display:grid;grid-template-columns:140px 1fr;grid-template-areas:"a b" "c d"}
+.facts .in-v{grid-area:b} .facts .in-l{grid-area:a} .facts .out-v{grid-area:d} .facts .out-l{grid-area:c}
+.stay{display:flex;flex-direction:row-reverse;justify-content:flex-end;gap:12px}</style></head><body>
+<h1>Deluxe room</h1>
+<div class="price"><span aria-hidden="true">$240 per night</span>
+<span class="sr-only">240 US dollars a night</span></div>
+<p class="stock">Sea view, king bed</p><p class="left" data-n="2"></p>
+<p>Breakfast: <span class="eur">18</span> per person</p>
+<p>Booking code: <span class="code">lum-4k2x</span></p>
+<div class="facts"><span class="in-v">12 March, from 15:00</span><span class="in-l">Check-in</span>
+<span class="out-v">15 March, by 11:00</span><span class="out-l">Check-out</span></div>
+<div class="stay"><span>3 nights</span><span>Stay</span></div>
+<details><summary>Cancellation policy</summary><p>Free cancellation until 9 March</p></details>
+<h2>Occupancy</h2>
+<svg width="360" height="120" role="img" aria-label="Occupancy by month">
+<rect x="10" y="40" width="40" height="60" fill="#90caf9"></rect><text x="10" y="115">May</text>
+<text x="10" y="35">64%</text><rect x="80" y="20" width="40" height="80" fill="#1e88e5"></rect>
+<text x="80" y="115">June</text><text x="80" y="15">87%</text>
+<a href="#occupancy-report"><text x="160" y="60">Full occupancy report</text></a></svg>
+<p><button id="book">Book now</button></p>
+</body></html>"""
+
+
 def report_page(rows: int = 320) -> str:
     """A quarterly report of `rows` table rows (about 1,700 elements): questions on what the first
     screen shows, a button whose outcome is a status line."""
@@ -116,6 +149,13 @@ PAGES: tuple[ReadPage, ...] = (
                         ("What is the amount of R-0003?", "111.03"),
                         ("When was it last recalculated?", "Last recalculated 2 hours ago")),
              acts=(Act("click", "button", "Recalculate", "Recalculated 320 rows: total 158,412.80"),)),
+    ReadPage("hotel", "room page (CSS, SVG, layout)", "hotel.html",
+             html=HOTEL,
+             questions=(("What does the room cost?", "$240 per night"), ("Is it available?", "In stock"),
+                        ("How many rooms are left?", "Only 2 rooms left"), ("What does breakfast cost?", "€18"),
+                        ("What is the booking code?", "LUM-4K2X"), ("When is check-in?", "Check-in 12 March"),
+                        ("When is check-out?", "Check-out 15 March"), ("How long is the stay?", "Stay 3 nights"),
+                        ("What was the occupancy in June?", "87%"))),
     ReadPage("docs-os", "Python docs: os (real)", "pydoc/library/os.html", corpus=True,
              questions=(("What is the page about?", "os — Miscellaneous operating system interfaces"),
                         ("Where is the source code?", "Lib/os.py"),

@@ -8,8 +8,8 @@ where `cssRules` throws: a sheet from another origin — a CDN, another host, ev
 page. Such a sheet's address comes back in the walk's `inc.xs`; the browser reads its text for us
 (engine.browser.stylesheets, CDP's CSS domain, enabled then), `css_flags` scans it (and the sheets it
 imports), and the next walk of that frame gets them as `opts.xcss`: {address: [has, sib, fw, cq, how
-many sheets at that address were read, what the compounds left of sibling combinators read]} (null: the
-browser could not read it either).
+many sheets at that address were read, what the compounds left of sibling combinators read and the
+selectors that give a ::before or ::after words (`g`)]} (null: the browser could not read it either).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
@@ -39,6 +40,9 @@ _ESC = re.compile(r"\\(.)")
 _HEX_ESC = re.compile(r"\\[0-9a-f]", re.I)
 _ATTR_NAME = re.compile(r"\[\s*([\w-]+)")
 _PSEUDO = re.compile(r":([\w-]+)")
+_GEN = re.compile(r"::?(?:before|after)\b", re.I)
+_CONTENT = re.compile(r"^\s*content\s*:(.*)$", re.I | re.S)
+_HOLE = re.compile(r'"(\d+)"')
 WHAT = "walker-css-flags"
 # What of an element a pseudo-class left of a sibling combinator reads (attributes; "!": its children);
 # one not listed could read anything. (Kept in step with SIB_PSEUDO in js/walker/plan.js.)
@@ -67,17 +71,19 @@ class CssFacts:
     any: bool = False
     cls: set = field(default_factory=set)
     att: set = field(default_factory=set)
+    gen: set = field(default_factory=set)   # selectors (pseudo-element left out) whose ::before/::after has words
 
     def merge(self, o: CssFacts) -> None:
         self.has, self.sib, self.fw, self.cq = self.has or o.has, self.sib or o.sib, self.fw or o.fw, self.cq or o.cq
         self.em, self.any = self.em or o.em, self.any or o.any
         self.cls |= o.cls
         self.att |= o.att
+        self.gen |= o.gen
 
     def for_walker(self, sheets: int) -> list:
         """The walker's form (opts.xcss[address]): [has, sib, fw, cq, sheets read, {e, a, c, t}]."""
         return [self.has, self.sib, self.fw, self.cq, sheets,
-                {"e": self.em, "a": self.any, "c": sorted(self.cls), "t": sorted(self.att)}]
+                {"e": self.em, "a": self.any, "c": sorted(self.cls), "t": sorted(self.att), "g": sorted(self.gen)}]
 
 
 def selector_flags(sel: str, f: CssFacts) -> None:
@@ -159,12 +165,21 @@ def css_flags(text: str) -> CssFacts:
     """What a style sheet's rules can do across elements (its @imports are not followed: see `imports`).
     Every rule's prelude is read — the text before each `{`, nested rules and rules inside @media,
     @supports and @layer included —; declarations never count."""
-    t = _URL.sub("url()", _STRING.sub('""', _COMMENT.sub(" ", text)))
+    strings: list[str] = []
+
+    def hole(m: re.Match) -> str:   # (each string a numbered hole: selectors and `content` get it back)
+        strings.append(m.group())
+        return f'"{len(strings) - 1}"'
+
+    t = _URL.sub("url()", _STRING.sub(hole, _COMMENT.sub(" ", text)))
     f = CssFacts()
     start = 0
+    gen_pre = ""   # the prelude of the rule being read, when it styles a ::before or ::after
     for m in _PUNCT.finditer(t):
-        if m.group() == "{":
+        p = m.group()
+        if p == "{":
             pre = t[start:m.start()].strip()
+            gen_pre = ""
             if pre.startswith("@"):
                 low = pre.lower()
                 if low.startswith("@container"):
@@ -173,8 +188,44 @@ def css_flags(text: str) -> CssFacts:
                     selector_flags(pre[6:].replace(") to (", "), ("), f)
             elif pre:
                 selector_flags(pre, f)
+                if _GEN.search(pre):
+                    gen_pre = pre
+        elif gen_pre:
+            c = _CONTENT.match(t[start:m.start()])
+            if c and _has_words(_HOLE.sub(lambda h: strings[int(h.group(1))], c.group(1))):
+                _add_gen(_HOLE.sub(lambda h: strings[int(h.group(1))], gen_pre), f)
+            if p == "}":
+                gen_pre = ""
         start = m.end()
     return f
+
+
+def _has_words(value: str) -> bool:
+    """Whether a `content` value may show words: attr() or var(), or a string with more than blanks,
+    punctuation, icon-font glyphs (as the walker's `genRule`)."""
+    if "attr(" in value or "var(" in value:
+        return True
+    inner = "".join(_STRING.findall(value))
+    inner = re.sub(r"\\([0-9a-fA-F]{1,6}) ?", lambda m: chr(min(int(m.group(1), 16), 0x10FFFF)), inner)
+    return any(not ch.isspace() and ch not in "\"'" and not 0xE000 <= ord(ch) <= 0xF8FF
+               and unicodedata.category(ch)[0] != "P" and unicodedata.category(ch) != "Sm" for ch in inner)
+
+
+def _add_gen(pre: str, f: CssFacts) -> None:
+    """The selectors of a prelude that style a ::before or ::after, without the pseudo-element."""
+    depth, start, parts = 0, 0, []
+    for i, ch in enumerate(pre):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(pre[start:i])
+            start = i + 1
+    parts.append(pre[start:])
+    for part in parts:
+        if _GEN.search(part):
+            f.gen.add(_GEN.sub("", part).strip() or "*")
 
 
 def imports(text: str) -> list[str]:

@@ -18,6 +18,9 @@ F_RENDERED, F_OCCLUDED, F_SHADOW, F_INTERACTIVE, F_REDACTED, F_LISTENER, F_POINT
 F_TEXT_BLOCK, F_FOLDED = 512, 1024
 F_CLOSED_SHADOW = 32768  # inside a closed shadow root (or below one)
 F_SHADOW_TOP = 65536     # a child of a shadow root itself: its parent (the host) is in another tree scope
+F_REORDERS = 131072      # its layout places its children out of document order: read them by their boxes
+F_PLACED = 262144        # placed out of document order by its flex or grid container (`order`, grid placement)
+F_AH_SEEN = 524288       # hidden from assistive technology only (aria-hidden, with the hidden flag): a person sees it
 
 VISIBLE_RATIO = 2 / 3  # the 2/3 rule: a node counts as visible when this much of it is in view
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.snapshot.serialize.focus import cut_lines
-from engine.snapshot.serialize.text import text_lines
+from engine.snapshot.serialize.text import reading_order, text_lines
 from engine.snapshot.serialize.tokens import clean_text, cut, estimate_tokens
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def header(snap: SnapshotView, data: dict) -> str:
 def reading_lines(snap: SnapshotView, data: dict, *, full_page: bool = False) -> list[str]:
     """The controls of `data` (the semantic payload, viewport or whole page) and the text a person reads,
     merged in reading order; labels that only repeat a control's name are left out."""
-    order = {n.node_id: i for i, n in enumerate(snap.nodes())}
+    order = reading_order(snap)
     items = data["interactive_tree"]
     names = {str(e.get("n", "")) for e in items if e.get("n")}
     ranked: list[tuple[int, int, str]] = []

@@ -5,7 +5,11 @@ One walk of the snapshot gives every line of the page with where it is and what 
 is (`TextLine`); the semantic payload's text channel (`txt`, see serialize/semantic.py) lists the
 ones in the viewport, and the sentinel compares the lines before and after an action to say in
 words what changed (engine/observe/changes.py). Nothing hidden from a person is read (the walker's
-hidden flag), and form controls keep their values to the payload's own items.
+hidden flag) — text hidden only from assistive technology (aria-hidden) is seen, so it is read, except
+behind an open modal dialog —, and form controls keep their values to the payload's own items. Text is
+read as shown (text-transform, CSS generated content, SVG text) and in the order of the layout: the
+children of a flex or grid container that places them out of document order are read row by row by
+their boxes (`visual_children`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from engine.snapshot.serialize.hidden import F_HIDDEN
 from engine.snapshot.serialize.tokens import clean_text, cut
-from engine.snapshot.vnode import F_FOLDED, F_INTERACTIVE, F_RENDERED, VirtualNode
+from engine.snapshot.vnode import F_AH_SEEN, F_FOLDED, F_INTERACTIVE, F_RENDERED, F_REORDERS, F_TEXT_BLOCK, VirtualNode
 
 if TYPE_CHECKING:
     from engine.snapshot.view import SnapshotView
@@ -34,6 +38,13 @@ MAX_LINE = 300      # characters of one line in the payload
 ROW_TOLERANCE = 6   # px: pieces of text whose centres are this close vertically sit on one line
 
 _SHOWN = F_RENDERED | F_HIDDEN
+_AH_ONLY = F_RENDERED | F_AH_SEEN  # rendered, hidden from assistive technology only (aria-hidden)
+MODAL_ROLES = frozenset({"dialog", "alertdialog"})
+
+
+def _seen(fl: int) -> bool:
+    """Rendered and seen by a person: not hidden, or hidden only from assistive technology."""
+    return fl & _SHOWN == F_RENDERED or fl & _AH_ONLY == _AH_ONLY
 
 
 @dataclass(slots=True)
@@ -47,6 +58,7 @@ class TextLine:
     in_view: bool       # some of it is inside the viewport
     level: int = 0      # a heading's level
     near_error: bool = False  # inside an element whose id says error/invalid
+    aria_hidden: bool = False  # seen, but hidden from assistive technology (aria-hidden)
 
     def render(self, max_len: int = MAX_LINE) -> str:
         t = clean_text(cut(self.text, max_len))
@@ -61,22 +73,78 @@ class TextLine:
         return t
 
 
-_CACHE: OrderedDict[int, tuple[SnapshotView, list[TextLine]]] = OrderedDict()
+_CACHE: OrderedDict[int, tuple[SnapshotView, list[TextLine], bool]] = OrderedDict()
 _CACHE_SIZE = 8  # the snapshots a step compares (before, after) and a few more
 
 
 def text_lines(snap: SnapshotView) -> list[TextLine]:
     """Every line of text of the page a person could read (scrolled to or not), in reading order.
     Cached per snapshot (snapshots are immutable)."""
+    return _cached(snap)[1]
+
+
+def _cached(snap: SnapshotView) -> tuple[SnapshotView, list[TextLine], bool]:
     hit = _CACHE.get(id(snap))
     if hit is not None and hit[0] is snap:
         _CACHE.move_to_end(id(snap))
-        return hit[1]
-    got = _walk(snap)
-    _CACHE[id(snap)] = (snap, got)
+        return hit
+    got, reorders = _walk(snap)
+    entry = (snap, got, reorders)
+    _CACHE[id(snap)] = entry
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
-    return got
+    return entry
+
+
+def reading_order(snap: SnapshotView) -> dict[str, int]:
+    """Every node's rank in reading order: document order, except that a container whose layout places
+    its children out of it (flag F_REORDERS) has them in the order of their boxes."""
+    if not _cached(snap)[2]:
+        return {n.node_id: i for i, n in enumerate(snap.nodes())}
+    out: dict[str, int] = {}
+    stack = [snap.root] if snap.root is not None else []
+    while stack:
+        n = stack.pop()
+        out[n.node_id] = len(out)
+        kids = visual_children(n) if n.flags & F_REORDERS else n.children
+        stack.extend(reversed(kids))
+    return out
+
+
+def visual_children(n: VirtualNode) -> list[VirtualNode]:
+    """A container's children as its layout shows them: line by line (boxes whose vertical middles fall
+    within a line's height), left to right on a line; a child without a box stays after the child
+    before it."""
+    kids = n.children
+    boxed = [(c.bounds[1], c.bounds[0], i) for i, c in enumerate(kids) if c.bounds[2] > 0 and c.bounds[3] > 0]
+    if len(boxed) < 2:
+        return kids
+    boxed.sort()
+    lines: list[list[tuple[float, float, int]]] = []
+    bottom = 0.0
+    for y, x, i in boxed:
+        h = kids[i].bounds[3]
+        if lines and y + h / 2 < bottom:
+            lines[-1].append((y, x, i))
+            bottom = max(bottom, y + h)
+        else:
+            lines.append([(y, x, i)])
+            bottom = y + h
+    order = [i for line in lines for _, _, i in sorted(line, key=lambda t: (t[1], t[0]))]
+    placed = set(order)
+    # (a child without a box rides with the boxed child before it, or leads when none is)
+    after: dict[int, list[int]] = {}
+    lead = -1
+    for i in range(len(kids)):
+        if i in placed:
+            lead = i
+        else:
+            after.setdefault(lead, []).append(i)
+    out = [kids[j] for j in after.get(-1, ())]
+    for i in order:
+        out.append(kids[i])
+        out.extend(kids[j] for j in after.get(i, ()))
+    return out
 
 
 def viewport_lines(snap: SnapshotView) -> list[TextLine]:
@@ -96,9 +164,9 @@ def _row_text(row: VirtualNode) -> str:
     while stack:
         n = stack.pop()
         fl = n.flags
-        if fl & F_HIDDEN or not fl & F_RENDERED and not n.children:
+        if fl & F_HIDDEN and not _seen(fl) or not fl & F_RENDERED and not n.children:
             continue
-        if fl & _SHOWN == F_RENDERED and not fl & F_FOLDED:
+        if _seen(fl) and not fl & F_FOLDED:
             if n.role in CELL_ROLES and n.text:
                 parts.append(n.text)
                 continue  # a text block: its inline content is in its text
@@ -111,20 +179,24 @@ def _row_text(row: VirtualNode) -> str:
                 parts.append(t)
                 if n.role == "heading":
                     continue
-        stack.extend(reversed(n.children))
+        stack.extend(reversed(visual_children(n) if fl & F_REORDERS else n.children))
     return " | ".join(p for p in parts if p)
 
 
-def _walk(snap: SnapshotView) -> list[TextLine]:
+def _walk(snap: SnapshotView) -> tuple[list[TextLine], bool]:
+    """(the lines, whether some container reads its children out of document order)"""
     root = snap.root
     if root is None:
-        return []
+        return [], False
     out: list[TextLine] = []
+    reorders = False
+    modal = False      # an open modal dialog: what is aria-hidden outside it is the page behind it
     # (this loop meets every node of the page: flags and roles are read once, no calls for most nodes)
-    stack: list[tuple[VirtualNode, str, bool]] = [(root, "", False)]
+    # (dlg: inside a dialog; aria-hidden lines outside one are dropped when a modal dialog is open)
+    stack: list[tuple[VirtualNode, str, bool, bool]] = [(root, "", False, False)]
     pop, push = stack.pop, stack.append
     while stack:
-        n, ctx, err = pop()
+        n, ctx, err, dlg = pop()
         tag = n.tag
         if tag in SKIP_TAGS:
             continue
@@ -132,6 +204,10 @@ def _walk(snap: SnapshotView) -> list[TextLine]:
         role = n.role
         if fl & F_INTERACTIVE and role in ATOMIC:
             continue  # a control: its words are its name in the payload
+        if role in MODAL_ROLES:
+            dlg = True
+            if fl & F_RENDERED and (n.states or {}).get("modal"):
+                modal = True
         if role in ALERT_ROLES:
             ctx = "alert"
         elif role in STATUS_ROLES and ctx != "alert":
@@ -142,15 +218,18 @@ def _walk(snap: SnapshotView) -> list[TextLine]:
             if ident:
                 low = ident.lower()
                 err = "error" in low or "invalid" in low
-        shown = fl & _SHOWN == F_RENDERED
+        shown = _seen(fl)
+        ah = shown and fl & F_HIDDEN != 0
         if shown and role in ROW_ROLES:
             t = _row_text(n)
             if t:
                 out.append(TextLine(n.node_id, t, "alert" if ctx == "alert" else "row", n.bounds,
-                                    n.visible_ratio > 0, near_error=err))
+                                    n.visible_ratio > 0, near_error=err, aria_hidden=ah and not dlg))
             continue
         if shown and not fl & F_FOLDED:
-            t = (n.name or n.text or "") if role == "heading" else n.text
+            # (a heading reads as shown — its text block —, else by its name)
+            t = ((n.text if fl & F_TEXT_BLOCK and n.text else n.name or n.text or "") if role == "heading"
+                 else n.text)
             if t:
                 if role == "heading":
                     kind = "heading"
@@ -164,16 +243,21 @@ def _walk(snap: SnapshotView) -> list[TextLine]:
                     kind = "text"
                 level = (n.states or {}).get("level", 0) if role == "heading" else 0
                 out.append(TextLine(n.node_id, t, kind, n.bounds, n.visible_ratio > 0,
-                                    level if isinstance(level, int) else 0, err))
+                                    level if isinstance(level, int) else 0, err, ah and not dlg))
                 if role == "heading" or fl & 512:
                     # a heading's name, a text block's text: its inside is already read (links excepted:
                     # they are controls, listed by the payload)
                     continue
         kids = n.children
         if kids:
+            if fl & F_REORDERS:
+                kids = visual_children(n)
+                reorders = True
             for c in reversed(kids):
-                push((c, ctx, err))
-    return _merge_rows(out)
+                push((c, ctx, err, dlg))
+    if modal:
+        out = [ln for ln in out if not ln.aria_hidden]
+    return _merge_rows(out), reorders
 
 
 def _merge_rows(lines: list[TextLine]) -> list[TextLine]:
@@ -188,7 +272,7 @@ def _merge_rows(lines: list[TextLine]) -> list[TextLine]:
             nx, ny = min(x, x2), min(y, y2)
             out[-1] = TextLine(prev.node_id, f"{prev.text} {ln.text}", prev.kind,
                                (nx, ny, max(x + w, x2 + w2) - nx, max(y + h, y2 + h2) - ny), prev.in_view, 0,
-                               prev.near_error or ln.near_error)
+                               prev.near_error or ln.near_error, prev.aria_hidden and ln.aria_hidden)
             continue
         out.append(ln)
     return out

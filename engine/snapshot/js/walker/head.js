@@ -15,7 +15,11 @@
 //             1 aria-hidden, 2 transparent, 3 clipped away, 4 zero-size, 5 off-screen beyond the page,
 //             6 font-size 0, 7 the same colour as its background; keep in sync with serialize/hidden.py),
 //        32768 inside a closed shadow root (Vigil walks it; Playwright's locators cannot reach it),
-//        65536 a child of a shadow root itself (the top of a tree scope; its parent row is the host)
+//        65536 a child of a shadow root itself (the top of a tree scope; its parent row is the host),
+//        131072 lays its children out in another order than the document's (a flex or grid container
+//               with a reversed direction, or with a child of 262144): read them by their boxes,
+//        262144 placed out of document order by its flex or grid container (`order`, grid placement),
+//        524288 hidden from assistive technology only (aria-hidden, with 2048): a person sees it
 // tier:  0 structural, 1 non-semantic, 2 semantic
 // extra: 0 or {st: states, a: attributes, sc: scroll, ob: occluder id, obd: its description,
 //        vb: the visible part of the box [x, y, w, h] when a scroll area or overflow box cuts it,
@@ -91,7 +95,11 @@ function vigilWalk(KEY, opts) {
   const INLINE = new Set(['span', 'b', 'i', 'em', 'strong', 'a', 'small', 'label', 'code', 'sup', 'sub', 'mark',
     'abbr', 'img', 'u', 's', 'q', 'cite', 'kbd', 'var', 'time', 'data', 'bdi', 'bdo', 'font', 'slot', 'svg', 'wbr',
     'dfn', 'samp', 'ins', 'del', 'big', 'tt']);
-  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base']);
+  // (and SVG's parts that are never drawn where they stand: definitions, symbols, masks, their texts)
+  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base',
+    'defs', 'symbol', 'clipPath', 'mask', 'pattern', 'marker', 'linearGradient', 'radialGradient', 'filter', 'desc',
+    'metadata']);
+  const SVG_NS = 'http://www.w3.org/2000/svg';
   // Attributes kept for skeleton/full output and the analyst. Not class, style or src: they are
   // most of the bytes on real pages and none of the meaning.
   const KEEP_ATTR = new Set(['id', 'href', 'type', 'name', 'placeholder', 'title', 'alt', 'aria-label', 'data-testid',
@@ -104,7 +112,9 @@ function vigilWalk(KEY, opts) {
     // what names and describes an element is judged for risk on its own (engine/loop/risk.py)
     'aria-labelledby', 'aria-describedby',
     // a button outside its form still submits it (form=ID), to where it says (formaction)
-    'form', 'formaction']);
+    'form', 'formaction',
+    // an SVG link's address
+    'xlink:href']);
   const FORM_TAGS = new Set(['input', 'select', 'textarea', 'button']);
   const TEXT_ATTR = new Set(['aria-label', 'title', 'alt', 'placeholder']);   // read as words: no invisible characters
   // Structural roles an element gets from its tag that a page may still make a click target.

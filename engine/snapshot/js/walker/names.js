@@ -9,7 +9,8 @@
     // The common case first, with the same answer: no children, or one text child, and no shadow
     // root or slot that would put other nodes there.
     const f = el.firstChild;
-    if ((!f || (f === el.lastChild && f.nodeType === 3)) && el.localName !== 'slot' && !el.shadowRoot && !S.closed.has(el)) return f ? squash(f.data) : '';
+    if ((!f || (f === el.lastChild && f.nodeType === 3)) && el.localName !== 'slot' && !el.shadowRoot && !S.closed.has(el) &&
+        !genHit(el)) return f ? squash(f.data) : '';
     let out = '';
     const stack = [el];
     let guard = 0;
@@ -33,6 +34,8 @@
       const kids = sr ? sr.childNodes : (n.localName === 'slot' && n.assignedNodes ? n.assignedNodes({ flatten: true }) : n.childNodes);
       const block = n !== el && !INLINE.has(n.localName);
       if (block) { out += ' '; stack.push(' '); }
+      // its ::before words first, its ::after words last (accname counts generated content)
+      if (genHit(n)) { const g = genWords(n); out += g[0]; stack.push(g[1]); }
       for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
     }
     return squash(out);
@@ -126,6 +129,85 @@
     return squash(out.replace(/[\uE000-\uF8FF]/g, ''));   // (icon-font glyphs are no words)
   }
 
+  // CSS generated content a person reads (a price's currency sign, "In stock"): the page's style sheets
+  // say which selectors give a ::before or ::after words (plan.js, cssFlags: I.css.gen); only an element
+  // one of them may match is asked for its pseudo-elements' styles (two style reads), so a page without
+  // such rules pays nothing. Quoted strings and attr() are read; counter() and images are not.
+  function genHit(el) {
+    const G = I.css && I.css.gen;
+    if (!G) return false;
+    if (G.any) return safeMatches(el, G.sel);
+    if (G.tag.has(el.localName)) return safeMatches(el, G.sel);
+    if (G.id.size && el.id && G.id.has(el.id)) return safeMatches(el, G.sel);
+    const cl = el.classList;
+    if (cl) for (let i = 0; i < cl.length; i++) if (G.cls.has(cl[i])) return safeMatches(el, G.sel);
+    return false;
+  }
+  // [before, after]: the words of an element's ::before and ::after as it shows them (with a space
+  // around one laid out as a block).
+  function genWords(el) {
+    const out = ['', ''];
+    for (let k = 0; k < 2; k++) {
+      let ps = null;
+      try { ps = getComputedStyle(el, k ? '::after' : '::before'); } catch (e) { continue; }
+      const c = ps.content;
+      if (!c || c === 'none' || c === 'normal' || ps.display === 'none') continue;
+      let t = contentWords(el, c);
+      if (!t || NO_WORDS.test(t)) continue;
+      if (ps.textTransform !== 'none') t = transformText(t, ps.textTransform, true);
+      out[k] = ps.display.startsWith('inline') ? t : ' ' + t + ' ';
+    }
+    return out;
+  }
+  // Punctuation and separators alone (a title's ":", a breadcrumb's "/" or "›", a list's "•") are no words a
+  // person reads as text; a currency sign or a star is.
+  const NO_WORDS = /^[\p{P}\p{Sm}\s]*$/u;
+  // The words of a computed `content` value: its strings and attr() values in order (counter(), url()
+  // and the alternative text after `/` are left out), icon-font glyphs dropped.
+  function contentWords(el, c) {
+    let out = '';
+    const re = /"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'|attr\(\s*([\w-]+)\s*\)|(\/)/g;
+    let m;
+    while ((m = re.exec(c))) {
+      if (m[4]) break;
+      if (m[3]) out += el.getAttribute(m[3]) || '';
+      else out += (m[1] !== undefined ? m[1] : m[2]).replace(/\\([0-9a-fA-F]{1,6}) ?|\\(.)/g,
+        (q, h, ch) => (h ? String.fromCodePoint(parseInt(h, 16)) : ch));
+    }
+    return out.replace(/[\uE000-\uF8FF]/g, '').replace(/\n/g, ' ');
+  }
+  // Text as CSS text-transform shows it. `capitalize` upper-cases a word's first letter; `start`: the
+  // text starts a word (else its first letter may continue a word of the element before it).
+  function transformText(s, tt, start) {
+    if (tt === 'uppercase') return s.toUpperCase();
+    if (tt === 'lowercase') return s.toLowerCase();
+    if (tt === 'capitalize') {
+      return s.replace(/(^|\s)(\p{Ll})/gu, (m, a, b, i) => {
+        if (i === 0 && !a && !start) return m;
+        const u = b.toUpperCase();
+        return a + (u.length === 1 ? u : b);
+      });
+    }
+    return s;
+  }
+
+  // An element's own text (its text nodes; `cuts`: where its element children sit, kept in step) as
+  // text-transform shows it. Capitalize never starts a word at a cut (the child's words may run on).
+  function transformRaw(text, cuts, tt) {
+    if (tt !== 'uppercase' && tt !== 'lowercase' && tt !== 'capitalize') return text;
+    if (!cuts.length) return transformText(text, tt, true);
+    let out = '', at = 0;
+    const moved = [];
+    for (let j = 0; j <= cuts.length; j++) {
+      const end = j < cuts.length ? cuts[j] : text.length;
+      out += transformText(text.slice(at, end), tt, j === 0);
+      at = end;
+      if (j < cuts.length) moved.push(out.length);
+    }
+    for (let j = 0; j < moved.length; j++) cuts[j] = moved[j];
+    return out;
+  }
+
   // Label hunting for unnamed form controls: nearby preceding text, then the name attribute.
   function huntLabel(el) {
     // Checkboxes and radios are usually followed by their text: <input type=checkbox> Subscribe
@@ -204,7 +286,8 @@
       return [v, v !== null];
     }
     if (tag === 'select') return [(el.multiple || el.size > 1) ? 'listbox' : 'combobox', true];
-    if (tag === 'a' || tag === 'area') return el.hasAttribute('href') ? ['link', true] : [null, false];
+    // (an SVG link's address may be xlink:href)
+    if (tag === 'a' || tag === 'area') return el.hasAttribute('href') || el.hasAttribute('xlink:href') ? ['link', true] : [null, false];
     if (tag === 'img') { const alt = el.getAttribute('alt'); return alt === '' ? ['presentation', true] : ['img', true]; }
     if (tag === 'section') return (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby')) ? ['region', true] : [null, false];
     if (tag === 'header' || tag === 'footer') {

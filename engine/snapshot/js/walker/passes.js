@@ -27,7 +27,7 @@
     const c = comp.get(ri);
     const k = new Array(c.kids.length);
     for (let z = 0; z < k.length; z++) k[z] = c.kids[z] - ri;
-    m.cp = { raw: c.raw, cuts: c.cuts, k: k, nfc: c.nfc };
+    m.cp = { raw: c.raw, rn: c.rawN || null, cuts: c.cuts, k: k, nfc: c.nfc };
   }
   // The whole-tree passes work on copies: the rows above stay as the walk made them, for reuse.
   // (copied on first write: W(i))
@@ -50,6 +50,9 @@
     }
   }
   composeText();
+  // A container some child of which its layout places out of document order reads its children by
+  // their boxes (flag 131072, see head.js; a bit test per row).
+  for (let i = 1; i < nRows; i++) if (rows[i][7] & 262144) { const p = rows[i][0]; if (p >= 0 && !(rows[p][7] & 131072)) W(p)[7] |= 131072; }
   const tWalk = performance.now();
 
   // Text blocks. A block (a paragraph, a list item, a cell, a code block) whose content is text
@@ -64,35 +67,43 @@
     const inlBlocks = [];
     for (let k = compRows.length - 1; k >= 0; k--) {      // children before their parents
       const ri = compRows[k], cp = comp.get(ri);
-      const raw = cp.raw, cuts = cp.cuts, kids = cp.kids;
+      const raw = cp.raw, rawN = cp.rawN || raw, cuts = cp.cuts, kids = cp.kids;
       // words: its own text has words; plain: some words are not a control's; prose: every inline
       // child is text-level (formatting, links, images), not a widget such as a meter or a field
-      let out = '', at = 0, words = false, plain = false, prose = true, parts = 0, block = false;
+      // (outA: the words for a name from content — without what is aria-hidden, which a person reads but
+      // accname leaves out, and as written, not as text-transform shows them)
+      let out = '', outA = '', at = 0, words = false, plain = false, prose = true, parts = 0, block = false;
       for (let j = 0; j < cuts.length; j++) {
         const seg = raw.slice(at, cuts[j]);
+        outA += rawN.slice(at, cuts[j]);
         at = cuts[j];
         if (!words && /\S/.test(seg)) words = true;
         out += seg;
         const c = kids[j];
         if (c === undefined) continue;                  // the walk stopped at its node budget
         const row = rows[c];
-        if (!(row[7] & 1) || (row[7] & 2048)) continue; // not rendered, or hidden from a person: not read
-        if (!inl[c]) { out += '\n'; block = true; continue; }
+        const fl = row[7];
+        // not rendered, or hidden from a person: not read (aria-hidden only: read, not named)
+        const ahOnly = (fl & 524288) !== 0;
+        if (!(fl & 1) || ((fl & 2048) && !ahOnly)) continue;
+        if (!inl[c]) { out += '\n'; outA += '\n'; block = true; continue; }
         if (!foldable(row)) prose = false;
         const cc = comp.get(c);
-        let t;
-        if (cc) { t = cc.flat; if (cc.plain && !(row[7] & 8)) plain = true; if (cc.block) block = true; if (!cc.prose) prose = false; }
+        let t, tA;
+        if (cc) { t = cc.flat; tA = cc.flatA; if (cc.plain && !(fl & 8)) plain = true; if (cc.block) block = true; if (!cc.prose) prose = false; }
         else {
           t = rawT.get(c) || (row[2] === 'img' ? ' ' + row[4] + ' ' : row[2] === 'br' ? '\n' : '');
-          if (!plain && !(row[7] & 8) && /\S/.test(t)) plain = true;
+          tA = rawTN.get(c) || t;
+          if (!plain && !(fl & 8) && /\S/.test(t)) plain = true;
         }
         if (t) { out += t; parts++; }
+        if (tA && !ahOnly) outA += tA;
       }
       const tail = raw.slice(at);
       if (!words && /\S/.test(tail)) words = true;
-      out += tail;
+      out += tail; outA += rawN.slice(at);
       if (words) plain = true;
-      cp.flat = out; cp.plain = plain; cp.block = block; cp.prose = prose; cp.parts = parts; cp.words = words;
+      cp.flat = out; cp.flatA = outA; cp.plain = plain; cp.block = block; cp.prose = prose; cp.parts = parts; cp.words = words;
       if (inl[ri]) {
         // A paragraph a style sheet lays out inline (Sphinx's "Note" and "See also" boxes) is still a
         // paragraph: a block, unless the block around it takes its words in (looked at below).
@@ -113,8 +124,8 @@
     {
       let r = rows[ri];
       // A name from content leaves out what is not rendered (a heading's hidden permalink "¶").
-      if (cp.nfc && !block && parts < cuts.length) {
-        const nm = squash(out);
+      if (cp.nfc && !block && (parts < cuts.length || cp.flatA !== out)) {
+        const nm = squash(cp.flatA);
         if (nm && nm !== r[4] && r[4].indexOf(nm) >= 0) (r = W(ri))[4] = wf(cut(nm, 250));
       }
       if (!parts || !plain || !(words || prose)) return;
@@ -125,7 +136,7 @@
       r = W(ri);
       r[5] = wf(limitText(full, TB_MAX));
       r[7] |= 512;
-      if (cp.nfc && !block) r[4] = wf(cut(pre ? squash(full) : full, 250));
+      if (cp.nfc && !block) r[4] = wf(cut(squash(cp.flatA), 250));
       // Mark the inline content as folded into this block (not a widget: a meter or a field in a
       // sentence keeps its own node).
       const todo = kids.slice();

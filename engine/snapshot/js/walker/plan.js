@@ -55,13 +55,18 @@
   // {e, a, c, t}: see sibScan]); one it has not read yet makes every flag assumed (`unk`), and its
   // address is asked for (I.xneed, sent back in `inc.xs`).
   function cssFlags() {
-    const f = { has: false, sib: false, fw: false, cq: false, unk: 0, xk: '', em: false, any: false, cls: new Set(), att: new Set() };
+    const f = { has: false, sib: false, fw: false, cq: false, unk: 0, xk: '', em: false, any: false, cls: new Set(), att: new Set(),
+      gen: null };
+    const gens = [];
     const seen = new Set();
     const unread = new Map();   // href → sheets at it that could not be read
     const scanRules = (rules, depth) => {
       for (const r of rules) {
         const s = r.selectorText;
-        if (s) selFlags(s, f);
+        if (s) {
+          selFlags(s, f);
+          if (r.style && s.indexOf(':after') + s.indexOf(':before') > -2) genRule(s, r.style.content, gens);
+        }
         if (r.start || r.end) selFlags((r.start || '') + ', ' + (r.end || ''), f);   // @scope (a) to (b)
         if ('containerQuery' in r) f.cq = true;
         if (r.cssRules && depth < 8) scanRules(r.cssRules, depth + 1);
@@ -96,7 +101,63 @@
       if (h && x !== null) I.xneed.push(h);   // (null: the browser could not read it either)
     }
     if (f.unk) { f.has = f.sib = f.fw = f.cq = f.any = true; }
+    for (const [h, k] of unread) {   // (generated content in the sheets the browser read for us)
+      const x = X && h ? X[h] : undefined;
+      if (x && x[4] >= k && x[5] && x[5].g) for (const g of x[5].g) gens.push(g);
+    }
+    f.gen = genIndex(gens);
     return f;
+  }
+  // A rule that gives ::before or ::after words (a non-empty string, attr(), var() that may hold one):
+  // its selectors without the pseudo-element, for genHit (names.js). Empty strings (clearfix), icon-font
+  // glyphs and punctuation alone are no words.
+  function genRule(s, content, out) {
+    if (!content || content === 'none' || content === 'normal') return;
+    if (!/attr\(|var\(/.test(content)) {
+      const words = content.replace(/\\[0-9a-fA-F]{1,6} ?/g, (q) => String.fromCodePoint(parseInt(q.slice(1), 16)))
+        .replace(/["'\s]|[\uE000-\uF8FF]|counters?\([^)]*\)|url\([^)]*\)/g, '');
+      if (!words || NO_WORDS.test(words)) return;
+    }
+    for (const part of splitTop(s)) {
+      if (!/::?(?:before|after)\b/i.test(part)) continue;
+      out.push(part.replace(/::?(?:before|after)\b/gi, '').trim() || '*');
+    }
+  }
+  // A selector list's selectors (commas inside brackets and parentheses kept).
+  function splitTop(s) {
+    const out = [];
+    let depth = 0, start = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s[i];
+      if (c === '\\') i++;
+      else if (c === '(' || c === '[') depth++;
+      else if (c === ')' || c === ']') depth--;
+      else if (c === ',' && depth === 0) { out.push(s.slice(start, i)); start = i + 1; }
+    }
+    out.push(s.slice(start));
+    return out;
+  }
+  // The selectors as one list, and the classes, ids and tags their last compounds need (an element with
+  // none of them is not matched against the list): null when there are none.
+  function genIndex(sels) {
+    if (!sels.length) return null;
+    const G = { sel: '', cls: new Set(), id: new Set(), tag: new Set(), any: false };
+    const ok = [];
+    const probe = document.createDocumentFragment();
+    for (const sel of new Set(sels)) {
+      try { probe.querySelector(sel); } catch (e) { continue; }   // (a selector this browser does not take)
+      ok.push(sel);
+      const parts = sel.replace(/\[[^\]]*\]/g, '[]').replace(/\([^()]*\)/g, '()').split(/[\s>+~]+/);
+      const last = parts[parts.length - 1].replace(/:(?:not|is|where|has)\(.*$/, '');   // (the last compound)
+      const c = /\.((?:[\w-]|\\.)+)/.exec(last), i = /#((?:[\w-]|\\.)+)/.exec(last), t = /^([a-zA-Z][\w-]*)/.exec(last);
+      if (c && c[1].indexOf('\\') < 0) G.cls.add(c[1]);
+      else if (i && i[1].indexOf('\\') < 0) G.id.add(i[1]);
+      else if (t) G.tag.add(t[1].toLowerCase());
+      else G.any = true;
+    }
+    if (!ok.length) return null;
+    G.sel = ok.join(', ');
+    return G;
   }
   // One selector list's flags. A `+` or `~` counts as a sibling combinator, not as an attribute
   // selector's operator or value, nor the step of :nth-child(2n+1) (which only insertions and removals
@@ -224,7 +285,15 @@
     }
     const xk = opts.xcss ? JSON.stringify(opts.xcss) : '';
     if (sheets || (I.css && I.css.unk && I.css.xk !== xk)) I.css = null;
-    if (!I.css) { I.css = cssFlags(); I.css.xk = xk; }
+    // (rules that give a pseudo-element words, learnt from a sheet read for us since: rows copied from the
+    // last walk lack them)
+    let genNew = false;
+    if (!I.css) {
+      const was = I.gsel;
+      I.css = cssFlags(); I.css.xk = xk;
+      I.gsel = I.css.gen ? I.css.gen.sel : '';
+      genNew = was !== undefined && was !== I.gsel;
+    }
     if (opts.full) return fail(opts.why || 'forced');
     if (!P) return fail('first walk of this document');
     if (P.key !== optsKey) return fail('the frame moved or its clip changed');
@@ -234,6 +303,7 @@
     if (over) return fail('too many changes');
     if (style) return fail('style sheets or fonts changed');
     if (sheets) return fail('style sheets changed');
+    if (genNew) return fail('style sheets read for us give generated words');
     if (document.fonts && document.fonts.status === 'loading') return fail('fonts are loading');
     // A float shapes the lines of the blocks after it without changing their boxes: one that moved,
     // went or changed its margins makes a full walk (a new one is caught during the walk).

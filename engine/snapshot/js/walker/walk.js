@@ -55,6 +55,7 @@
   // where each element child sits in their raw text and which rows those children became.
   const inl = [];
   const rawT = new Map();
+  const rawTN = new Map();     // (the same as written, where text-transform changes it: for names)
   const comp = new Map();
   const compRows = [];
   const cutsScratch = [];
@@ -67,6 +68,13 @@
   let newFloat = false;
   let walked = 0, copied = 0;
   const walkedRows = [], walkedForced = [];
+  const closedPart = (el, tag) => {
+    const d = el.parentElement;
+    return !!d && d.localName === 'details' && !d.open && !(tag === 'summary' && d.querySelector(':scope > summary') === el);
+  };
+  // Flex and grid containers met in this walk (row → 1 flex, 2 grid): their children may be placed out
+  // of document order (flag 262144).
+  const layOf = new Map();
   const sameClip = (a, b) => a === b || (a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3] && a[4] === b[4]);
   function sameCtx(c, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posEl) {
     return sameClip(c[0], clipIn) && sameClip(c[1], posIn) && c[2] === inShadow && c[3] === parentPtr && c[4] === atomicAnc &&
@@ -87,10 +95,11 @@
       NC.push(P.nc[q]);
       inl.push(m.il);
       if (m.rt) rawT.set(i, m.rt);
+      if (m.rtn) rawTN.set(i, m.rtn);
       if (m.cp) {
         const kids = new Array(m.cp.k.length);
         for (let z = 0; z < kids.length; z++) kids[z] = m.cp.k[z] + i;
-        comp.set(i, { raw: m.cp.raw, cuts: m.cp.cuts, kids: kids, nfc: m.cp.nfc, flat: '', plain: false });
+        comp.set(i, { raw: m.cp.raw, rawN: m.cp.rn, cuts: m.cp.cuts, kids: kids, nfc: m.cp.nfc, flat: '', plain: false });
         compRows.push(i);
       }
       if (m.lst) lstOnly.push([i, m.lst[0], m.lst[1]]);
@@ -121,6 +130,9 @@
       if (si) { [clipIn, posIn, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posElIn] = si; ownCx = true; }
       else if (slotted === 1 && !sl) { deadAnc = true; ownCx = true; }     // no slot takes it: not rendered
     }
+    // A closed <details> shows its summary only: the rest of it is not rendered (Chromium still lays it
+    // out in a content-visibility:hidden slot, so its boxes alone do not say so).
+    if (parent >= 0 && !deadAnc && rows[parent][2] === 'details' && closedPart(el, tag)) { deadAnc = true; ownCx = true; }
     if (!forced) {
       if (DSUB.has(el)) forced = true;
       else if (!DTOUCH.has(el)) {
@@ -201,6 +213,16 @@
     let flags = rendered ? 1 : 0;
     // 4 in shadow, 32768 in a closed root, 65536 a child of the shadow root itself
     if (inShadow) flags |= (inShadow % 2 === 0 ? 32772 : 4) | (inShadow > 2 ? 65536 : 0);
+    // Reading order follows the layout: a flex container laid out in reverse, or a child its flex or
+    // grid container places by `order` or grid placement, is read by its boxes (serialize/text.py).
+    if (!dead) {
+      if (display.endsWith('flex')) {
+        layOf.set(rowIndex, 1);
+        if (cs.flexDirection.endsWith('reverse') || cs.flexWrap === 'wrap-reverse') flags |= 131072;
+      } else if (display.endsWith('grid')) layOf.set(rowIndex, 2);
+      const pl = parent >= 0 && layOf.size ? layOf.get(parent) : undefined;
+      if (pl && (cs.order !== '0' || (pl === 2 && (cs.gridRowStart !== 'auto' || cs.gridColumnStart !== 'auto')))) flags |= 262144;
+    }
     // The visually-hidden pattern (an absolutely placed box cut to nothing by `clip: rect(0 0 0 0)` or
     // `clip-path: inset(50%)`: a library's native <select> kept for its form) shows nothing of itself
     // or of what is inside it. (Not a native checkbox or radio: it is where its label is, above.)
@@ -310,18 +332,43 @@
         else if (nt === 1 && !SKIP.has(c.localName)) { cutsScratch.push(text.length); nKids++; }
       }
     }
+    // Text as shown (text-transform). Names keep the words as written: Playwright's accname (its
+    // get_by_role) does not transform them (Chromium's tree does; the two differ in case only).
+    // textN: the text for names, where it differs.
+    let textN = null;
+    const asWritten = text;
+    const tt = dead || !text ? 'none' : cs.textTransform;   // (read only for an element with words of its own)
+    if (tt !== 'none') {
+      const t2 = transformRaw(text, cutsScratch, tt);
+      if (t2 !== text) { if (t2.length === text.length) textN = text; text = t2; }
+    }
+    // CSS generated content is text a person reads: ::before words open the element's text, ::after
+    // words close it (only for an element a ::before/::after rule with words may match: genHit).
+    if (rendered && tag !== 'input' && tag !== 'textarea' && tag !== 'select' && genHit(el)) {
+      const g = genWords(el);
+      if (g[0]) {
+        for (let i = 0; i < cutsScratch.length; i++) cutsScratch[i] += g[0].length;
+        text = g[0] + text; if (textN !== null) textN = g[0] + textN;
+      }
+      if (g[1]) { text += g[1]; if (textN !== null) textN += g[1]; }
+    }
     // (a shadow host renders its own tree: it is a unit of its own, never part of a text run)
-    const isInl = !isHost && (display.startsWith('inline') || display === 'contents');
+    // (inside an SVG picture, a <tspan> runs on in its <text>; a <text> or a group is a unit of its own)
+    const svgEl = tag !== 'svg' && el.namespaceURI === SVG_NS;
+    const isInl = !isHost && (svgEl ? tag === 'tspan' || tag === 'textPath' : display.startsWith('inline') || display === 'contents');
     inl.push(isInl ? 1 : 0);
     // Rows whose inline content may make a text block (or part of one): composed after the walk.
     let cpHere = null;
-    if (nKids && !isHost && (text.length || isInl || tag === 'pre' || tag === 'code')) {
-      cpHere = { raw: text, cuts: cutsScratch.slice(), kids: [], nfc: nameFromContent(el, role), flat: '', plain: false };
+    if (nKids && !isHost && (text.length || isInl || tag === 'pre' || tag === 'code' || (svgEl && tag === 'text'))) {
+      cpHere = { raw: text, rawN: textN, cuts: cutsScratch.slice(), kids: [], nfc: nameFromContent(el, role), flat: '', plain: false };
       comp.set(rowIndex, cpHere);
       compRows.push(rowIndex);
-    } else if (isInl && text) rawT.set(rowIndex, text);
+    } else if (isInl && text) { rawT.set(rowIndex, text); if (textN !== null) rawTN.set(rowIndex, textN); }
     // A block's own words are kept whole (up to TB_MAX, then a marker): a paragraph is read, not
     // skimmed. Inline pieces keep a short text (their words are in their block's text too).
+    // A control's words are its name (generated content included); its own text stays what the DOM holds,
+    // as written, which is what a text locator (Playwright's get_by_text) can find.
+    if (text !== asWritten && interactive && ATOMIC.has(role || '')) text = asWritten;
     if (text) {
       // (a paragraph laid out inline by a style sheet is still read whole)
       const para = isInl && r0Block(role || '');
@@ -423,18 +470,20 @@
       if (cs.backgroundImage !== 'none') bg = null;                 // a picture behind: colour unknown
       else if (bc && bc !== 'rgba(0, 0, 0, 0)' && bc !== 'transparent') bg = bc.indexOf('rgba') === 0 ? null : bc;
     }
+    // (aria-hidden is the reason given first; flag 524288 says a person still sees it — it is read —,
+    // unlike the visually-hidden copy inside an aria-hidden box)
     if (rendered && (text || interactive || name)) {
-      if (ahid) hid = 1;
-      else if (transp && !interactive) hid = 2;
+      if (transp && !interactive) hid = 2;
       else if (clip[4] === 1) hid = 3;   // inside a box that clips its overflow and has no size
       else if (display !== 'contents' && (w < 2 || h < 2) && (interactive || cs.overflowX !== 'visible' || cs.overflowY !== 'visible' || !text)) hid = 4;
       else if (display !== 'contents' && (x + SX + w <= 0 || y + SY + h <= 0)) hid = 5;
       else if ((text || !interactive) && parseFloat(cs.fontSize) === 0) hid = 6;
-      else if (text) {
+      else if (text && !svgEl) {   // (SVG text is painted with its fill, not its colour)
         const fg = cs.color;
         if (fg === 'rgba(0, 0, 0, 0)' || fg === 'transparent') hid = 2;
         else if (bg && sameColour(fg, bg)) hid = 7;
       }
+      if (ahid) { if (!hid) flags |= 524288; hid = 1; }
       if (hid) flags |= 2048 | (hid << 12);
     }
     // The words a person reads on a button input are its value (the browser's own word when it has none):
@@ -470,7 +519,7 @@
       el: el, cx: ownCx ? [clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posElIn] : ctxMemo(C),
       r: rect ? [rect.left, rect.top, rect.width, rect.height] : null,
       b: deadAnc ? 3 : display === 'none' ? 2 : (!rect || display === 'contents' || display === 'inline') ? 0 : 1,
-      il: isInl ? 1 : 0, rt: rawT.get(rowIndex) || null, cp: null, lst: memoLst, fr: memoFr,
+      il: isInl ? 1 : 0, rt: rawT.get(rowIndex) || null, rtn: rawTN.get(rowIndex) || null, cp: null, lst: memoLst, fr: memoFr,
       su: memoSu, pn: memoPn, cand: memoCand, sl: null, scr: memoScr, ctl: null, rem: false, fl: memoFl,
     };
     if (tag === 'input' || tag === 'select' || tag === 'textarea') mm.ctl = ctlSig(el);
@@ -483,7 +532,8 @@
     if (memoScr) scrollers.push([el, memoScr[0], memoScr[1]]);
     if (mm.ctl !== null) controls.push([el, mm.ctl]);
     if (mm.rem) remote.push(el);
-    if (tag === 'svg' || tag === 'iframe' || tag === 'frame' || tag === 'math') continue;  // opaque subtrees
+    // opaque subtrees (an SVG picture is entered only when it has words or links: a chart's labels)
+    if ((tag === 'svg' && (dead || !el.querySelector('text,a'))) || tag === 'iframe' || tag === 'frame' || tag === 'math') continue;
     if (tag === 'slot') slotCtx.set(el, mm.sl = [childClip, cbHere ? childClip : posIn, ptr, atomicHere, dead, transp, ahid, bg, posElHere]);
     if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, cbHere ? childClip : posIn, inShadow > 2 ? inShadow - 2 : inShadow, ptr, atomicHere, dead, transp, cpHere, ahid, bg, posElHere, forced);
   }
