@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +30,18 @@ class PageContext(BaseModel):
     page_width: float = 0
     page_height: float = 0
     device_pixel_ratio: float = 1.0
+    http_status: int | None = None  # the HTTP status the main document was answered with (None: not over HTTP)
+
+    @property
+    def http_error(self) -> str:
+        """A short note when the page answered an HTTP error ("HTTP 404 Not Found"), else ""."""
+        code = self.http_status
+        if code is None or code < 400:
+            return ""
+        try:
+            return f"HTTP {code} {HTTPStatus(code).phrase}"
+        except ValueError:  # a code without a standard phrase (599, 520 …)
+            return f"HTTP {code}"
 
     @property
     def scroll_position(self) -> str:

@@ -37,6 +37,9 @@ NEAR_PX = 300           # text this close to the element acted on counts as its 
 MAX_WORDS = 320         # characters of the words in the feedback
 MAX_ITEM = 160          # characters of one quoted text
 STATE_KEYS = ("checked", "selected", "expanded", "pressed", "disabled")
+# controls whose name is the text a person reads on them (a field's name is its label, a text line of its own)
+NAMED_BY_TEXT = frozenset({"button", "link", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "option",
+                           "treeitem"})
 DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
 RANK_ERROR, RANK_STATUS, RANK_NEAR, RANK_REST = 0, 1, 2, 3
 
@@ -171,7 +174,9 @@ def what_changed(pre: DomSnapshot | None, post: DomSnapshot | None, events: list
         dist = _dist(anchor, ln.bounds)
         rank = RANK_STATUS if ln.kind in ("alert", "status") else (RANK_NEAR if dist <= NEAR_PX else RANK_REST)
         out.append(Change("text gone", _q(ln.text), rank, dist, 10_000 + i))
-    out += _control_changes(pre, post, anchor, target)
+    told = [c.raw for c in out if c.raw]  # (a button's words already told in its table row's)
+    out += [c for c in _control_changes(pre, post, anchor, target)
+            if not (c.verb == "text changed" and any(c.raw in t for t in told))]
     # messages that came and went before the snapshot after the step
     now_texts = [ln.text for ln in post_lines if ln.in_view]
     for e in events:
@@ -212,6 +217,10 @@ def _control_changes(pre: DomSnapshot, post: DomSnapshot, anchor: tuple[float, f
             if n.name and pre_names.get((role, n.name), 0) == 0:
                 out.append(Change("controls appeared", label, RANK_REST, dist, 20_000 + i))
             continue
+        if role in NAMED_BY_TEXT and n.name and o.name and n.name != o.name and not n.redacted:
+            # the words on a control changed ("Save" → "Saved"), the one acted on too: no verification says it
+            out.append(Change("text changed", f"{role} {_q(o.name, 80)} → {_q(n.name)}", rank, dist, i,
+                              raw=n.name))
         if n.node_id == target:
             continue
         if not n.redacted and (n.value or "") != (o.value or "") and not (n.value is None and o.value is None):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from engine.browser.target import PageTarget
+from engine.errors import VigilError
 from engine.models import ExpectedOutcome, PageEvent, PageState, VerificationResult
 from engine.observe.changes import Change, scrub_secrets, what_changed, words
 from engine.observe.stream import read_stream, summarize
@@ -233,6 +234,16 @@ def _quote(texts: list[str], n: int = 2) -> str:
     return "; ".join("'" + (t if len(t) <= 160 else t[:159] + "…") + "'" for t in texts[:n])
 
 
+def http_error(pre: PreState, post: PostState) -> str:
+    """"HTTP 404 Not Found" when the step brought a new document (another address, or a reload) whose server
+    answered an HTTP error; else ""."""
+    snap = post.snapshot
+    if snap is None or not snap.context.http_error:
+        return ""
+    new_doc = urlsplit(post.url)[:4] != urlsplit(pre.url)[:4] or post.nav_count > pre.nav_count
+    return snap.context.http_error if new_doc else ""
+
+
 def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str | None) -> VerificationResult:
     post.changes = what_changed(pre.snapshot, post.snapshot, post.events, pre.node_id or target)
     post.said = scrub_secrets(words(post.changes), post.secrets)
@@ -244,10 +255,15 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
             met, actual, conf, verified = True, actual2, conf2, exp.or_.type
         else:
             actual = f"{actual}; and {actual2}"
+    http = http_error(pre, post)
+    if http:  # the page the step led to is the server's error page: said with the outcome, and an error seen
+        actual = f"{actual}, which answered {http}" if met else f"{actual}; the page answered {http}"
     # On another page (not just another #fragment), what the stream saw is that page's content
     # arriving — a search result mentioning "error" is no error message: only alerts count there.
     moved = urlsplit(post.url)[:4] != urlsplit(pre.url)[:4]
     errors = [e.text for e in post.events if e.category == "error" and (not moved or e.kind == "invalid")]
+    if http:
+        errors.insert(0, http)
     new_err = {k: v for k, v in _error_nodes(post.snapshot).items() if k not in _error_nodes(pre.snapshot)}
     for v in new_err.values():
         if not any(v in e or e in v for e in errors):
@@ -302,11 +318,15 @@ async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcom
                  pages_before: int | None = None) -> VerificationResult:
     """Check `exp` now; while it is not met, look again every 200 ms until its timeout from `started`.
     Any change: a page the action opened (a new tab, a popup; more pages than `pages_before`) ends the wait —
-    the change happened elsewhere, and the step's incidents say what it was."""
+    the change happened elsewhere, and the step's incidents say what it was. A step that led to a page the server
+    answered with an HTTP error is not looked at again."""
     started = time.monotonic() if started is None else started
     while True:
-        res = await check(page, snapshots, exp, pre, target, post_facts)
+        post = await observe_post(page, snapshots, pre, post_facts)
+        res = evaluate(exp, pre, post, target)
         if res.success or (time.monotonic() - started) * 1000 >= exp.timeout_ms:
+            return res
+        if http_error(pre, post):  # the server's error page: waiting does not turn it into the page meant
             return res
         if exp.type == "any_change" and pages_before is not None and page.pages_in_context() > pages_before:
             return res
@@ -319,12 +339,40 @@ async def check(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcome
     return evaluate(exp, pre, await observe_post(page, snapshots, pre, post_facts), target)
 
 
+# The main document's address and the HTTP status it was answered with (0: not over HTTP, or not known).
+_STATUS = ("function() { const e = performance.getEntriesByType('navigation')[0];"
+           " return [location.href, /^https?:/.test(location.href) && e && e.responseStatus || 0]; }")
+
+
+async def _learn_status(page: PageTarget) -> bool:
+    """After a navigation: the new document's HTTP status, from the document itself, into the tab's network monitor
+    (Playwright's response event comes over another connection and may not be in yet); whether it was learnt."""
+    network = getattr(page, "network", None)
+    if network is None or not hasattr(network, "note_document"):
+        return False
+    try:
+        sid, ctx = await page.context_for(page.main_frame_id, timeout=1.0)
+        r = await page.cdp.send("Runtime.callFunctionOn", {"functionDeclaration": _STATUS, "executionContextId": ctx,
+                                                           "returnByValue": True}, session_id=sid, timeout=1.0)
+    except (VigilError, TimeoutError):
+        return False
+    v = r.get("result", {}).get("value")
+    if not isinstance(v, list) or len(v) != 2 or not v[1]:
+        return False
+    network.note_document(str(v[0]), int(v[1]))
+    return True
+
+
 async def observe_post(page: PageTarget, snapshots: SnapshotCache, pre: PreState,
                        post_facts: PostFacts | None = None) -> PostState:
     # the stream first, then the page: what the counters saw is in the snapshot (a change that lands
     # between the two reads is read again, so the words and the counters tell of the same page)
     reading = await read_stream(page, pre.t_ms)
+    learnt = page.nav_count > pre.nav_count and await _learn_status(page)
     snap = await snapshots.snapshot()
+    if learnt and snap.context.http_status is None and page.network.status_of(snap.url) is not None:
+        page.invalidate()  # a picture of the new document taken before its status was known: take it again
+        snap = await snapshots.snapshot()
     again = await read_stream(page, pre.t_ms)
     if again.mutations != reading.mutations:
         snap = await snapshots.snapshot()

@@ -48,6 +48,7 @@ class StabilityConfig(BaseModel):
     poll_ms: int = 50
     restless_timeout_ms: int = 400  # the cap on a page known never to settle
     idle_quiet_ms: int = 300      # with no action given (`since=None`): quiet this long from the call
+    transient_ms: int = 2500      # a transient state the action brought ("Saving…") is waited out this long at most
 
 
 class StabilityResult(BaseModel):
@@ -64,6 +65,9 @@ class StabilityResult(BaseModel):
     # page clock (epoch ms) of the last change the settle saw that a DOM version does not count: a request of
     # the action finishing, an animation that moves something (0: none) — a picture begun before it is stale
     changed_at: float = 0.0
+    # the words of a transient state the action brought ("Saving…", a live region's "Loading…", aria-busy): waited
+    # out (`stable`), or still shown when the wait for it ran out
+    transient: str = ""
     reason: str = ""
 
     def describe(self) -> str:
@@ -78,7 +82,7 @@ _restless: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 # Finite animations that can move or show an element are waited for; colour fades, and changes of
 # pseudo-elements that move nothing else (a switch's knob sliding: its offsets, transform, opacity) are not.
-_PAINT = ("function(KEY, START) { const S = window[KEY]; if (!S || S.muts === undefined) return null;"
+_PAINT = ("function(KEY, START, SINCE) { const S = window[KEY]; if (!S || S.muts === undefined) return null;"
           " const m0 = S.muts;"
           " const COLOUR = /^(offset|easing|composite|computedOffset|color|backgroundColor|borderColor|border\\w*Color|"
           "outlineColor|textDecorationColor|caretColor|fill|stroke|boxShadow|textShadow|columnRuleColor)$/;"
@@ -89,20 +93,25 @@ _PAINT = ("function(KEY, START) { const S = window[KEY]; if (!S || S.muts === un
           " continue; let moves = false; for (const f of ef.getKeyframes()) for (const p in f) if (!COLOUR.test(p) &&"
           " !(ef.pseudoElement && PAINT.test(p))) moves = true; if (moves) n++; } } catch (e) {} return n; };"
           " const a0 = START ? anims() : 0;"
+          " const busy = () => { try { return SINCE && S.transient ? S.transient(SINCE) : ''; }"
+          " catch (e) { return ''; } };"
           " return new Promise((res) => { let done = false; const fin = (p) => { if (!done) { done = true;"
-          " res([Date.now(), m0, S.muts, S.lastMut, S.lastInput || 0, p, anims(), S.ver, a0]); } };"
+          " res([Date.now(), m0, S.muts, S.lastMut, S.lastInput || 0, p, anims(), S.ver, a0,"
+          " busy()]); } };"
           " requestAnimationFrame(() => requestAnimationFrame(() => fin(1))); setTimeout(() => fin(0), 150); }); }")
 
 
-async def _paint(page: PageTarget, timeout: float, start: bool = False) -> list | None:
+async def _paint(page: PageTarget, timeout: float, start: bool = False, since: float = 0.0) -> list | None:
     """Two animation frames in the main frame: [now, mutations before, after, last mutation, last input,
-    painted, moving animations, DOM version, moving animations at the start (`start`; else 0)]; None when
-    the page cannot answer (a dialog open, a document being replaced)."""
+    painted, moving animations, DOM version, moving animations at the start (`start`; else 0), the words of a
+    transient state changed since the action (`since`, epoch ms; else '')]; None when the page cannot answer (a
+    dialog open, a document being replaced)."""
     try:
         sid, ctx = await page.context_for(page.main_frame_id, timeout=min(1.0, timeout))
         r = await page.cdp.send("Runtime.callFunctionOn", {
             "functionDeclaration": _PAINT, "executionContextId": ctx, "returnByValue": True, "awaitPromise": True,
-            "arguments": [{"value": page.key}, {"value": start}]}, session_id=sid, timeout=max(0.2, min(1.0, timeout)))
+            "arguments": [{"value": page.key}, {"value": start}, {"value": since}]},
+            session_id=sid, timeout=max(0.2, min(1.0, timeout)))
     except (VigilError, TimeoutError):
         return None
     v = r.get("result", {}).get("value")
@@ -230,6 +239,10 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
     frames_multi = len(getattr(page, "frames", {}) or {}) > 1
     busy_dom = 0
     moving_at = 0.0  # page clock of the last probe that saw an animation moving something
+    # a transient state the action brought ("Saving…") holds the settle until it is gone, `transient_ms` at most
+    # from the action's end: the words of what changed are then taken of the state it led to
+    busy_since = since_epoch - 300 if since_epoch is not None else 0.0
+    transient_seen = ""
     # The first look at the page checks the outcome while the two frames are being painted (not after them):
     # the check counts only if the page's DOM version did not change from before the check to after both
     # (the page it read is the page the frames painted) and those frames saw no mutation, no moving animation
@@ -252,7 +265,7 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
             if mark0 is not None:
                 early = asyncio.ensure_future(outcome())  # type: ignore[misc]  # (outcome is not None here)
         try:
-            probe = await _paint(page, remaining + 0.2, start=early is not None)
+            probe = await _paint(page, remaining + 0.2, start=early is not None, since=busy_since)
         except BaseException:
             if early is not None:
                 early.cancel()
@@ -264,15 +277,17 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
         last_input = 0.0
         moving = moving0 = 0
         version = None
+        transient = ""
         if probe:
-            pnow, m0, m1, last_mut, last_input, p, moving, version, moving0 = probe
+            pnow, m0, m1, last_mut, last_input, p, moving, version, moving0, transient = probe
             painted = bool(p) and m0 == m1
             last_mut = float(last_mut)
             now_epoch = float(pnow)
-        if frames_multi:  # child frames: their last mutation counts too
-            reading = await read_stream(page, now_epoch)
+        if frames_multi:  # child frames: their last mutation counts too, and their transient states
+            reading = await read_stream(page, now_epoch, busy_since)
             for f in reading.frames:
                 last_mut = max(last_mut, f.last_mut)
+                transient = transient or f.transient
         # the page gets dom_quiet_ms to react, from the action's end (or from this call when none is
         # given; `since=0` measures quiet from the last change only)
         ref = start if since is None else since
@@ -298,7 +313,11 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
             restless = False
             _restless.pop(page, None)
         dom_ok = restless or quiet_now
-        ok = probe is not None and not loading and dom_ok and not ours and net_quiet >= cfg.network_quiet_ms
+        hold = bool(transient) and since_action < cfg.transient_ms
+        if transient:
+            transient_seen = str(transient)
+        ok = (probe is not None and not loading and dom_ok and not ours and net_quiet >= cfg.network_quiet_ms
+              and not hold)
         seen = False
         if early is not None:
             got = await early  # (a check that raises — the input went elsewhere — ends the settle as it would later)
@@ -311,13 +330,13 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
                 mark = await page_mark(page)
                 held = mark is not None and mark.same_page(mark0)
                 outcome_ms += (time.monotonic() - t_mark) * 1000
-            if held:
+            if held and not hold:
                 checked_at = last_mut  # this quiet page was checked: not again unless it changes
                 if got:
                     seen = ok = True
-        if (not ok and outcome is not None and probe is not None and painted and not moving and not loading
-                and not ours and net_quiet >= cfg.network_quiet_ms and dom_quiet >= cfg.outcome_quiet_ms
-                and checked_at != last_mut):
+        if (not ok and not hold and outcome is not None and probe is not None and painted and not moving
+                and not loading and not ours and net_quiet >= cfg.network_quiet_ms
+                and dom_quiet >= cfg.outcome_quiet_ms and checked_at != last_mut):
             checked_at = last_mut
             t_check = time.monotonic()
             watcher = _QUIET_HOOK.get()
@@ -338,24 +357,32 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
                     why.append(f"{ours} request(s) started by the action still in flight")
                 elif net_quiet < cfg.network_quiet_ms:
                     why.append("a request of the action just finished")
+                if hold:
+                    why.append(f"a transient state still shows ({transient!r})")
                 if not dom_ok and moving and painted and dom_quiet >= need_quiet:
                     why.append(f"{moving} animation(s) or transition(s) still running")
                 elif not dom_ok:
                     why.append("the DOM keeps changing")
                     if busy_dom and not loading and not ours:
                         _restless[page] = nav  # costs the cap once: later settles do not wait for its mutations
+            elif transient:
+                why.append(f"a transient state still shows after {cfg.transient_ms} ms ({transient!r}): "
+                           "not waited for longer")
             elif seen:
                 why.append("the expected outcome was seen")
             elif restless:
                 why.append("the page never stops changing: its mutations were not waited for")
             elif background:
                 why.append(f"{background} earlier request(s) not waited for")
+            if ok and transient_seen and not transient:
+                why.append(f"waited out a transient state ({transient_seen!r})")
             changed = max(moving_at, last_end or 0.0, now_epoch if ours or loading else 0.0)
             res = StabilityResult(stable=ok, waited_ms=round((after - start) * 1000, 1),
                                   dom_quiet_ms=round(min(dom_quiet, 1e9), 1),
                                   network_quiet_ms=round(min(net_quiet, 1e9), 1), inflight=ours, loading=loading,
                                   background=background, restless=restless, outcome_seen=seen,
-                                  outcome_ms=round(outcome_ms, 1), changed_at=changed, reason="; ".join(why))
+                                  outcome_ms=round(outcome_ms, 1), changed_at=changed, transient=transient_seen,
+                                  reason="; ".join(why))
             watcher = _QUIET_HOOK.get()
             if watcher is not None:
                 watcher.settled(res)
@@ -368,7 +395,7 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
             need = (need_quiet - dom_quiet) / 1000
         if not ours and net_quiet < cfg.network_quiet_ms:
             need = max(need, (cfg.network_quiet_ms - net_quiet) / 1000)
-        if ours:
+        if ours or hold:
             need = cfg.poll_ms / 1000
         await asyncio.sleep(min(max(need, 0.005), cfg.poll_ms / 1000, max(0.0, deadline - after)))
 

@@ -10,8 +10,9 @@ from engine.browser.target import PageTarget
 from engine.errors import VigilError
 from engine.models import PageEvent
 
-_READ = ("function(KEY, since) { const S = window[KEY]; if (!S || S.muts === undefined) return null;"
-         " return [Date.now(), S.muts, S.lastMut, S.events.filter((e) => e[0] > since), location.href]; }")
+_READ = ("function(KEY, since, busySince) { const S = window[KEY]; if (!S || S.muts === undefined) return null;"
+         " let busy = ''; try { busy = busySince && S.transient ? S.transient(busySince) : ''; } catch (e) {}"
+         " return [Date.now(), S.muts, S.lastMut, S.events.filter((e) => e[0] > since), location.href, busy]; }")
 
 
 @dataclass
@@ -22,6 +23,7 @@ class FrameReading:
     last_mut: float   # page clock of the last mutation
     events: list      # [[t, category, kind, text], ...] newer than asked
     url: str
+    transient: str = ""  # the words of a transient state changed since asked ("Processing…"; see install.js)
 
 
 @dataclass
@@ -49,29 +51,30 @@ class StreamReading:
         return out
 
 
-async def _read_frame(page: PageTarget, frame_id: str, since: float) -> FrameReading | None:
+async def _read_frame(page: PageTarget, frame_id: str, since: float, busy_since: float) -> FrameReading | None:
     ft = page.frames.get(frame_id)
     if ft is None or ft.context_id is None:
         return None
     try:
         r = await page.cdp.send("Runtime.callFunctionOn", {
             "functionDeclaration": _READ, "executionContextId": ft.context_id,
-            "arguments": [{"value": page.key}, {"value": since}], "returnByValue": True}, session_id=ft.session_id,
-            timeout=5)
+            "arguments": [{"value": page.key}, {"value": since}, {"value": busy_since}], "returnByValue": True},
+            session_id=ft.session_id, timeout=5)
     except VigilError:
         return None
     v = r.get("result", {}).get("value")
     if not v:
         return None
-    now, muts, last, events, url = v
-    return FrameReading(frame_id, now, muts, last, events, url)
+    now, muts, last, events, url, busy = v
+    return FrameReading(frame_id, now, muts, last, events, url, str(busy or ""))
 
 
-async def read_stream(page: PageTarget, since_ms: float = 0.0) -> StreamReading:
-    """Mutation counters of every frame, and the events newer than `since_ms` (epoch ms)."""
+async def read_stream(page: PageTarget, since_ms: float = 0.0, transient_since: float = 0.0) -> StreamReading:
+    """Mutation counters of every frame, and the events newer than `since_ms` (epoch ms); with `transient_since`
+    (epoch ms), each frame's transient state changed since then."""
     page.check_alive()
     ids = list(page.frames)
-    got = await asyncio.gather(*(_read_frame(page, f, since_ms) for f in ids))
+    got = await asyncio.gather(*(_read_frame(page, f, since_ms, transient_since) for f in ids))
     return StreamReading([g for g in got if g is not None], time.time() * 1000)
 
 

@@ -17,6 +17,12 @@ from engine.snapshot.resolve import NodeRef, backend_node_id
 from engine.snapshot.vnode import VirtualNode
 
 
+def _http_status(page: PageTarget, url: str) -> int | None:
+    """The HTTP status the page's document was answered with, as the tab's network monitor saw it."""
+    network = getattr(page, "network", None)
+    return network.status_of(url) if network is not None and hasattr(network, "status_of") else None
+
+
 class DomSnapshot:
     """The complete VirtualNode tree of a page plus lookups; never changes after creation. A newer
     incremental snapshot of the same page shares the nodes whose element did not change (their facts,
@@ -54,7 +60,7 @@ class DomSnapshot:
                           viewport=Viewport(width=int(main.get("vw", 0)), height=int(main.get("vh", 0))),
                           scroll_x=main.get("sx", 0), scroll_y=main.get("sy", 0),
                           page_width=main.get("sw", 0), page_height=main.get("sh", 0),
-                          device_pixel_ratio=main.get("dpr", 1) or 1)
+                          device_pixel_ratio=main.get("dpr", 1) or 1, http_status=_http_status(page, url))
         if nodes is None:
             nodes = tuple(root.iter()) if root is not None else ()
         if "interactive" in counts and "visible_interactive" in counts:

@@ -294,8 +294,12 @@ class MainWindow(QMainWindow):
                 f"{st.tiers['semantic']}, non-semantic {st.tiers['non-semantic']}, structural {st.tiers['structural']})"
                 f" · {st.interactive} interactive · payload ~{tokens} tokens · {snap.walk.describe()}")
         cut = status_words(snap)  # a walk stopped at its node budget is said, not hidden
-        self.status_snap.set_line(f"{cut} · {line}" if cut else line, walk_cut(snap) or "")
-        self.status_snap.setStyleSheet(f"color:{BANNER_FG};font-weight:bold" if cut else "")
+        # a page the server answered with an error (404, 500) is said beside its address, not shown as the site
+        http = f"page answered {snap.context.http_error}" if snap.context.http_error else ""
+        self.url.setToolTip(f"The {http}" if http else "")
+        warn = " · ".join(w for w in (http, cut) if w)
+        self.status_snap.set_line(f"{warn} · {line}" if warn else line, walk_cut(snap) or "")
+        self.status_snap.setStyleSheet(f"color:{BANNER_FG};font-weight:bold" if warn else "")
 
     def _select_node(self, node_id: str) -> None:
         self.page.highlight(node_id, kind="selected")

@@ -83,7 +83,24 @@
     ['warning', /(^|[-_ ])(warn|warning|caution)/i], ['loading', /(^|[-_ ])(loading|spinner|busy|skeleton)/i]];
   const NOTICE = /(^|[-_ ])(toast|snack|alert|notif|message|msg|flash|banner|notice|callout|feedback|status|error|success|warning)/i;
   const squash = (t) => (t || '').replace(/\s+/g, ' ').trim();
-  const shortText = (el) => { const t = squash(el.textContent); return t.length > MAX_TEXT ? t.slice(0, MAX_TEXT) + '\u2026' : t; };
+  // An element's words as a person reads them: textContent without the text of style sheets, scripts, <noscript>,
+  // <template> and the title (a new document's <html> or <body> carried its CSS and JS into the events). The walk
+  // runs only when such an element is inside, and stops after `max` characters.
+  const NO_TEXT = new Set(['style', 'script', 'noscript', 'template', 'title']);
+  const NO_TEXT_SEL = 'style,script,noscript,template,title';
+  const readText = (el, max) => {
+    if (NO_TEXT.has(el.localName)) return '';
+    const all = el.textContent || '';
+    if (!all || !el.firstElementChild || !el.querySelector(NO_TEXT_SEL)) return all;
+    let out = '';
+    const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = w.nextNode(); n && out.length <= max; n = w.nextNode()) {
+      const p = n.parentNode;
+      if (!(p && NO_TEXT.has(p.localName))) out += n.data;
+    }
+    return out;
+  };
+  const shortText = (el) => { const t = squash(readText(el, 4 * MAX_TEXT)); return t.length > MAX_TEXT ? t.slice(0, MAX_TEXT) + '\u2026' : t; };
   // Red text (a form error shown only by its colour): red well above green and blue.
   const reddish = (el) => {
     try {
@@ -124,7 +141,7 @@
   const onAdded = (el) => {
     if (el.nodeType !== 1 || SKIP.has(el.localName)) return 0;
     const text = shortText(el);
-    if (!text || (squash(el.textContent).length > 400 && !noticeLike(el))) return 0;  // a big re-render, not a message
+    if (!text || (squash(readText(el, 4000)).length > 400 && !noticeLike(el))) return 0;  // a big re-render, not a message
     if (!shown(el)) return 0;
     const cat = classify(el, text);
     const notice = noticeLike(el);
@@ -162,8 +179,85 @@
     push('element', 'removed', (role || (tag === 'a' ? 'link' : tag)) + ' \u201c' + text + '\u201d');
     return 1;
   };
+  // ---- transient states: "Saving…" on the control just used, "Loading…" in a live region, aria-busy -----------
+  // Elements whose text turned transient (or that became aria-busy) are noted as they change (a few records of each
+  // batch, small elements only); the settle asks `state.transient(since)` whether one changed by the action still
+  // shows.
+  const TRANSIENT = /^(saving|loading|processing|submitting|sending|uploading|updating|deleting|removing|verifying|authori[sz]ing|connecting|signing (in|up|out)|logging (in|out)|please wait|working|checking|redirecting|paying)\b|(\u2026|\.\.\.)$/i;
+  const TRANSIENT_AFTER_INPUT = 5000, TRANSIENT_MAX = 80, TRANSIENT_RECORDS = 24;
+  const LIVE = '[aria-live]:not([aria-live="off"]),[role=status],[role=alert],[role=log],[role=progressbar]';
+  const CONTROL = 'button,a,summary,label,input,select,textarea,[role=button],[role=link],[role=menuitem],[role=tab],' +
+    '[role=switch],[role=checkbox],[role=option]';
+  state.transients = new Map();  // element → [time noted, 'text' | 'busy']
+  state.lastTarget = null;       // the element the last trusted input went to
+  // (a leaf, or a box of a few leaves: its textContent is a few words, never a subtree's)
+  const small = (el) => {
+    if (el.childElementCount > 4) return false;
+    for (let c = el.firstElementChild; c; c = c.nextElementSibling) if (c.firstElementChild) return false;
+    return true;
+  };
+  const noteText = (el, now) => {
+    // (not text being typed into an editor: "Loading..." typed is the person's words, not the page's state)
+    if (!el || el.nodeType !== 1 || NO_TEXT.has(el.localName) || el.isContentEditable || !small(el)) return;
+    const t = el.textContent;
+    if (!t || t.length > 4 * TRANSIENT_MAX) return;
+    const q = squash(t);
+    if (q.length <= TRANSIENT_MAX && TRANSIENT.test(q)) note(el, now, 'text');
+  };
+  const note = (el, now, kind) => {
+    state.transients.delete(el);
+    state.transients.set(el, [now, kind]);
+    if (state.transients.size > 12) state.transients.delete(state.transients.keys().next().value);
+  };
+  const noteTransients = (records, now) => {
+    for (let i = 0; i < records.length && i < TRANSIENT_RECORDS; i++) {
+      const m = records[i];
+      if (m.type === 'characterData') noteText(m.target.parentElement, now);
+      else if (m.type === 'childList') {
+        noteText(m.target, now);
+        for (let k = 0; k < m.addedNodes.length && k < 2; k++) noteText(m.addedNodes[k], now);
+      } else if (m.attributeName === 'aria-busy' && m.target.getAttribute('aria-busy') === 'true') note(m.target, now, 'busy');
+    }
+  };
+  // Whether `el` is the control acted on, inside it or around it (across shadow roots), or a submit button of
+  // its form (Enter in a field: the form's button says "Saving…").
+  const byActed = (el, acted) => {
+    if (!acted || !acted.isConnected) return false;
+    const area = (acted.closest && acted.closest(CONTROL)) || acted;
+    if (el.contains(area)) return true;
+    for (let n = el, k = 0; n && k < 8; k++) {
+      if (area.contains(n)) return true;
+      const r = n.getRootNode();
+      n = r && r.host;
+    }
+    const form = area.form || (area.closest && area.closest('form'));
+    return !!form && el.form === form && (el.type === 'submit' || el.localName === 'button');
+  };
+  // The words of a transient state the action brought that still shows ('' when none): changes noted from
+  // the action's input (or from `since`, epoch ms, when none came) on the control acted on, in a live region,
+  // or an element marked aria-busy.
+  state.transient = (since) => {
+    if (!state.transients.size) return '';
+    const li = state.lastInput;
+    const from = li && since - TRANSIENT_AFTER_INPUT <= li && li <= since + 350 ? li - 20 : since;
+    const acted = li >= from ? state.lastTarget : null;
+    let found = '';
+    for (const [el, [t, kind]] of state.transients) {
+      if (t < from - 10000 || !el.isConnected) { state.transients.delete(el); continue; }
+      if (found || t < from || !shown(el)) continue;
+      if (kind === 'busy') {
+        if (el.getAttribute('aria-busy') === 'true') found = shortText(el).slice(0, TRANSIENT_MAX) || 'aria-busy';
+        continue;
+      }
+      const q = squash(el.textContent);
+      if (q.length <= TRANSIENT_MAX && TRANSIENT.test(q) && (byActed(el, acted) || el.closest(LIVE))) found = q;
+    }
+    return found;
+  };
   const onMutations = (records) => {
     state.ver++; state.muts += records.length; state.lastMut = Date.now();
+    // (in every batch, not only after an input here: a click in the page can make a frame say "Processing…")
+    try { noteTransients(records, state.lastMut); } catch (e) {}
     let budget = PER_BATCH;
     for (let i = 0; i < records.length && budget > 0; i++) {
       const m = records[i];
@@ -172,7 +266,7 @@
           for (const n of m.addedNodes) {
             if (budget <= 0) break;
             if (n.nodeType === 1) budget -= onAdded(n);
-            else if (n.nodeType === 3 && m.target.nodeType === 1 && squash(n.data)) {
+            else if (n.nodeType === 3 && m.target.nodeType === 1 && !SKIP.has(m.target.localName) && squash(n.data)) {
               const el = m.target;
               if (shown(el)) {
                 const text = shortText(el);
@@ -190,7 +284,7 @@
           }
         } else if (m.type === 'characterData') {
           const el = m.target.parentElement;
-          if (el && noticeLike(el) && shown(el)) { const text = shortText(el); push(classify(el, text) || 'text', 'text', text); budget--; }
+          if (el && !SKIP.has(el.localName) && noticeLike(el) && shown(el)) { const text = shortText(el); push(classify(el, text) || 'text', 'text', text); budget--; }
         }
       } catch (e) {}
     }
@@ -213,7 +307,12 @@
   }, { capture: true, passive: true });
   // The last input a person (or Vigil's CDP input) gave the page, for the settle after an action.
   state.lastInput = 0;
-  const onInput = (ev) => { if (ev.isTrusted) state.lastInput = Date.now(); };
+  const onInput = (ev) => {
+    if (!ev.isTrusted) return;
+    state.lastInput = Date.now();
+    const t = ev.composedPath ? ev.composedPath()[0] : ev.target;
+    state.lastTarget = t && t.nodeType === 1 ? t : ev.target;
+  };
   for (const t of ['pointerdown', 'mousedown', 'keydown', 'click', 'input', 'change', 'submit']) {
     try { origAdd.call(window, t, onInput, { capture: true, passive: true }); } catch (e) {}
   }
