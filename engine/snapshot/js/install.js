@@ -74,7 +74,7 @@
   const SKIP = new Set(['script', 'style', 'link', 'meta', 'noscript', 'template', 'head', 'title', 'br', 'svg', 'path']);
   const RX = [
     // (kept in step with engine/observe/changes.py ERROR_RX)
-    ['error', /\b(error|errors|invalid|fail(ed|ure)?|incorrect|denied|required|not valid|wrong|unable|cannot|can['\u2019]t|could ?n['\u2019]?o?t|problem|expired|rejected|forbidden|not found|(is|are|was) (already )?taken|already (exists|in use|registered|taken|used)|not available|unavailable|too (short|long|many|few)|must (be|contain|include|have|match)|does ?n['\u2019]?o?t match|please (enter|choose|select|provide|fill)|no longer|not allowed|try again)\b/i],
+    ['error', /\b(error|errors|invalid|fail(ed|ure)?|incorrect|denied|(?<![*(]\s?)required(?!\))|not valid|wrong|unable|cannot|can['\u2019]t|could ?n['\u2019]?o?t|problem|expired|rejected|forbidden|not found|(is|are|was) (already )?taken|already (exists|in use|registered|taken|used)|not available|unavailable|too (short|long|many|few)|must (be|contain|include|have|match)|does ?n['\u2019]?o?t match|please (enter|choose|select|provide|fill)|no longer|not allowed|try again)\b/i],
     ['success', /\b(success(ful(ly)?)?|saved|thank(s| you)|welcome|created|completed?|done|added|submitted|confirmed|updated|sent|approved|subscribed)\b/i],
     ['warning', /\b(warning|caution|careful|attention|are you sure)\b/i],
     ['loading', /\b(loading|please wait|processing|saving|submitting|searching|fetching)\b/i],

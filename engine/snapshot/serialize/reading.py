@@ -61,6 +61,8 @@ def control_line(item: dict) -> str:
 
 def header(snap: SnapshotView, data: dict) -> str:
     bits = [clean_text(cut(snap.context.title, 80)) or "(no title)", snap.context.url]
+    if snap.context.http_error:  # the server's error page, not the page the address names
+        bits.append(f"the page answered {snap.context.http_error}")
     where = f"scrolled {data.get('scroll_position', '0%')}"
     if data.get("more_below"):
         where += ", more below"
