@@ -29,7 +29,8 @@ from engine.snapshot.vnode import F_RENDERED, VirtualNode
 # Words of an error message (kept in step with the mutation stream's, snapshot/js/install.js). "required" as a
 # field's marker ("*required", "(required)", often drawn by ::after) is not one.
 ERROR_RX = re.compile(
-    r"\b(error|errors|invalid|fail(ed|ure)?|incorrect|denied|(?<![*(])(?<![*(]\s)required(?!\))|not valid|wrong|unable|cannot|can['\u2019]t|"
+    r"\b(error|errors|invalid|fail(ed|ure)?|incorrect|denied|(?<![*(])(?<![*(]\s)required(?!\))|not valid|wrong|"
+    r"unable|cannot|can['\u2019]t|"
     r"could ?n['\u2019]?o?t|problem|expired|rejected|forbidden|not found|(is|are|was) (already )?taken|"
     r"already (exists|in use|registered|taken|used)|not available|unavailable|too (short|long|many|few)|"
     r"must (be|contain|include|have|match)|does ?n['\u2019]?o?t match|please (enter|choose|select|provide|fill)|"

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from engine.snapshot.serialize.reading import render_reading
+
 from support.recording_server import RecordingServer, Reply
 
 # A save button that says "Saving…" for a second with no request, then "Saved"; an instant one beside it (a
@@ -110,7 +112,6 @@ def test_events_never_carry_style_or_script_text_and_http_errors_are_said(harnes
         assert "HTTP 404 Not Found" in r.message, r.message
         ctx = (await tab.snapshot()).context
         assert (ctx.http_status, ctx.http_error) == (404, "HTTP 404 Not Found")
-        from engine.snapshot.serialize.reading import render_reading
         head = render_reading(await tab.snapshot())[0].splitlines()[0]  # what an MCP client reads first
         assert "the page answered HTTP 404 Not Found" in head, head
 
