@@ -20,12 +20,15 @@ import json
 import tempfile
 from pathlib import Path
 
-from engine.bench.read_pages import PAGES, Act, ReadPage
+from engine.bench.read_pages import PAGES as READ_PAGES
+from engine.bench.read_pages import Act, ReadPage
+from engine.bench.read_pages_outcomes import OUTCOME_PAGES
 from engine.errors import VigilError
 from engine.names import norm
 from engine.snapshot.serialize.tokens import estimate_tokens
 
 LARGE = 1000  # elements: from here the reading must cost at most a fifth of Playwright's snapshot
+PAGES: tuple[ReadPage, ...] = READ_PAGES + tuple(OUTCOME_PAGES)
 
 
 def _has(text: str, words: str) -> bool:
@@ -44,8 +47,9 @@ async def _act(tab, act: Act) -> dict:
         r = await tab.click(nid)
     v = r.verification
     verified = bool(v and v.success)
+    said = [*v.page_state.recent_mutations, *v.success_messages] if v is not None and v.page_state else []
     return {"act": f"{act.verb} {act.name}", "outcome": act.outcome, "in_result": _has(r.message, act.outcome),
-            "verified": verified, "right_verdict": verified != act.failed, "result": r.message}
+            "verified": verified, "right_verdict": verified != act.failed, "result": r.message, "events": said}
 
 
 async def _page(browser, base: str, page: ReadPage) -> dict:
@@ -64,6 +68,9 @@ async def _page(browser, base: str, page: ReadPage) -> dict:
         questions = [{"question": q, "answer": a, "in_reading": _has(reading, a), "in_playwright": _has(aria, a)}
                      for q, a in page.questions]
         acts = [await _act(tab, a) for a in page.acts]
+        absent = page.extra.get("absent_from_events") or ()
+        for a in acts:  # words the step's events must never carry (style sheet or script text)
+            a["events_clean"] = not any(w in s for s in a.pop("events", []) for w in absent)
         return {"key": page.key, "title": page.title, "elements": len(snap.nodes()), "reading_tokens": reading_tokens,
                 "semantic_tokens": semantic, "playwright_tokens": aria_tokens,
                 "ratio": round(reading_tokens / max(1, aria_tokens), 3), "questions": questions, "acts": acts}
@@ -106,11 +113,13 @@ def summarize(rows: list[dict], skipped: list[str] | None = None, missing: list[
         "questions": len(qs),
         "outcomes_in_result": sum(bool(a.get("in_result")) for a in acts),
         "right_verdicts": sum(bool(a.get("right_verdict")) for a in acts), "actions": len(acts),
+        "events_clean": sum(a.get("events_clean", True) for a in acts),
         "max_ratio_large": max(large) if large else None, "max_ratio_small": max(small) if small else None,
         "skipped": skipped or [], "missing": missing or [],
     }
     rep["target_met"] = (rep["answers_in_reading"] == rep["questions"] and rep["outcomes_in_result"] == rep["actions"]
-                         and rep["right_verdicts"] == rep["actions"] and (not large or max(large) <= 0.2)
+                         and rep["right_verdicts"] == rep["actions"] and rep["events_clean"] == rep["actions"]
+                         and (not large or max(large) <= 0.2)
                          and (not small or max(small) <= 1.0) and not skipped)
     return rep
 
@@ -132,13 +141,14 @@ def format_report(rep: dict) -> str:
             if not q["in_reading"]:
                 lines.append(f"MISSING in {r['key']}: {q['question']} — {q['answer']!r}")
         for a in r["acts"]:
-            mark = "ok" if a.get("in_result") and a.get("right_verdict") else "MISSED"
+            mark = "ok" if a.get("in_result") and a.get("right_verdict") and a.get("events_clean", True) else "MISSED"
             lines.append(f"{mark:>6} {r['key']}: {a['act']} → {a.get('result') or a.get('error')}")
     lines += ["",
               f"Answers in the reading: {rep['answers_in_reading']}/{rep['questions']} "
               f"(in Playwright's snapshot: {rep['answers_in_playwright']}/{rep['questions']}); "
               f"outcomes in the action's result: {rep['outcomes_in_result']}/{rep['actions']}, "
-              f"right verdict (an error message leaves the step unverified): {rep['right_verdicts']}/{rep['actions']}.",
+              f"right verdict (an error message leaves the step unverified): {rep['right_verdicts']}/{rep['actions']}; "
+              f"events free of style and script text: {rep['events_clean']}/{rep['actions']}.",
               f"Token ratio reading/Playwright: at most {rep['max_ratio_large']} on pages of {LARGE:,}+ elements "
               f"(target ≤ 0.2), at most {rep['max_ratio_small']} on smaller ones (target ≤ 1).",
               "Target met." if rep["target_met"] else "Target NOT met."]
