@@ -12,10 +12,14 @@ The same helpers drive the acceptance tests (tests/test_real_*.py).
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import json
 import math
 import re
+import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,9 +159,36 @@ class StepOutcome:
         return f'{self.step["do"]} {target_text(self.step)}: {"ok" if self.ok else self.message}'
 
 
+_SECOND_ORIGIN: dict[str, str] = {}
+_SECOND_LOCK = threading.Lock()
+_SECOND_SERVERS = contextlib.ExitStack()  # open for the life of the process (a daemon thread serves it)
+atexit.register(_SECOND_SERVERS.close)  # while its thread still runs: a shutdown at finalization would wait forever
+
+
+def second_origin() -> str:
+    """The corpus folder served again on another port and reached as `localhost`: another site to the
+    pages on 127.0.0.1, so Chromium runs frames from it out of process. Started once per process."""
+    from engine.local_server import serve_directory
+
+    with _SECOND_LOCK:
+        if "base" not in _SECOND_ORIGIN:
+            base = _SECOND_SERVERS.enter_context(serve_directory(CORPUS_DIR))
+            _SECOND_ORIGIN["base"] = base.replace("//127.0.0.1:", "//localhost:", 1)
+        return _SECOND_ORIGIN["base"]
+
+
+def page_url(base_url: str, widget: dict) -> str:
+    """The widget's page; with `cross_site_frame`, the URL of that page on the second origin is passed
+    to it as `?frame=`."""
+    url = base_url + widget["page"]
+    if widget.get("cross_site_frame"):
+        url += "?" + urllib.parse.urlencode({"frame": second_origin() + widget["cross_site_frame"]})
+    return url
+
+
 async def open_page(browser, base_url: str, widget: dict, ready: str | None):
     """A new tab on the widget's page, once the library has set up."""
-    tab = await browser.new_tab(base_url + widget["page"])
+    tab = await browser.new_tab(page_url(base_url, widget))
     if ready and widget.get("ready", True) is not False:
         try:
             await tab.page.wait_for_selector(ready, state="attached", timeout=20_000)
@@ -290,13 +321,15 @@ class WidgetReport:
     vigil_entry: dict | None = None
     at_spot: list[dict] = field(default_factory=list)
     steps: list[StepOutcome] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # words of the widget's `reading` missing from Vigil's reading
     playwright: dict = field(default_factory=dict)
     error: str = ""
     seconds: float = 0.0
 
     @property
     def task_ok(self) -> bool:
-        return not self.error and len(self.steps) == len(self.widget["steps"]) and all(s.ok for s in self.steps)
+        return (not self.error and not self.unread and len(self.steps) == len(self.widget["steps"])
+                and all(s.ok for s in self.steps))
 
     @property
     def playwright_named(self) -> bool:
@@ -313,10 +346,23 @@ class WidgetReport:
             "vigil": {"in_payload": self.in_payload, "entry": self.vigil_entry, "at_control": self.at_spot},
             "task": {"ok": self.task_ok, "steps_total": len(self.widget["steps"]),
                      "steps_ok": sum(1 for s in self.steps if s.ok),
-                     "failed_step": failed.line() if failed else None, "error": self.error or None},
+                     "failed_step": failed.line() if failed else None, "error": self.error or None,
+                     "unread": self.unread},
             "playwright": self.playwright, "playwright_named": self.playwright_named,
             "seconds": round(self.seconds, 2),
         }
+
+
+def unread_words(snap, widget: dict) -> list[str]:
+    """The words of the widget's `reading` list (what a person reads on it: a chart's labels and values) that the
+    `reading` format — MCP's default snapshot — does not hold."""
+    words = widget.get("reading") or []
+    if not words:
+        return []
+    from engine.snapshot.serialize.reading import render_reading
+
+    text = norm(render_reading(snap, full_page=True)[0])
+    return [w for w in words if norm(w) not in text]
 
 
 async def control_box(page, selector: str) -> dict | None:
@@ -333,7 +379,9 @@ async def run_widget(browser, base_url: str, widget: dict, ready: str | None) ->
     try:
         tab = await open_page(browser, base_url, widget, ready)
         c = widget["control"]
-        entries = payload_entries(await tab.snapshot())
+        snap = await tab.snapshot()
+        rep.unread = unread_words(snap, widget)
+        entries = payload_entries(snap)
         hits = find_entries(entries, c["role"], c["name"])
         rep.in_payload = bool(hits)
         rep.vigil_entry = hits[0] if hits else None
@@ -413,7 +461,8 @@ def format_line(rep: WidgetReport) -> str:
     pw_text = pw.get("error") or f'{pw.get("role", "")} "{pw.get("name", "")}"'
     line = f"{rep.widget['id']:<22} {vig:<52} {task:<10} playwright: {pw_text}"
     if not rep.task_ok:
-        why = rep.error or t["failed_step"] or "not all steps ran"
+        why = (rep.error or t["failed_step"] or (f"not in the reading: {', '.join(rep.unread)}" if rep.unread else "")
+               or "not all steps ran")
         line += f"\n{'':<22} └ {why[:300]}"
     return line
 

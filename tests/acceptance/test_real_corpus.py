@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.bench.real import payload_entries
+from engine.bench.real import payload_entries, unread_words
 
 from support.paths import FIXTURES
 from support.real_corpus import (  # noqa: F401
@@ -56,6 +56,9 @@ def test_task_through_public_api(harness, server, wid):
     w = WIDGETS[wid]
 
     async def body(tab):
+        if w.get("reading"):  # what a person reads on it (a chart's labels and values) is in the reading format
+            unread = unread_words(await tab.snapshot(), w)
+            assert not unread, f"{wid}: not in the reading format: {unread}"
         outcomes = await run_steps(tab, w["steps"])
         ok = len(outcomes) == len(w["steps"]) and all(o.ok for o in outcomes)
         assert ok, f"{wid} — {w['task']}:\n{steps_report(outcomes)}"
