@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from engine.models import PageEvent
 from engine.secret_values import SHORT_MASK, scrub
 from engine.snapshot.dom_snapshot import DomSnapshot
-from engine.snapshot.serialize.hidden import F_HIDDEN
+from engine.snapshot.serialize.hidden import F_HIDDEN, shown_thumb
 from engine.snapshot.serialize.text import ATOMIC, TextLine, text_lines
 from engine.snapshot.serialize.tokens import cut
 from engine.snapshot.vnode import F_RENDERED, VirtualNode
@@ -113,7 +113,8 @@ def _matches(text: str, pool: list[str]) -> bool:
 
 
 def _shown(n: VirtualNode) -> bool:
-    return n.flags & (F_RENDERED | F_HIDDEN) == F_RENDERED
+    """A person sees it (a slider input hidden inside the thumb they drag counts: they see the thumb move)."""
+    return n.flags & (F_RENDERED | F_HIDDEN) == F_RENDERED or shown_thumb(n) is not None
 
 
 def what_changed(pre: DomSnapshot | None, post: DomSnapshot | None, events: list[PageEvent] | None = None,
@@ -200,7 +201,7 @@ def _control_changes(pre: DomSnapshot, post: DomSnapshot, anchor: tuple[float, f
     pre_map = pre.node_map
     pre_names = Counter((n.role, n.name) for n in pre.nodes() if n.interactive and _shown(n) and n.name)
     for i, n in enumerate(post.nodes()):
-        if not _shown(n) or n.visible_ratio <= 0:
+        if not _shown(n) or (shown_thumb(n) or n).visible_ratio <= 0:
             continue
         role = n.role
         if role in DIALOG_ROLES:

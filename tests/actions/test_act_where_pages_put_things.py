@@ -230,6 +230,9 @@ def test_a_slider_hidden_inside_its_thumb_is_listed_and_moves_by_its_id(sites, h
     assert "clipped away" not in tree and "zero-size" not in tree, tree
     assert all(r.success for r in results), [r.message for r in results]
     assert now == ["31", "49"], now
+    # the words say what the key did to the slider, as a person sees the thumb move
+    for r, name, value in zip(results, ("Volume", "Bass"), ("31", "49"), strict=True):
+        assert f"slider \"{name}\" now holds: '{value}'" in r.message, r.message
 
 
 def _select(snap, name: str) -> str:
