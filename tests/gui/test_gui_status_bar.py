@@ -104,3 +104,27 @@ def test_the_nodes_tabs_locator_line_and_tier_column_are_not_clipped(qtbot, aio,
     widest_tier = max(view.fontMetrics().horizontalAdvance(n.tier) for n in snap.nodes())
     assert h.sectionSize(3) > widest_tier
     window.closed.set_result(True)
+
+
+def test_a_page_the_server_answered_with_an_error_is_said_in_the_status_bar_and_at_the_address(qtbot, tmp_path):
+    """A snapshot of a server's error page (404) is not shown as the site: the status bar leads with the
+    server's answer, in the warning colour, and the address field's tooltip says it (issue 39, item 6)."""
+    from gui.supervisor.controller import Supervisor
+    from gui.window.main_window import MainWindow
+
+    from support.fake_page import edited
+
+    sup = Supervisor()
+    window = MainWindow(sup, settings=QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    sup.snapshot_changed.emit(edited("labels", lambda body: body["context"].update(http_status=404)), None)
+    said = window.status_snap.full_text()
+    assert said.startswith("page answered HTTP 404 Not Found · snapshot "), said
+    assert "font-weight:bold" in window.status_snap.styleSheet()
+    assert window.url.toolTip() == "The page answered HTTP 404 Not Found"
+    # the next page, answered 200, says nothing of it
+    sup.snapshot_changed.emit(edited("labels", lambda body: body["context"].update(http_status=200)), None)
+    assert window.status_snap.full_text().startswith("snapshot "), window.status_snap.full_text()
+    assert window.url.toolTip() == "" and "font-weight" not in window.status_snap.styleSheet()
