@@ -1,7 +1,8 @@
 """Limits said out loud, through the real `vigil snapshot` command (issue [10]): every format stops at
 a size budget and says so in its output — what was cut, how many nodes, how to get more — and
 `--max-bytes` / `--max-nodes` raise the budgets. Pages come from engine.bench.generate_page, served
-by a real local HTTP server."""
+by a real local HTTP server. The 200k-element page goes through `python -m engine.cli` processes; the
+other cases run the same command in this process (engine.cli.main), sparing each its Python start-up."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from engine.bench import generate_page
 from engine.local_server import serve_directory
 
+from support.cli_inprocess import vigil_in_process
 from support.paths import ROOT
 
 REPO = ROOT
@@ -23,11 +25,12 @@ MID = 4_000  # enough for every format to reach its cut, and for a tree budget o
 
 def big_page() -> str:
     """More elements than the walk's node budget: a realistic shop page of 20,000 elements (cards, tables,
-    forms: what the formats write at length) followed by 181,000 bare <i> elements, where the walk stops.
+    forms: what the formats write at length) followed by 181,000 bare, empty <i> elements, where the walk stops.
     (A realistic page of 200,000 elements made the browser lay out and walk a grid of 14,000 cards: about
-    1.4× the time, for the same cuts.)"""
+    1.4× the time, for the same cuts; <i> elements with a number in each, about 1.25× the walk.) No smaller
+    page proves the same: the walk's budget is 200,000 elements, and --max-nodes only raises it."""
     page = generate_page(20_000)
-    filler = "<div>" + "".join(f"<i>{i}</i>" for i in range(181_000)) + "</div>"
+    filler = "<div>" + "<i></i>" * 181_000 + "</div>"
     assert "</footer>" in page
     return page.replace("</footer>", "</footer>" + filler, 1)
 
@@ -54,7 +57,11 @@ def _done(p: subprocess.Popen) -> tuple[bytes, str]:
 
 
 def _vigil(*args: str) -> tuple[bytes, str]:
-    return _done(_start(*args))
+    """`vigil snapshot ARGS` in this process: stdout as the bytes a process would write (UTF-8), and stderr."""
+    r = vigil_in_process("snapshot", *args, "--timeout", "200")
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    return r.stdout.encode(), r.stderr
 
 
 def test_a_200k_element_page_stays_in_budget_and_says_what_was_cut(pages):
@@ -109,16 +116,14 @@ def test_every_format_honours_max_bytes_and_says_so(pages, fmt, args, budget, ma
 
 
 def test_raising_the_budgets_gives_more(pages):
-    tree_p = _start(pages + "mid.html", "--format", "tree")
-    more_p = _start(pages + "mid.html", "--format", "tree", "--max-nodes", "2500")
-    full_p = _start(pages + "mid.html", "--format", "full", "--max-bytes", "0")
-    tree, more = json.loads(_done(tree_p)[0]), json.loads(_done(more_p)[0])
+    tree = json.loads(_vigil(pages + "mid.html", "--format", "tree")[0])
+    more = json.loads(_vigil(pages + "mid.html", "--format", "tree", "--max-nodes", "2500")[0])
     # the tree's own node budget says how to raise it, and raising it works
     note = " ".join(c.get("text", "") for c in tree["page"]["body"]["children"] if c.get("role") == "truncated")
     assert "exceed the budget of 1500" in note and "--max-nodes N" in note
     assert tree["page"]["meta"]["kept_nodes"] == 1500 and more["page"]["meta"]["kept_nodes"] == 2500
 
-    full, _ = _done(full_p)
+    full, _ = _vigil(pages + "mid.html", "--format", "full", "--max-bytes", "0")
     assert len(full) > 100_000 and b"CUT:" not in full and b"TRUNCATED" not in full
     assert full.rstrip().endswith(b"</body>") or full.rstrip().endswith(b"</html>")
 
@@ -128,6 +133,5 @@ def test_raising_the_budgets_gives_more(pages):
     ("--max-nodes", "0", "is not a node count"), ("--max-nodes", "many", "is not a node count"),
 ])
 def test_bad_budgets_are_clear_errors(flag, value, words):
-    r = subprocess.run([sys.executable, "-m", "engine.cli", "snapshot", "http://127.0.0.1:9/", flag, value], cwd=REPO,
-                       capture_output=True, text=True, timeout=60)
+    r = vigil_in_process("snapshot", "http://127.0.0.1:9/", flag, value)  # argparse's exit(2), caught
     assert r.returncode == 2 and words in r.stderr and flag in r.stderr and "Traceback" not in r.stderr

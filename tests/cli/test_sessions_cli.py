@@ -1,12 +1,18 @@
-"""Sessions end to end, as separate Vigil processes on a real Chromium and a real local HTTP server:
+"""Sessions end to end, through the `vigil` command on a real Chromium and a real local HTTP server:
 every run recorded, `vigil sessions`, replay re-grounding after the IDs changed, SIGKILL mid-run,
-two processes recording at once, unusable stores refused with a message, secrets never stored."""
+two processes recording at once, unusable stores refused with a message, secrets never stored.
+
+Where the process is the point — killed mid-run, two recording at once, a replay answered on its stdin,
+and every run whose output is searched for a secret (a leak to stderr may come from anywhere in the
+process) — the command runs as its own `python -m engine.cli` process; elsewhere it runs in this process
+(engine.cli.main), sparing each call a second of Python start-up."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -19,6 +25,7 @@ from PIL import Image
 
 from engine.store import LATEST_VERSION, Store
 
+from support.cli_inprocess import vigil_in_process as vigil
 from support.paths import ROOT
 
 REPO = ROOT
@@ -41,7 +48,7 @@ def home(tmp_path, monkeypatch) -> Path:
     return h
 
 
-def vigil(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def vigil_process(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=REPO, capture_output=True, text=True,
                           timeout=timeout, env=os.environ.copy())
 
@@ -217,17 +224,35 @@ def test_missing_session_and_nothing_to_replay(server, home, tmp_path):
     assert r.returncode == 2 and "NOTHING_TO_REPLAY" in r.stderr and "failed in the recording" in r.stderr
 
 
-def test_secrets_are_never_stored_and_never_replayed_as_the_mask(server, home, tmp_path):
-    secret = "Tr0ub4dor&3x"
-    steps = (f"- {{action: type, target: {{name: Work email}}, text: ada@example.com}}\n"
-             f"- {{action: type, target: {{name: Password}}, text: '{secret}'}}\n"
-             f"- {{action: type, target: {{name: Code}}, text: '493817'}}\n"
-             f"- {{action: click, target: {{role: button, name: Create account}}, expect: navigation}}\n")
-    r = vigil("run", "sign up", "--url", server.url("loop_form.html"), "--script", script(tmp_path, steps),
-              "--approve", "auto")
+SECRET, CODE = "Tr0ub4dor&3x", "493817"
+SIGN_UP = (f"- {{action: type, target: {{name: Work email}}, text: ada@example.com}}\n"
+           f"- {{action: type, target: {{name: Password}}, text: '{SECRET}'}}\n"
+           f"- {{action: type, target: {{name: Code}}, text: '{CODE}'}}\n"
+           f"- {{action: click, target: {{role: button, name: Create account}}, expect: navigation}}\n")
+# the tests sharing the recording: on one worker, one after the other (kept next to each other in this file), so
+# that its module-scoped fixture is set up once
+SIGNED_UP = pytest.mark.xdist_group("sessions_cli_signed_up")
+
+
+@pytest.fixture(scope="module")
+def signed_up(server, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """One `vigil run` process that types a password and a one-time code, recorded into a store of its own
+    (the store, and what the process printed): each test that looks at that recording gets a copy."""
+    home = tmp_path_factory.mktemp("signed-up") / "home"
+    steps = script(tmp_path_factory.mktemp("signed-up-script"), SIGN_UP)
+    r = subprocess.run([sys.executable, "-m", "engine.cli", "run", "sign up", "--url", server.url("loop_form.html"),
+                        "--script", steps, "--approve", "auto"], cwd=REPO, capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "VIGIL_HOME": str(home)})
     assert r.returncode == 0, r.stdout + r.stderr
+    return home, r
+
+
+@SIGNED_UP
+def test_secrets_are_never_stored_and_never_replayed_as_the_mask(signed_up, home):
+    recorded, r = signed_up
+    shutil.copytree(recorded, home)
     raw = b"".join(p.read_bytes() for p in home.glob("sessions.db*"))
-    for s in (secret, "Tr0ub4dor%263x", "493817"):  # as typed, and as the GET form put it in the URL
+    for s in (SECRET, "Tr0ub4dor%263x", CODE):  # as typed, and as the GET form put it in the URL
         assert s.encode() not in raw and s not in r.stdout + r.stderr
     [row] = sessions()
     assert "pw=••••••••" in row["url"] or "pw=%E2%80%A2" in row["url"]
@@ -240,40 +265,38 @@ def test_secrets_are_never_stored_and_never_replayed_as_the_mask(server, home, t
     assert res["status"] == "error"
 
 
+@SIGNED_UP
+def test_replay_with_approval_asks_for_the_secrets_it_never_recorded(signed_up, home):
+    shutil.copytree(signed_up[0], home)
+    [row] = sessions()
+    # approve the email; approving a masked secret (the password, the code) is refused, so edit it with the real
+    # value; then approve the click and the finish
+    answers = ("a\n" + "a\n" + f"e\ntype(10, \"{SECRET}\")\n\n" + "a\n" + f"e\ntype(12, \"{CODE}\")\n\n"
+               + "a\n" + "a\n")
+    r = subprocess.run([sys.executable, "-m", "engine.cli", "replay", row["id"][:8], "--approve", "ask"], cwd=REPO,
+                       input=answers, capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("refused: Refused, nothing ran: its text is the mask of a secret") == 2, r.stdout
+    assert "finished" in r.stdout and SECRET not in r.stdout + r.stderr and CODE not in r.stdout + r.stderr
+    rows = sessions()
+    assert rows[0]["status"] == "success" and "pw=" in rows[0]["url"] and "Tr0ub4dor" not in rows[0]["url"]
+    assert CODE not in rows[0]["url"]
+    raw = b"".join(p.read_bytes() for p in home.glob("sessions.db*"))
+    assert b"Tr0ub4dor" not in raw and CODE.encode() not in raw
+
+
 def test_a_secret_spelled_out_in_the_task_is_redacted_once_typed(server, home):
     """The person wrote the password into the task itself: the title, the first message and the
     plan were stored before the loop knew it was a secret; once it is typed into a password field,
     every stored copy is redacted and no old bytes linger in the files."""
     task = "Type ada@example.com into Work email, type Zebra9Quartz into Password and click Create account"
-    r = vigil("run", task, "--url", server.url("loop_form.html"), "--approve", "auto", "--json")
+    r = vigil_process("run", task, "--url", server.url("loop_form.html"), "--approve", "auto", "--json")
     assert r.returncode == 0, r.stderr
     assert "Zebra9Quartz" not in r.stdout + r.stderr
     raw = b"".join(p.read_bytes() for p in home.glob("sessions.db*"))
     assert b"Zebra9Quartz" not in raw
     [row] = sessions()
     assert row["title"].startswith("127.0.0.1: Type ada@example.com into Work email, type •••••••• into")
-
-
-def test_replay_with_approval_asks_for_the_secrets_it_never_recorded(server, home, tmp_path):
-    secret = "Tr0ub4dor&3x"
-    steps = (f"- {{action: type, target: {{name: Work email}}, text: ada@example.com}}\n"
-             f"- {{action: type, target: {{name: Password}}, text: '{secret}'}}\n"
-             f"- {{action: click, target: {{role: button, name: Create account}}, expect: navigation}}\n")
-    r = vigil("run", "sign up", "--url", server.url("loop_form.html"), "--script", script(tmp_path, steps),
-              "--approve", "auto")
-    assert r.returncode == 0, r.stdout + r.stderr
-    [row] = sessions()
-    # approve the email; approving the masked password is refused, so edit it with the real value
-    answers = "a\n" + "a\n" + f"e\ntype(10, \"{secret}\")\n\n" + "a\n" + "a\n"
-    r = subprocess.run([sys.executable, "-m", "engine.cli", "replay", row["id"][:8], "--approve", "ask"], cwd=REPO,
-                       input=answers, capture_output=True, text=True, timeout=120, env=os.environ.copy())
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "refused: Refused, nothing ran: its text is the mask of a secret" in r.stdout
-    assert "finished" in r.stdout and secret not in r.stdout + r.stderr
-    rows = sessions()
-    assert rows[0]["status"] == "success" and "pw=" in rows[0]["url"] and "Tr0ub4dor" not in rows[0]["url"]
-    raw = b"".join(p.read_bytes() for p in home.glob("sessions.db*"))
-    assert b"Tr0ub4dor" not in raw
 
 
 def test_sessions_delete(home):
