@@ -181,7 +181,8 @@ def _capture_lock(target: Any) -> asyncio.Lock:
 
 async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: float | None = None,
                         max_width: int | None = None,
-                        quality: int = 70, timeout: float = 10, mask: bool = True) -> tuple[bytes, dict]:
+                        quality: int = 70, timeout: float = 10, mask: bool = True,
+                        again: bool = True) -> tuple[bytes, dict]:
     """Raw capture of what is on screen: `fmt` "jpeg" or "png", either at `css_scale` image px per
     CSS px, or (with `max_width`) at device resolution shrunk to fit that width. Returns the
     encoded bytes and the viewport dict (pageX/pageY/clientWidth/clientHeight in CSS px).
@@ -217,15 +218,14 @@ async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: fl
         # restore each other's emulation — the page's screencast then stayed scaled (frames 1024 px wide of a
         # 1198-px page, for good)
         async with _capture_lock(target):
-            if told is None:
-                res = await target.cdp.send("Page.captureScreenshot", params, session_id=target.session_id,
-                                            timeout=timeout)
-            else:  # once the request is on its way, say so: its frame shows the page from that moment on
-                sent = asyncio.ensure_future(target.cdp.send("Page.captureScreenshot", params,
-                                                             session_id=target.session_id, timeout=timeout))
-                await asyncio.sleep(0)
-                told()
-                res = await sent
+            res = await _capture(target, params, timeout, told)
+    except _Navigated:
+        if not again:
+            raise ScreenshotError("The page went to another document twice while its picture was being taken. "
+                                  "Take it again once the page has loaded.") from None
+        # the picture of the document the page is on now (its viewport and secret fields measured anew)
+        return await grab_viewport(page, fmt=fmt, css_scale=css_scale, max_width=max_width, quality=quality,
+                                   timeout=timeout, mask=mask, again=False)
     except CDPTimeoutError:
         target.check_alive()  # a crash or close mid-capture surfaces as its own error
         raise ScreenshotError(f"The page did not paint a screenshot within {timeout:.0f} s (it may be busy "
@@ -241,6 +241,42 @@ async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: fl
             from engine.vision.mask import paint_encoded
             data = paint_encoded(data, fmt, boxes, css_scale, quality)
     return data, vv
+
+
+class _Navigated(Exception):
+    """A new document committed while a capture was on its way, and the capture did not come back."""
+
+
+NAV_GRACE_S = 0.2  # how long a capture asked for before a navigation may still take once the new document is in
+
+
+async def _capture(target: PageTarget, params: dict, timeout: float, told: Callable[[], None] | None) -> dict:
+    """Page.captureScreenshot; `told()` once the request is on its way (its frame shows the page from that moment
+    on). A capture asked for while the page was leaving its document may never be answered (seen in 11 of 20
+    runs of a sign-up whose last click navigates: the run waited out the 10 s timeout for the step's picture):
+    once a new document commits, it gets NAV_GRACE_S more, then _Navigated asks for a picture of the new one."""
+    committed = asyncio.Event()
+    stop = target.on_navigated(lambda _url: committed.set())
+    sent = asyncio.ensure_future(target.cdp.send("Page.captureScreenshot", params, session_id=target.session_id,
+                                                 timeout=timeout))
+    moved = asyncio.ensure_future(committed.wait())
+    try:
+        if told is not None:
+            await asyncio.sleep(0)
+            told()
+        await asyncio.wait({sent, moved}, return_when=asyncio.FIRST_COMPLETED)
+        if not sent.done():
+            await asyncio.wait({sent}, timeout=NAV_GRACE_S)
+            if not sent.done():
+                raise _Navigated
+        return sent.result()
+    finally:
+        stop()
+        moved.cancel()
+        if not sent.done():
+            sent.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await sent
 
 
 async def _no_boxes() -> list:
