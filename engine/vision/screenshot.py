@@ -248,13 +248,15 @@ class _Navigated(Exception):
 
 
 NAV_GRACE_S = 0.2  # how long a capture asked for before a navigation may still take once the new document is in
+NAV_REFUSED_S = 2.0  # how long a refused capture waits to see whether a new document is on its way
 
 
 async def _capture(target: PageTarget, params: dict, timeout: float, told: Callable[[], None] | None) -> dict:
     """Page.captureScreenshot; `told()` once the request is on its way (its frame shows the page from that moment
     on). A capture asked for while the page was leaving its document may never be answered (seen in 11 of 20
     runs of a sign-up whose last click navigates: the run waited out the 10 s timeout for the step's picture):
-    once a new document commits, it gets NAV_GRACE_S more, then _Navigated asks for a picture of the new one."""
+    once a new document commits, it gets NAV_GRACE_S more, then _Navigated asks for a picture of the new one (as
+    when Chromium refuses the capture and a new document commits within NAV_REFUSED_S)."""
     committed = asyncio.Event()
     stop = target.on_navigated(lambda _url: committed.set())
     sent = asyncio.ensure_future(target.cdp.send("Page.captureScreenshot", params, session_id=target.session_id,
@@ -268,6 +270,13 @@ async def _capture(target: PageTarget, params: dict, timeout: float, told: Calla
         if not sent.done():
             await asyncio.wait({sent}, timeout=NAV_GRACE_S)
             if not sent.done():
+                raise _Navigated
+        exc = sent.exception()
+        if isinstance(exc, CDPError) and not isinstance(exc, CDPTimeoutError):
+            # refused while the page changed documents ("Not attached to an active page", "Unable to capture
+            # screenshot"): when a new document commits now, a picture of that one
+            await asyncio.wait({moved}, timeout=NAV_REFUSED_S)
+            if committed.is_set():
                 raise _Navigated
         return sent.result()
     finally:

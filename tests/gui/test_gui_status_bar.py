@@ -106,7 +106,7 @@ def test_the_nodes_tabs_locator_line_and_tier_column_are_not_clipped(qtbot, aio,
     window.closed.set_result(True)
 
 
-def test_a_page_the_server_answered_with_an_error_is_said_in_the_status_bar_and_at_the_address(qtbot, tmp_path):
+def test_a_page_the_server_answered_with_an_error_is_said_in_the_status_bar_and_at_the_address(qtbot, aio, tmp_path):
     """A snapshot of a server's error page (404) is not shown as the site: the status bar leads with the
     server's answer, in the warning colour, and the address field's tooltip says it (issue 39, item 6)."""
     from gui.supervisor.controller import Supervisor
