@@ -127,17 +127,6 @@ def paint(img: Image.Image, boxes: Iterable[Box], scale: float) -> Image.Image:
     return img
 
 
-def paint_encoded(data: bytes, fmt: str, boxes: list[Box], scale: float, quality: int = 70) -> bytes:
-    """The encoded picture `data` with `boxes` painted over, encoded again the same way."""
-    img = paint(Image.open(io.BytesIO(data)), boxes, scale)
-    buf = io.BytesIO()
-    if fmt == "png":
-        img.save(buf, "PNG")
-    else:
-        img.save(buf, "JPEG", quality=quality)
-    return buf.getvalue()
-
-
 class LiveMasker:
     """A screencast's frame filter (`Screencast.frame_filter`): every live frame of the tab gets the
     same boxes as every screenshot (`secret_boxes`), asked for as the frame arrives, plus the last
