@@ -2,7 +2,11 @@
 reasons, and the person's answer (Approve / Edit / Skip / Reject / Take over / Stop) as a
 `Decision`. Edits are validated with the engine's own parsers before any decision is emitted.
 
-Keys: Enter approves an ordinary step (Approve is the default button and has the focus). A step that needs
+Keys: Enter approves an ordinary step (Approve is the default button and has the focus). One keypress makes
+one decision: the Enter that answers in a field (Reject's reason, Edit's action) goes no further, and a held
+key's auto-repeat decides nothing, so a question that takes the place of the one answered
+(the Fleet view's next in the queue) waits for a keypress of its own. `answered` is the request the last
+decision was for: a host with several questions answers that one, whatever it shows by then. A step that needs
 a deliberate yes — sensitive, with page text that reads like orders, or asked again because its target
 changed after approval (TARGET_CHANGED) — is approved only by a click on Approve or Ctrl+Enter, which the
 bar says; the focus rests on the bar itself and Enter or Space only repeat that. A page's dialog
@@ -59,7 +63,7 @@ from gui.approval.approval_text import (
     target_changed,
     target_text,
 )
-from gui.approval.dialog_question import ClickOnly, DialogQuestion, ctrl_enter
+from gui.approval.dialog_question import ClickOnly, DialogQuestion, EnterAnswers, NoRepeat, ctrl_enter, held
 from gui.approval.effect_line import EffectLine
 from gui.approval.in_page_wait import InPageWait
 from gui.approval.step_edit import StepEdit, show_error
@@ -83,6 +87,7 @@ class ApprovalBar(QWidget):
         self.setObjectName("approvalBar")
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.request: ApprovalRequest | None = None
+        self.answered: ApprovalRequest | None = None  # the request the last decision answered
         self.guarded = False  # the request on show needs a click on Approve or Ctrl+Enter
         self._offered = False  # the request on show is offered "Allow … for this session"
         self._seen: tuple[int, dict | None] | None = None  # step index and target last shown (for a re-ask)
@@ -176,7 +181,8 @@ class ApprovalBar(QWidget):
         self.reject_reason = QLineEdit()
         self.reject_reason.setObjectName("rejectReason")
         self.reject_reason.setPlaceholderText("Why not? The planner reads this.")
-        self.reject_reason.returnPressed.connect(self.apply_reject)
+        self.enter = EnterAnswers(self)  # a field's Enter answers there and goes no further
+        self.enter.watch(self.reject_reason, self.apply_reject)
         row.addWidget(self.reject_reason, 1)
         self.reject_apply = self._button("Reject", "", self.apply_reject, row)
         self._button("Cancel", "", self.close_panels, row)
@@ -190,7 +196,7 @@ class ApprovalBar(QWidget):
         self.take_command = QLineEdit()
         self.take_command.setObjectName("takeOverCommand")
         self.take_command.setPlaceholderText('click(12), or in plain words: click Place order')
-        self.take_command.returnPressed.connect(self.apply_take_over)
+        self.enter.watch(self.take_command, self.apply_take_over)
         row.addWidget(self.take_command, 1)
         self.take_apply = self._button("Run", "", self.apply_take_over, row)
         self.in_page_btn = self._button("I'll do it in the page", "Act in the live view; the agent waits",
@@ -209,6 +215,10 @@ class ApprovalBar(QWidget):
 
         lay.addStretch(1)  # spare height goes below the bar's content, never between its lines
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+
+        self.no_repeat = NoRepeat(self)
+        for watched in (self, *self.findChildren(QPushButton)):
+            watched.installEventFilter(self.no_repeat)
 
         self.close_panels()
         self.hide()
@@ -494,11 +504,15 @@ class ApprovalBar(QWidget):
     def _emit(self, d: Decision) -> None:
         if self.request is None:
             return
+        self.answered = self.request
         self.clear()
         self.decided.emit(d)
 
     def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt name
         enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if enter and held(event):  # a held Enter answered its question already
+            event.accept()
+            return
         if enter and self.request is not None and not self.panel_open():
             if ctrl_enter(event):       # the explicit yes: Approve, or OK (with the prompt's text)
                 self.approve()

@@ -8,7 +8,11 @@ Ctrl+Enter; Enter in the prompt's field answers OK with the typed text (the pers
 typed: that is an answer, as in a browser's own prompt).
 
 `ClickOnly` is the event filter that keeps Space and a bare Enter off a button (OK here, Approve for a
-sensitive or re-asked step) while it is on, and says so instead.
+sensitive or re-asked step) while it is on, and says so instead. `NoRepeat` keeps a held key's auto-repeat off
+every button and field of the bar: one keypress is one decision, and a held Enter must not answer the next
+question that takes its place. `EnterAnswers` gives a field's Enter to the field's answer and ends it there:
+a line edit passes its Enter on to its parents, where the bar (now showing the next question) would take it
+again.
 """
 
 from __future__ import annotations
@@ -30,6 +34,42 @@ def ctrl_enter(event) -> bool:
             and bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier))
 
 
+def held(event) -> bool:
+    """An auto-repeated Enter or Space (the key is held down): never a decision of its own."""
+    return event.type() in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and event.isAutoRepeat() \
+        and event.key() in _PRESS_KEYS
+
+
+class NoRepeat(QObject):
+    """Swallows a held Enter or Space's auto-repeat on the widgets it watches."""
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
+        return held(event)
+
+
+class EnterAnswers(QObject):
+    """Enter (with or without Ctrl) in a watched field calls that field's answer and goes no further."""
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._answers: dict[QObject, Callable[[], None]] = {}
+
+    def watch(self, field: QLineEdit, answer: Callable[[], None]) -> None:
+        self._answers[field] = answer
+        field.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
+        if event.type() != QEvent.Type.KeyPress or event.key() not in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            return False
+        answer = self._answers.get(watched)
+        if answer is None:
+            return False
+        if not event.isAutoRepeat():
+            answer()
+        event.accept()
+        return True
+
+
 class ClickOnly(QObject):
     """While `active`, Space and a bare Enter do not press the watched button; `blocked()` is called instead
     (the bar says what does approve). Ctrl+Enter always passes on to the bar, which handles it (an
@@ -43,6 +83,8 @@ class ClickOnly(QObject):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
         if event.type() not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or event.key() not in _PRESS_KEYS:
             return False
+        if event.isAutoRepeat():
+            return True
         if ctrl_enter(event):  # the bar's shortcut, never this button's own press: on to the bar
             event.ignore()
             return True
@@ -67,7 +109,8 @@ class DialogQuestion:
         self.text.setObjectName("dialogText")
         self.text.setPlaceholderText("The text to answer the page's prompt with")
         self.text.setToolTip("Enter or Ctrl+Enter answers OK with this text; Cancel refuses")
-        self.text.returnPressed.connect(ok)
+        self.enter = EnterAnswers(self.text)
+        self.enter.watch(self.text, ok)
         self.label.setBuddy(self.text)
         row.addWidget(self.label)
         row.addWidget(self.text, 1)

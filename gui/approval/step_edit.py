@@ -18,6 +18,7 @@ from engine.loop.gates import parse_expected_outcome
 from engine.models.actions import Action, ExpectedOutcome
 from engine.models.loop import ApprovalRequest, Decision
 from gui.approval.approval_text import outcome_text
+from gui.approval.dialog_question import EnterAnswers
 from gui.kit.labels import plain_label
 from gui.kit.look import LINE, MUTED, RED
 
@@ -39,6 +40,7 @@ class StepEdit(QFrame):
         self._proposed: Action | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
+        self.enter = EnterAnswers(self)  # a field's Enter applies the edit and goes no further
         self.action = QLineEdit()
         self.action.setObjectName("editAction")
         self.action.setPlaceholderText('Action, e.g. click(12) or type(5, "ada@example.com")')
@@ -50,7 +52,7 @@ class StepEdit(QFrame):
             row.addWidget(QLabel(label))
             row.addWidget(field, 1)
             lay.addLayout(row)
-            field.returnPressed.connect(apply)
+            self.enter.watch(field, apply)
         lay.addWidget(plain_label("Or click an element on the page to make it the step's target.", "editHint",
                                   f"color:{MUTED};"))
         self.error = plain_label(name="editError", style=f"color:{RED};")

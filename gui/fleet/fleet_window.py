@@ -314,8 +314,15 @@ class FleetWindow(QMainWindow):
 
     # -- answering -------------------------------------------------------------------------------
     def _answer(self, decision: Decision) -> None:
-        entry = self._current()
-        if entry is None:
+        """The bar decided: for the question it showed then (`answered`), whatever it shows now."""
+        req = self.approval.answered
+        entry = next((e for e in self.fleet.queue.history if e.request is req), None) if req is not None else None
+        if entry is not None:
+            self._answer_entry(entry, decision)
+
+    def _answer_entry(self, entry: Any, decision: Decision) -> None:
+        if not entry.waiting:  # answered or withdrawn meanwhile (its run stopped): nothing else takes its answer
+            self._say(f"Run {entry.run}'s step {entry.request.step_index + 1} no longer waits: nothing was answered.")
             return
         try:
             self.fleet.queue.answer(entry.id, decision)
@@ -326,10 +333,11 @@ class FleetWindow(QMainWindow):
         """Show a question and answer it as the bar would (for scripts and tests)."""
         self.queue_list.select_entry(entry_id)
         self.show_entry(entry_id)
-        self._answer(decision)
+        self._answer_entry(self.fleet.queue.get(entry_id), decision)
 
     async def _quick(self, text: str) -> None:
-        """"Take over" with a typed command: grounded on the run's page by the offline planner."""
+        """"Take over" with a typed command: grounded on the run's page by the offline planner, and the answer
+        to the question the command was typed for (the bar may show another by the time it is grounded)."""
         from engine.loop.planner import Observation
         from engine.planners.heuristic import HeuristicPlanner
 
@@ -345,7 +353,9 @@ class FleetWindow(QMainWindow):
         if step.action.name == "fail":
             self.approval.show_take_over_error(step.action.reason or f"Could not ground {text!r} on this page.")
             return
-        self._answer(Decision(kind="take_over", action=step.action))
+        self._answer_entry(entry, Decision(kind="take_over", action=step.action))
+        if self.approval.request is entry.request:
+            self.approval.clear()
 
     def _waiting_in_page(self, waiting: bool) -> None:
         """"I'll do it in the page": Done is offered once this run's page had the person's own input."""
