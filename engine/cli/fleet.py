@@ -106,10 +106,53 @@ async def fleet_command(args: argparse.Namespace, *, stdin: TextIO | None = None
             store.close()
 
 
+class PromptLine:
+    """The stream the prompt is written to, knowing the prompt it left open ("… [q]uit > " awaiting an answer):
+    a line of another run printed meanwhile goes on a line of its own, and the prompt is written again under it
+    (printed onto the prompt, a step's result read as the person's answer and hid the question)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.open = ""   # what the last write left on its line: an open prompt
+        self.owed = False  # an answer read from input that does not echo (a pipe): its line is not ended yet
+
+    def write(self, text: str) -> int:
+        if self.owed and text:
+            self.owed = False
+            if not text.startswith("\n"):
+                self.stream.write("\n")
+        n = self.stream.write(text)
+        tail = text.rpartition("\n")
+        self.open = tail[2] if tail[1] else self.open + text
+        return n
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def line(self, text: str, stream: TextIO | None = None) -> None:
+        """`text` on a line of its own (on `stream`, default this one), the open prompt again after it."""
+        prompt, self.open = self.open, ""
+        if prompt or self.owed:
+            self.owed = False
+            self.stream.write("\n")
+            self.stream.flush()
+        print(text, file=stream or self, flush=True)
+        if prompt:
+            self.write(prompt)
+            self.flush()
+
+    def answered(self, echoed: bool) -> None:
+        """The person's line ended the prompt: their terminal echoed it (a newline), or it came from a pipe
+        (nothing echoed: the next line starts with one)."""
+        self.owed = bool(self.open) and not echoed
+        self.open = ""
+
+
 async def _run(fleet: Any, args: argparse.Namespace, stdin: TextIO | None) -> int:
     from engine.cli.run import step_line
+    from engine.fleet.words import status_word
 
-    out = sys.stderr if args.json else sys.stdout
+    out = PromptLine(sys.stderr if args.json else sys.stdout)
     kept = [r for r in fleet.runs if r.kept]
     print(f"fleet {fleet.id}: {len(fleet.runs)} runs" + (f" ({len(kept)} kept from before)" if kept else "")
           + f", {fleet.parallel} at once, on " + (", ".join(fleet.browsers) or "a local Chromium"), file=out,
@@ -123,14 +166,14 @@ async def _run(fleet: Any, args: argparse.Namespace, stdin: TextIO | None) -> in
         if r.loop is not None and f"bus:{r.name}" not in seen:
             seen[f"bus:{r.name}"] = "1"
             if not args.json:
-                r.loop.bus.subscribe(lambda ev, name=r.name: print(f"[{name}] {step_line(ev.record)}", flush=True)
+                r.loop.bus.subscribe(lambda ev, name=r.name: out.line(f"[{name}] {step_line(ev.record)}", sys.stdout)
                                      if isinstance(ev, StepRecorded) else None)
         if seen.get(r.name) == r.state or r.state == "waiting":
             return
         seen[r.name] = r.state
         extra = {"running": f" on {r.browser}" if r.browser else "", "done": f": {r.answer or ''}",
                  "failed": f": {r.reason}", "stopped": f": {r.reason}"}.get(r.state, "")
-        print(f"[{r.name}] {r.state}{extra}", file=out, flush=True)
+        out.line(f"[{r.name}] {status_word(r.state)}{extra}")
 
     fleet.subscribe(changed)
     asker = None
@@ -159,6 +202,8 @@ async def _run(fleet: Any, args: argparse.Namespace, stdin: TextIO | None) -> in
 
 
 def summary_table(runs: list[Any]) -> str:
+    from engine.fleet.words import status_word
+
     w = max(4, *(len(r.name) for r in runs))
     lines = [f"{'RUN':<{w}}  {'STATUS':<8}  {'STEPS':>5}  {'TIME':>7}  {'BROWSER':<22}  ANSWER / REASON"]
     for r in runs:
@@ -166,25 +211,32 @@ def summary_table(runs: list[Any]) -> str:
         what = (r.answer if r.state == "done" else r.reason) or ""
         what = what if len(what) <= 90 else what[:89] + "…"
         browser = (r.browser or "-")[:22]
-        lines.append(f"{r.name:<{w}}  {r.state:<8}  {r.steps:>5}  {secs:>7}  {browser:<22}  {what}"
+        lines.append(f"{r.name:<{w}}  {status_word(r.state):<8}  {r.steps:>5}  {secs:>7}  {browser:<22}  {what}"
                      + ("  (kept)" if r.kept else ""))
     done = sum(r.state == "done" for r in runs)
     lines.append(f"{done} of {len(runs)} runs done")
     return "\n".join(lines)
 
 
-async def _terminal(fleet: Any, stdin: TextIO | None, out: TextIO) -> None:
+async def _terminal(fleet: Any, stdin: TextIO | None, out: PromptLine) -> None:
     """Under ask: the oldest waiting question at the prompt, one at a time, naming its run."""
     from engine.fleet.queue import QueueError
     from engine.loop.gates import TerminalGate
     from engine.models import Decision
 
-    gate = TerminalGate(stdin=stdin, out=out)
+    gate = TerminalGate(stdin=stdin, out=out)  # type: ignore[arg-type]  # a stream: write and flush
+    read, stream = gate._reader.readline, gate._reader.stream
+    echoed = bool(getattr(stream, "isatty", lambda: False)())
+
+    async def readline() -> str | None:  # the person's line ends the open prompt, as soon as it is read
+        line = await read()
+        out.answered(echoed)
+        return line
+    gate._reader.readline = readline  # type: ignore[method-assign]
     while True:
         entry = await fleet.queue.next_waiting()
         others = len(fleet.queue.waiting) - 1
-        print(f"\n── run {entry.run}" + (f" ({others} more waiting)" if others > 0 else "") + " ──", file=out,
-              flush=True)
+        out.line(f"\n── run {entry.run}" + (f" ({others} more waiting)" if others > 0 else "") + " ──")
         fleet.queue.mark_shown(entry.id)
         gate.grant_offer = lambda req, run=entry.run: fleet.grant_offer(req, run)
         gate.grant_give = lambda req, run=entry.run: fleet.grant_for_request(req, run)
@@ -200,7 +252,7 @@ async def _terminal(fleet: Any, stdin: TextIO | None, out: TextIO) -> None:
             waiter.cancel()
         if not ask.done():
             ask.cancel()
-            print(f"\n  (run {entry.run} no longer waits for this step)", file=out, flush=True)
+            out.line(f"  (run {entry.run} no longer waits for this step)")
             continue
         decision: Decision = ask.result()
         if decision.kind == "stop" and decision.reason == "end of input":

@@ -15,6 +15,7 @@ import json
 import sys
 
 from engine.errors import VigilError
+from engine.fleet.words import status_word
 
 
 def add_session_parsers(sub) -> None:
@@ -67,6 +68,7 @@ def sessions_command(args: argparse.Namespace) -> int:
                     print(f"deleted {sid}")
                 return 0
             rows = store.list_sessions()
+            reasons = stop_reasons(store, rows)
             where = store.path
     except VigilError as exc:
         return _fail("sessions", exc)
@@ -76,7 +78,8 @@ def sessions_command(args: argparse.Namespace) -> int:
     if not rows:
         print(f"No sessions yet in {where}. `vigil run` and the window record every run.")
         return 0
-    words = {r.id: r.status + (f" ({r.unverified} unverified)" if r.unverified else "") for r in rows}
+    words = {r.id: status_word(r.status, reasons.get(r.id)) + (f" ({r.unverified} unverified)" if r.unverified else "")
+             for r in rows}
     w = max(11, *(len(x) for x in words.values()))
     print(f"{'ID':<8}  {'STATUS':<{w}}  {'STEPS':>5}  {'STARTED':<16}  {'DOMAIN':<24}  TITLE")
     for r in rows:
@@ -86,6 +89,12 @@ def sessions_command(args: argparse.Namespace) -> int:
               f"{domain:<24}  {title}")
         print(f"{'':<8}  {r.url}")
     return 0
+
+
+def stop_reasons(store, rows) -> dict[str, str | None]:
+    """The reasons of the sessions that did not run to their end: a person's stop and a process that died are
+    both stored `interrupted`, and said apart ("stopped", "interrupted": engine.fleet.words)."""
+    return {r.id: store.load(r.id).session.reason for r in rows if r.status == "interrupted"}
 
 
 def _fleet_sessions(args: argparse.Namespace) -> int:
@@ -100,6 +109,7 @@ def _fleet_sessions(args: argparse.Namespace) -> int:
             book = FleetBook(store)
             rec = book.load(args.fleet)
             rows = book.sessions(rec.id)
+            reasons = stop_reasons(store, rows)
     except VigilError as exc:
         return _fail("sessions", exc)
     if args.json:
@@ -107,18 +117,20 @@ def _fleet_sessions(args: argparse.Namespace) -> int:
                          ensure_ascii=False))
         return 0
     done = sum(r.status == "done" for r in rec.runs)
-    print(f"fleet {rec.id} — {rec.name}: {len(rec.runs)} runs, {done} done, {rec.status} (started "
+    print(f"fleet {rec.id} — {rec.name}: {len(rec.runs)} runs, {done} done, "
+          f"{status_word(rec.status, process_gone=True)} (started "
           f"{rec.created[:16].replace('T', ' ')})")
     w = max(4, *(len(r.name) for r in rec.runs)) if rec.runs else 4
     for r in rec.runs:
         what = (r.answer if r.status == "done" else r.reason) or ""
-        print(f"  {r.name:<{w}}  {r.status:<8}  {r.steps:>3} steps  session {(r.session_id or '-')[:8]:<8}  "
-              f"{(r.browser or '-')[:30]}  {what[:80]}")
+        print(f"  {r.name:<{w}}  {status_word(r.status):<8}  {r.steps:>3} steps  "
+              f"session {(r.session_id or '-')[:8]:<8}  {(r.browser or '-')[:30]}  {what[:80]}")
     print()
     print(f"{'ID':<8}  {'STATUS':<11}  {'STEPS':>5}  {'STARTED':<16}  TITLE")
     for s in rows:
         title = s.title if len(s.title) <= 70 else s.title[:69] + "…"
-        print(f"{s.id[:8]:<8}  {s.status:<11}  {s.steps:>5}  {s.started[:16].replace('T', ' '):<16}  {title}")
+        word = status_word(s.status, reasons.get(s.id))
+        print(f"{s.id[:8]:<8}  {word:<11}  {s.steps:>5}  {s.started[:16].replace('T', ' '):<16}  {title}")
     return 0
 
 

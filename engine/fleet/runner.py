@@ -17,24 +17,30 @@ from engine.errors import ErrorCode, VigilError
 from engine.fleet.browsers import BrowserPool, Endpoint, NoBrowserError
 from engine.fleet.queue import ApprovalQueue, QueueChange
 from engine.fleet.spec import FleetSpec, RunSpec
+from engine.fleet.words import status_word
 from engine.loop.gates import AutoApprove
 from engine.loop.planner import close_planner
 from engine.loop.runner import AgentLoop
-from engine.models import POLICIES, ApprovalRequest, RunResult, StepRecorded
+from engine.models import POLICIES, ApprovalRequest, Decision, RunResult, StepRecorded
 from engine.tab import Tab
 
 log = logging.getLogger("vigil.fleet")
 
 RunState = Literal["queued", "running", "waiting", "done", "failed", "stopped"]
 FINISHED: tuple[RunState, ...] = ("done", "failed", "stopped")
-STATE_WORDS: dict[str, str] = {"queued": "queued", "running": "running", "waiting": "waiting for you", "done": "done",
-                               "failed": "failed", "stopped": "stopped"}
+STATE_WORDS: dict[str, str] = {s: status_word(s) for s in ("queued", "running", "waiting", *FINISHED)}
 
 
 def carried_out(record: Any) -> bool:
     """A step that did something in the page (run by the agent or the person): a refused, skipped or stopped
     one is not counted in a run's steps."""
     return record.action is not None and record.status in ("completed", "failed")
+
+
+def grantable(request: ApprovalRequest) -> bool:
+    """A step a grant may answer: not sensitive, no page text that reads like orders, not re-asked after its
+    target changed, not a page's dialog."""
+    return not (request.dialog is not None or request.sensitive_reasons or request.warnings or request.error)
 
 
 def new_fleet_id() -> str:
@@ -238,7 +244,45 @@ class Fleet:
         if kind is None or tab is None or self.grants is None:
             raise VigilError("No grant covers this step.", code=ErrorCode.BAD_ARGUMENT)
         g = self.grants.add(kind, tab.url)
-        return f"#{g.id} {g.describe()}, for every run of this fleet until it ends"
+        words = f"#{g.id} {g.describe()}, for every run of this fleet until it ends"
+        answered = self.answer_covered(but=request)
+        if answered:
+            words += "; approved with it, as they waited: " + ", ".join(e.describe() for e in answered)
+        return words
+
+    def answer_covered(self, but: ApprovalRequest | None = None) -> list[Any]:
+        """Approve the steps already waiting that a grant now covers (a grant given at one question answers the
+        others like it, in every run), except `but` (the question it was given at, which its asker answers).
+        Never a sensitive step, one with page text that reads like orders, one re-asked, nor a page's dialog.
+        The entries approved, in the order asked."""
+        if self.grants is None:
+            return []
+        done = []
+        for e in self.queue.waiting:
+            req = e.request
+            if req is but or not grantable(req):
+                continue
+            tab = self.tab_of(e.run)
+            if tab is None or self.grants.covering(req.proposal.action, tab.url) is None:
+                continue
+            self.queue.answer(e.id, Decision.approve())
+            done.append(e)
+        return done
+
+    def waiting_like(self, request: ApprovalRequest, run: str) -> list[Any]:
+        """The other waiting steps a grant offered for `request` would approve with it: the same kind of step on
+        the same site, in any run (none sensitive, warned, re-asked or a page's dialog)."""
+        from engine.store.grants import kind_of, origin_of
+
+        def key(req: ApprovalRequest, name: str) -> tuple[str | None, str]:
+            tab = self.tab_of(name)
+            return kind_of(req.proposal.action.name), origin_of(tab.url) if tab is not None else ""
+
+        want = key(request, run)
+        if want[0] is None or not want[1]:
+            return []
+        return [e for e in self.queue.waiting if e.request is not request and grantable(e.request)
+                and key(e.request, e.run) == want]
 
     # -- running -----------------------------------------------------------------------------------
     async def run(self) -> FleetResult:

@@ -20,17 +20,19 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
 )
 
+from engine.fleet.words import status_word
 from engine.models.text import bidi_safe
 from gui.approval.effect_line import effect_words
 from gui.kit.look import AMBER, BLUE, INK, MUTED, RED, TEXT_SOFT
 
-STATE_LOOK: dict[str, tuple[str, str]] = {  # state → (words, colour)
-    "queued": ("queued", MUTED),
-    "running": ("running", BLUE),
-    "waiting": ("waiting for you", AMBER),
-    "done": ("✔ done", "#15803d"),
-    "failed": ("✘ failed", RED),
-    "stopped": ("■ stopped", TEXT_SOFT),
+# state → (words, colour): the words of `engine.fleet.words`, as `vigil fleet` and `vigil sessions` say them
+STATE_LOOK: dict[str, tuple[str, str]] = {
+    "queued": (status_word("queued"), MUTED),
+    "running": (status_word("running"), BLUE),
+    "waiting": (status_word("waiting"), AMBER),
+    "done": ("✔ " + status_word("done"), "#15803d"),
+    "failed": ("✘ " + status_word("failed"), RED),
+    "stopped": ("■ " + status_word("stopped"), TEXT_SOFT),
 }
 RUN_COLUMNS = ("Run", "State", "Steps", "Browser", "Outcome")
 BROWSER_COLUMN = RUN_COLUMNS.index("Browser")

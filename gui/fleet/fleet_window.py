@@ -3,9 +3,12 @@
 Left: every run with its state (queued, running, waiting for you, done, failed, stopped), then the
 questions waiting for the person in the order they were asked, each naming its run. Right: the selected
 run's live page (its own Chromium tab, screencast like the main window's, input goes to the page) with
-the asked step's target outlined, the same approval bar as a single run (approve, edit, skip, reject
-with a reason, take over, stop this run), "Stop this run" and "Stop all". A grant offered on a step
-("Allow clicks on SITE for the whole fleet") applies to every run of the fleet until it ends.
+the asked step's target outlined, the same approval bar as a single run floating over the page (approve,
+edit, skip, reject with a reason, take over, stop this run: the page keeps its size), "Stop this run" and
+"Stop all". Grants for every run sit apart from the bar, under the queue (gui.fleet.fleet_grants): "Allow
+for every run…" asks first, then approves the step shown and the steps waiting like it in every run; the
+grants in force are listed there, each revocable. A take-over typed in plain words is grounded on its own
+run's page, and whatever goes wrong with it is said in the bar.
 
 The window drives nothing itself: it answers the fleet's queue (`engine.fleet.ApprovalQueue.answer`) and
 asks the fleet to stop runs; the runs' loops do the rest. It stamps each question's `shown_at` when the
@@ -19,7 +22,7 @@ import logging
 import time
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtCore import QPoint, QPointF, QSize, Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMainWindow, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from engine.errors import VigilError
@@ -27,12 +30,14 @@ from engine.models.loop import Decision
 from engine.models.text import bidi_safe
 from gui.approval.approval_bar import ApprovalBar
 from gui.approval.step_target import target_in
+from gui.fleet.fleet_grants import FleetGrantsBox
 from gui.fleet.fleet_lists import QueueList, RunTable, count_words, state_words
 from gui.kit.aio import spawn
 from gui.kit.labels import PlainLabel
 from gui.kit.look import BANNER_BG, BANNER_FG
 from gui.kit.window_fit import fit_window
 from gui.page.page_view import PageView
+from gui.page.step_overlay import StepOverlay
 
 WANTED = QSize(1280, 760)   # the Fleet view's size where the screen has room; else the screen's room
 LEFT_SHARE, LEFT_MIN, LEFT_MAX = 0.3, 300, 460   # the runs and the queue: a share of the width, within these
@@ -85,6 +90,11 @@ class FleetWindow(QMainWindow):
         self.stop_all_btn = QPushButton("Stop all")
         self.stop_all_btn.setToolTip("Stop every run of the fleet: waiting steps are refused, queued runs never start")
         self.stop_all_btn.clicked.connect(self.stop_all)
+        # grants for every run: apart from the bar, so its buttons stay put from one question to the next
+        self.grants_box = FleetGrantsBox()
+        self.grants_box.confirmed.connect(self._grant)
+        self.grants_box.revoke_requested.connect(self.revoke_grant)
+        self.grants_box.covered = self._covered_by_offer
         left = QWidget()
         self.left_layout = lv = QVBoxLayout(left)
         lv.setContentsMargins(6, 6, 6, 6)
@@ -92,6 +102,7 @@ class FleetWindow(QMainWindow):
         lv.addWidget(self.runs, 3)
         lv.addWidget(self.queue_label)
         lv.addWidget(self.queue_list, 2)
+        lv.addWidget(self.grants_box)
         lv.addWidget(self.stop_all_btn)
 
         self.run_label = PlainLabel("Select a run to see its page.")
@@ -106,12 +117,9 @@ class FleetWindow(QMainWindow):
                 label.hide()
         self.approval.decided.connect(self._answer)
         self.approval.take_over_requested.connect(lambda text: spawn(self._quick(text)))
-        self.approval.grant_offer = self._grant_offer
-        self.approval.grant_requested.connect(self._grant)
         self.approval.in_page_waits = lambda: True
         for b in (self.approval.edit_btn, self.approval.skip_btn, self.approval.reject_btn, self.approval.stop_btn):
-            # as narrow as their word where room is short: with a grant offered, the bar's row fits the page's
-            # side of a 1024-px screen without squeezing the lists
+            # as narrow as their word where room is short: the bar's row fits the page's side of a 1024-px screen
             b.setMinimumWidth(b.fontMetrics().horizontalAdvance(b.text()) + 24)
         self.approval.waiting_changed.connect(self._waiting_in_page)
         self.stop_run_btn = QPushButton("Stop this run")
@@ -124,8 +132,14 @@ class FleetWindow(QMainWindow):
         top.addWidget(self.run_label, 1)
         top.addWidget(self.stop_run_btn)
         rv.addLayout(top)
-        rv.addWidget(self.page, 1)
-        rv.addWidget(self.approval)
+        # the page in a panel of its own, the bar floating over it (as in a single run's window): the page keeps
+        # its size when a question comes and goes
+        self.page_panel = QWidget()
+        pv = QVBoxLayout(self.page_panel)
+        pv.setContentsMargins(0, 0, 0, 0)
+        pv.addWidget(self.page)
+        rv.addWidget(self.page_panel, 1)
+        self.step_overlay = StepOverlay(self.page_panel, self.approval)
 
         self.split = split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left)
@@ -282,6 +296,7 @@ class FleetWindow(QMainWindow):
             self.show_run(entry.run)
         self.approval.show_request(entry.request)
         self.approval.show()
+        self._offer_grant(entry)
         self._outline()
 
     def _outline(self) -> None:
@@ -290,11 +305,18 @@ class FleetWindow(QMainWindow):
         tab = self.page.tab
         if entry is None or tab is None or self._run != entry.run:
             self.page.highlight(None, kind="target")
+            self.step_overlay.place(None)
             return
         snap = tab.latest_snapshot
         if snap is not None:
             self.page.set_snapshot(snap)
-        self.page.highlight(target_in(snap, entry.request.target), kind="target")
+        nid = target_in(snap, entry.request.target)
+        self.page.highlight(nid, kind="target")
+        target = None
+        if nid is not None and snap is not None and nid in snap:  # the bar moves up when it would hide the target
+            r = self.page.page_rect_to_widget(snap.get(nid).bounds)
+            target = r.translated(QPointF(self.page.mapTo(self.page_panel, QPoint(0, 0))))
+        self.step_overlay.place(target)
 
     def _current(self) -> Any:
         if self._entry is None:
@@ -310,6 +332,7 @@ class FleetWindow(QMainWindow):
         self._progress.stop()
         self.approval.clear()
         self.approval.hide()
+        self.grants_box.show_offer(None)
         self.page.highlight(None, kind="target")
 
     # -- answering -------------------------------------------------------------------------------
@@ -336,26 +359,39 @@ class FleetWindow(QMainWindow):
         self._answer_entry(self.fleet.queue.get(entry_id), decision)
 
     async def _quick(self, text: str) -> None:
-        """"Take over" with a typed command: grounded on the run's page by the offline planner, and the answer
-        to the question the command was typed for (the bar may show another by the time it is grounded)."""
+        """"Take over" with a typed command: grounded on its run's page by the offline planner, and the answer
+        to the question the command was typed for (the bar may show another by the time it is grounded). Whatever
+        goes wrong is said in the bar: it never stays at "Grounding the command…"."""
+        entry = self._current()
+        try:
+            if entry is None:
+                raise VigilError("This question no longer waits: nothing was run.")
+            action = await self._ground(text, entry)
+        except Exception as exc:  # noqa: BLE001 - any failure is the person's to read, in the bar that asked
+            log.warning("take-over %r could not be grounded", text, exc_info=not isinstance(exc, VigilError))
+            words = exc.message if isinstance(exc, VigilError) else f"{type(exc).__name__}: {exc}"
+            if entry is None or self.approval.request is entry.request:
+                self.approval.show_take_over_error(f"Could not ground {text!r}: {words}")
+            else:
+                self._say(f"Run {entry.run}'s take-over {text!r} was not run: {words}")
+            return
+        self._answer_entry(entry, Decision(kind="take_over", action=action))
+        if self.approval.request is entry.request:
+            self.approval.clear()
+
+    async def _ground(self, text: str, entry: Any) -> Any:
+        """The action `text` means on the page of the entry's run (its own tab, whichever page is on show)."""
         from engine.loop.planner import Observation
         from engine.planners.heuristic import HeuristicPlanner
 
-        entry, tab = self._current(), self.page.tab
-        if entry is None or tab is None:
-            return
-        try:
-            snap = await tab.snapshot()
-            step = await HeuristicPlanner().propose(Observation(task=text, step_index=0, snapshot=snap, url=snap.url))
-        except VigilError as exc:
-            self.approval.show_take_over_error(exc.message)
-            return
+        tab = self.fleet.tab_of(entry.run)
+        if tab is None:
+            raise VigilError(f"Run {entry.run} has no page open.")
+        snap = await tab.snapshot()
+        step = await HeuristicPlanner().propose(Observation(task=text, step_index=0, snapshot=snap, url=snap.url))
         if step.action.name == "fail":
-            self.approval.show_take_over_error(step.action.reason or f"Could not ground {text!r} on this page.")
-            return
-        self._answer_entry(entry, Decision(kind="take_over", action=step.action))
-        if self.approval.request is entry.request:
-            self.approval.clear()
+            raise VigilError(step.action.reason or f"nothing on run {entry.run}'s page matches it.")
+        return step.action
 
     def _waiting_in_page(self, waiting: bool) -> None:
         """"I'll do it in the page": Done is offered once this run's page had the person's own input."""
@@ -370,24 +406,59 @@ class FleetWindow(QMainWindow):
         acted = tab is not None and float(getattr(tab.target, "person_input_at", 0.0) or 0.0) > self._in_page_since
         self.approval.set_in_page_progress(["you acted in the page"] if acted else [], acted)
 
-    def _grant_offer(self, request: Any) -> str | None:
-        """"Allow clicks on ORIGIN" over "for the whole fleet": on one line, with the origin, the button would
-        widen the bar beyond the page's side of a small screen and squeeze the lists."""
-        entry = self._current()
-        offer = self.fleet.grant_offer(request, entry.run) if entry is not None else None
-        head, sep, tail = (offer or "").rpartition(" for ")
-        return f"{head}\nfor {tail}" if sep and head else offer
+    # -- grants for every run -----------------------------------------------------------------------
+    def _offer_grant(self, entry: Any) -> None:
+        """The grants box offers one for the question shown (never a sensitive step, a re-asked one or a page's
+        dialog), with how many other waiting steps it would approve."""
+        req = entry.request
+        offer = None
+        if not (req.sensitive_reasons or req.error or req.dialog is not None):
+            with contextlib.suppress(VigilError):
+                offer = self.fleet.grant_offer(req, entry.run)
+        self.grants_box.show_offer(offer)
 
-    def _grant(self, request: Any) -> None:
+    def _covered_by_offer(self) -> int:
+        """The other waiting steps the grant would approve with the one shown."""
+        entry, like = self._current(), getattr(self.fleet, "waiting_like", None)
+        return len(like(entry.request, entry.run)) if like is not None and entry is not None else 0
+
+    def _grant(self) -> None:
+        """The person said yes: the grant, the shown step approved, and the waiting steps it covers with it."""
         entry = self._current()
+        self.grants_box.cancel()
         if entry is None:
+            self._say("The question no longer waits: nothing was granted.")
             return
         try:
-            words = self.fleet.grant_for_request(request, entry.run)
+            words = self.fleet.grant_for_request(entry.request, entry.run)
         except VigilError as exc:
-            self._say(exc.message)
+            self._say(f"Nothing was granted: {exc.message}")
             return
-        self._say(f"Granted {words}.")
+        self._answer_entry(entry, Decision.approve())
+        self.grants_box.say(f"Granted {words}.")
+        self.show_grants()
+
+    def grant_book(self) -> Any:
+        """The grants of every run (engine.fleet.grants.FleetGrants), None when the fleet keeps none."""
+        return getattr(self.fleet, "grants", None)
+
+    def show_grants(self) -> None:
+        """The grants box lists the grants in force, each revocable."""
+        book = self.grant_book()
+        grants = book.active() if book is not None else []
+        self.grants_box.set_grants([(g.id, g.describe()) for g in grants])
+
+    def revoke_grant(self, grant_id: int) -> None:
+        book = self.grant_book()
+        if book is None:
+            return
+        try:
+            g = book.revoke(grant_id)
+        except VigilError as exc:
+            self._say(f"The grant was not revoked: {exc.message}")
+            return
+        self.grants_box.say(f"Revoked #{g.id}: {g.describe()}; such steps are asked again.")
+        self.show_grants()
 
     def stop_run(self) -> None:
         if self._run is not None:

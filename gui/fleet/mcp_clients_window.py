@@ -79,7 +79,7 @@ class McpClientsWindow(FleetWindow):
         # what to do while no client is connected, where a client's page shows once one is
         self.connect_help = plain_label(connect_words(view, token_from_env), name="mcpConnect")
         self.connect_help.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.right_layout.insertWidget(self.right_layout.indexOf(self.page), self.connect_help, 1)
+        self.right_layout.insertWidget(self.right_layout.indexOf(self.page_panel), self.connect_help, 1)
         self._say_counts()
 
     # -- grants --------------------------------------------------------------------------------
@@ -93,6 +93,9 @@ class McpClientsWindow(FleetWindow):
         for g in grants:
             self.grants_menu.addAction(bidi_safe(f"Revoke: {g.describe()} (#{g.id}), for every client"),
                                        functools.partial(self.revoke, g.id))
+
+    def grant_book(self) -> Any:
+        return self.fleet.clients.grants  # the server run's: they hold for every client
 
     def revoke(self, grant_id: int) -> None:
         from engine.errors import VigilError
@@ -118,7 +121,7 @@ class McpClientsWindow(FleetWindow):
         if help_label is not None:
             connected = any(not r.finished for r in runs)
             help_label.setVisible(not connected)
-            self.page.setVisible(connected)
+            self.page_panel.setVisible(connected)
             if not connected and self._run is None:
                 self.run_label.setText("Waiting for MCP clients.")
 

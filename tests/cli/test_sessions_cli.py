@@ -116,7 +116,7 @@ def test_a_success_with_unverified_steps_is_listed_as_such(server, home, tmp_pat
     assert (row["status"], row["steps"], row["unverified"]) == ("success", 2, 1)
     listing = vigil("sessions").stdout
     line = next(x for x in listing.splitlines() if x.startswith(row["id"][:8]))
-    assert "success (1 unverified)" in line, listing
+    assert "done (1 unverified)" in line, listing  # the words of `vigil fleet` and the Fleet view
     # the wider status still leaves the STEPS column under its header (right-aligned)
     header = listing.splitlines()[0]
     assert header.index("STEPS") + len("STEPS") == line.index(" 2 ", line.index("unverified)")) + 2, listing

@@ -142,3 +142,53 @@ def test_resume_after_the_fleet_process_was_killed(home, capsys):
         page = report.read_text()
         assert page.count('href="fleet_runs/') == 3 and "Fill in r2" in page and "<script" not in page
         assert all((report.parent / "fleet_runs" / f"000{i}.html").exists() for i in (1, 2, 3))
+
+
+class SlowAnswers(io.StringIO):
+    """A person who reads before answering: the first answer comes `delay` seconds after the first prompt (the
+    other runs meanwhile ask, or print their steps)."""
+
+    def __init__(self, text: str, delay: float) -> None:
+        super().__init__(text)
+        self.delay = delay
+
+    def readline(self, *args) -> str:
+        if self.delay:
+            time.sleep(self.delay)
+            self.delay = 0
+        return super().readline(*args)
+
+
+def test_a_grant_at_the_prompt_answers_the_steps_waiting_and_other_runs_print_under_the_prompt(home, capsys):
+    with DemoSite() as site:
+        paused = [{"action": "wait", "ms": 150}] * 4 + [{"action": "finish", "answer": "waited"}]
+        runs = [{"name": n, "task": f"enter {n}", "url": f"{site.base}/form?run={n}",
+                 "script": [{**s, "text": f"Ada {n}"} if "text" in s else s for s in SHORT]} for n in ("alpha", "beta")]
+        runs.append({"name": "gamma", "task": "wait", "url": f"{site.base}/form?run=gamma", "approve": "auto",
+                     "script": paused})
+        path = write(home / "fleet.json", json.dumps({"runs": runs}))
+        p = argparse.ArgumentParser()
+        add_fleet_parser(p.add_subparsers(dest="cmd"))
+        args = p.parse_args(["fleet", path, "--parallel", "3"])
+        code = asyncio.run(fleet_command(args, stdin=SlowAnswers("g\n" + "a\n" * 3 + "q\n", delay=2.5)))
+    out, err = capsys.readouterr()
+    assert code == 1, out + err  # the last question was answered q: that run stopped
+    lines = out.splitlines()
+    # g on alpha's typing: granted, and beta's typing, waiting meanwhile, approved with it (asked once, not twice)
+    [granted] = [line for line in lines if "granted: #" in line]
+    first = next(line for line in lines if line.startswith("── run"))[7:12]
+    other = "beta" if first == "alpha" else "alpha"
+    assert f"approved with it, as they waited: [{other}] step 1: Type" in granted, granted
+    assert sum(line.startswith("── run") for line in lines) == 5, out  # the first run 3 questions, the other 2
+    assert site.cookies_at("/done", other) == [""]
+    # gamma's steps, printed while the prompt waited, each on a line of its own, the prompt written again below
+    assert not [line for line in lines if "> [gamma]" in line or "> [" in line], out
+    waits = [i for i, line in enumerate(lines) if line.startswith("[gamma] [")]
+    assert len(waits) == 5 and any(lines[i + 1].endswith("[q]uit, [g]rant > ") for i in waits[:1]), out
+    # the same words as the window and `vigil sessions`: a run the person stopped is "stopped" in both
+    assert "[gamma] done: waited" in out and out.count("] stopped: quit at the prompt") == 1, out
+    fleet_id = out.split()[1].rstrip(":")
+    assert main(["sessions", "--fleet", fleet_id]) == 0
+    listing = capsys.readouterr().out
+    assert listing.count(" stopped ") == 2 and listing.count(" done ") == 4, listing  # each run, and its session
+    assert "interrupted" not in listing and "success" not in listing, listing

@@ -157,8 +157,11 @@ def _two_clients(qtbot, window, view, token) -> None:
         again = beta.start_call("browser_click", {"ref": ref(refs[beta], "Load more")})
         qtbot.waitUntil(lambda: len(view.queue.waiting) == 1, timeout=WAIT_MS)
         qtbot.waitUntil(lambda: window.approval.request is view.queue.waiting[0].request, timeout=WAIT_MS)
-        assert window.approval.grant_btn.isVisible()  # approved with a grant: clicks on this site, every client
-        qtbot.mouseClick(window.approval.grant_btn, Qt.LeftButton)
+        box = window.grants_box  # a grant is offered apart from the bar: clicks on this site, every client
+        assert box.offer_btn.isVisible() and not window.approval.grant_btn.isVisible()
+        qtbot.mouseClick(box.offer_btn, Qt.LeftButton)
+        assert box.asking() and not again.done()  # nothing is granted before the yes
+        qtbot.mouseClick(box.yes_btn, Qt.LeftButton)
         assert not _done(qtbot, again).is_error
         assert view.run_named("beta-agent").steps == 1
 
