@@ -25,6 +25,7 @@ from typing import Any
 from engine.loop.events import EventBus
 from engine.loop.grounding import target_record
 from engine.loop.journal import RunJournal
+from engine.loop.plan_truth import mark_ran
 from engine.loop.steps import StepDraft, Turn
 from engine.models import (
     Action,
@@ -377,7 +378,10 @@ def person_acted(j: RunJournal, bus: EventBus, p: ProposedStep, msg: ChatMessage
     said = "; ".join(f"{k}. {pa.action.to_string()}" for k, pa in enumerate(done, 1))
     j.message("user", f"I acted in the page myself: {said}" if said else "I acted in the page myself.",
               metadata={"decision": "take_over", "performed": len(done)})
-    j.mark_plan(p.plan_index, "completed", "done by the person")
+    for pa in done:  # the plan step each of their actions did (not the one proposed, if they did another)
+        mark_ran(j, p, pa.action, pa.target, ok=True, who="the person did", note="done by the person")
+    if not done:
+        j.mark_plan(p.plan_index, None, "the person acted in the page; Vigil did not see what they did")
     seen = "; ".join(e.describe() for e in events[-5:])
     return Turn("taken_over", f"The person took over and acted in the page directly instead of your step. "
                                f"The page is now {fresh.url}." + (f" Recent page events: {seen}." if seen else ""))

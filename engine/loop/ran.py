@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from engine.loop.grounding import target_record
 from engine.loop.journal import RunJournal
+from engine.loop.plan_truth import mark_ran
 from engine.loop.redact import mask_action
 from engine.loop.steps import StepDraft, Turn
 from engine.models import (
@@ -64,7 +65,8 @@ def told(j: RunJournal, p: ProposedStep, msg: ChatMessage, rec: StepRecord, resu
         j.update_message(msg, status="error", error="The person took over this step.")
         j.message("user", f"Took over: {said}", actionString=said,
                   status="success" if ok else "error", error=None if ok else result.message)
-        j.mark_plan(p.plan_index, "completed" if ok else None, "done by the person")
+        if rec.action is not None:
+            mark_ran(j, p, rec.action, rec.target, ok=ok, who="the person did", note="done by the person")
         return Turn("taken_over", f"The person took over and ran {said} instead of your step: "
                                    f"{result.message}", result)
     unverified = rec.unverified
@@ -73,7 +75,10 @@ def told(j: RunJournal, p: ProposedStep, msg: ChatMessage, rec: StepRecord, resu
                             else None if ok else result.message),
                      metadata={**msg.metadata, "edited": decision.kind == "edit", "unverified": unverified,
                                **({"incidents": rec.incidents.lines()} if rec.incidents else {})})
-    j.mark_plan(p.plan_index, "completed" if ok else "failed")
+    if decision.kind == "edit" and rec.action is not None:  # an edit may have moved the step to another element
+        mark_ran(j, p, rec.action, rec.target, ok=ok, who="the edited step did")
+    else:
+        j.mark_plan(p.plan_index, "completed" if ok else "failed")
     return Turn("completed" if ok else "failed", None if ok else result.message, result)
 
 

@@ -28,12 +28,17 @@ if TYPE_CHECKING:
 
 MAX_EXPLORE = 6   # exploration steps per intent
 MAX_RETRIES = 2   # failed or rejected attempts per intent
+STRONG_ALTERNATIVE = 97  # after a rejection, only an element of the very same name is offered instead
 
 
 class _NoTarget(Exception):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
+
+
+class _Declined(Exception):
+    """The person turned the intent's step down and nothing else fits it well: go on with the next intent."""
 
 
 @dataclass
@@ -48,6 +53,9 @@ class _State:
     pending_node: str | None = None
     offset: int = 0              # results counted on earlier pages ("the 7th result")
     page_size: int = 0           # results on the page whose "next" control was just clicked
+    rejected: bool = False       # the person rejected this intent's last step: only a close alternative now
+    not_done: list[str] = field(default_factory=list)  # intents left undone, and why ("… (skipped by the person)")
+    done_ahead: set[int] = field(default_factory=set)  # later intents the person already did in a take-over
 
 
 class HeuristicPlanner:
@@ -84,19 +92,22 @@ class HeuristicPlanner:
                 return verdict
         while st.pos < len(st.intents):
             intent = st.intents[st.pos]
+            if st.pos in st.done_ahead:  # the person did it already in a take-over
+                self._advance()
+                continue
             try:
                 step = self._step(intent, obs.snapshot)
             except _NoTarget as exc:
-                return _fail(exc.message, plan=self._plan(), index=st.pos)
+                return self._give_up(exc.message, index=st.pos)
+            except _Declined:
+                self._leave(f"{intent.describe()} (rejected by the person)")
+                continue
             if step is None:  # this intent needs nothing (more)
                 self._advance()
                 continue
             step.plan, step.plan_index = self._plan(), st.pos
             return step
-        return ProposedStep(thought="Every instruction of the task has been carried out.",
-                            action=Action(name="finish", answer=f"Done: {len(st.intents)} instruction(s) carried out."),
-                            plan=self._plan(),
-                            description="Finish: all instructions done")
+        return self._end()
 
     async def aclose(self) -> None:
         return None
@@ -110,12 +121,64 @@ class HeuristicPlanner:
         st.pos += 1
         st.done_nodes, st.tried, st.explored, st.retries, st.pending, st.pending_node = [], set(), 0, 0, "", None
         st.offset = st.page_size = 0
+        st.rejected = False
+
+    def _leave(self, why: str) -> None:
+        """Go on with the next intent, leaving this one undone (`why` is said at the end)."""
+        self._st.not_done.append(why)
+        self._advance()
+
+    def _give_up(self, reason: str, index: int | None) -> ProposedStep:
+        """A fail step for the current intent; declined (skip, reject), the planner goes on with the next one."""
+        self._st.pending, self._st.pending_node = "fail", None
+        return _fail(reason, plan=self._plan(), index=index)
+
+    def _end(self) -> ProposedStep:
+        """Every intent was worked on: finish, saying which were left undone; fail when none was done."""
+        st = self._st
+        n, left = len(st.intents), st.not_done
+        if not left:
+            return ProposedStep(thought="Every instruction of the task has been carried out.",
+                                action=Action(name="finish", answer=f"Done: {n} instruction(s) carried out."),
+                                plan=self._plan(), description="Finish: all instructions done")
+        said = "; ".join(left)
+        if len(left) >= n:
+            st.pending = "fail"
+            return _fail(f"None of the {n} instruction(s) was carried out: {said}.", plan=self._plan())
+        answer = f"Done: {n - len(left)} of {n} instruction(s) carried out; not done: {said}."
+        return ProposedStep(thought=answer, action=Action(name="finish", answer=answer), plan=self._plan(),
+                            description=f"Finish: {n - len(left)} of {n} instructions done")
 
     def _absorb(self, obs: Observation) -> ProposedStep | None:
         """Learn from what became of the last proposal; a fail step when retries are used up."""
         st = self._st
         out = obs.last_outcome
         if st.pos >= len(st.intents):
+            return None
+        if st.pending == "fail" and out in ("skipped", "rejected", "taken_over"):
+            # the person would not let it give up on this intent (or did it themselves): on with the next one
+            if out == "taken_over":
+                self._after_take_over(obs)
+            else:
+                self._leave(f'{st.intents[st.pos].describe()} ({"skipped" if out == "skipped" else "rejected"} '
+                            "by the person)")
+            return None
+        if out == "taken_over" and st.pending in ("main", "explore", "page") and not (
+                st.pending == "main" and st.pending_node and st.intents[st.pos].target.every):
+            self._after_take_over(obs)
+            return None
+        if out == "skipped" and not (st.pending == "main" and st.pending_node and st.intents[st.pos].target.every):
+            self._leave(f"{st.intents[st.pos].describe()} (skipped by the person)")
+            return None
+        if out == "rejected" and st.pending in ("main", "explore", "page"):
+            st.retries += 1
+            if st.pending_node:
+                st.tried.add(st.pending_node)
+            if st.retries > MAX_RETRIES or not st.pending_node:
+                self._leave(f"{st.intents[st.pos].describe()} (rejected by the person)")
+                return None
+            st.rejected = True  # the next proposal for it is a close alternative, or none (_Declined)
+            st.pending, st.pending_node = "", None
             return None
         if out in ("completed", "taken_over", "skipped"):
             if st.pending == "page":
@@ -135,10 +198,36 @@ class HeuristicPlanner:
                 st.tried.add(st.pending_node)
             if st.retries > MAX_RETRIES or (out == "failed" and st.pending == "main" and st.retries > 1):
                 why = obs.feedback or (obs.last_result.message if obs.last_result else "it did not work")
-                return _fail(f'Gave up on "{st.intents[st.pos].describe()}" after {st.retries} attempts: {why}',
-                             plan=self._plan(), index=st.pos)
+                return self._give_up(f'Gave up on "{st.intents[st.pos].describe()}" after {st.retries} attempts: '
+                                     f"{why}", index=st.pos)
         st.pending, st.pending_node = "", None
         return None
+
+    def _after_take_over(self, obs: Observation) -> None:
+        """The person took the step over. The intent is done when the page shows it (the box checked, the field
+        filled) or, for a click, when they clicked what it names (or acted in a way Vigil did not see); it is
+        proposed again when it is seen not done. Later intents their own actions did are not proposed again."""
+        st = self._st
+        it = st.intents[st.pos]
+        done = m.done_on_page(it, obs.snapshot, self._value_or_none)
+        st.pending, st.pending_node = "", None
+        theirs = _persons_actions(obs)
+        if done is None and theirs and it.kind in ("click", "open") and it.target.name:
+            done = m.did_by_hand(it, theirs, obs.snapshot, self._value_or_none)  # a click: what they clicked
+        for k in range(st.pos + 1, len(st.intents)):
+            if k not in st.done_ahead and m.did_by_hand(st.intents[k], theirs, obs.snapshot, self._value_or_none):
+                st.done_ahead.add(k)
+        if done is False:
+            # the same element may be proposed again
+            st.tried, st.explored, st.retries, st.rejected = set(), 0, 0, False
+            return
+        self._advance()
+
+    def _value_or_none(self, it: Intent, snap: DomSnapshot) -> str | None:
+        try:
+            return self._value(it, snap)
+        except _NoTarget:
+            return None
 
     def _propose(self, kind: str, node: VirtualNode | None, action: Action, thought: str) -> ProposedStep:
         st = self._st
@@ -228,6 +317,9 @@ class HeuristicPlanner:
         st = self._st
         exclude = set(st.done_nodes) | (st.tried if st.retries else set())
         found = m.ground(snap, spec, roles=roles, exclude=exclude)
+        if st.rejected and not spec.every and not (
+                found and (not spec.name or m.name_score(spec.name, found[0].node, spec.quoted) >= STRONG_ALTERNATIVE)):
+            raise _Declined  # no look-alike, no exploring after a "no": the person decided
         if spec.every:
             if found:
                 return [found[0].node]
@@ -414,6 +506,17 @@ class HeuristicPlanner:
 def _fail(reason: str, plan: list[str] | None = None, index: int | None = None) -> ProposedStep:
     return ProposedStep(thought=reason, action=Action(name="fail", reason=reason), plan=plan, plan_index=index,
                         description="Give up: " + reason[:120])
+
+
+def _persons_actions(obs: Observation) -> list[tuple[Action, dict | None]]:
+    """What the person did in the take-over that just ended: the actions of the run's last records by them."""
+    out: list[tuple[Action, dict | None]] = []
+    for rec in reversed(obs.history):
+        if rec.actor != "human":
+            break
+        if rec.action is not None:
+            out.append((rec.action, rec.target))
+    return out[::-1]
 
 
 def _url(v: str | None) -> str:

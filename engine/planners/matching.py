@@ -16,9 +16,12 @@ from typing import TYPE_CHECKING
 from rapidfuzz import fuzz
 
 from engine.names import norm
-from engine.planners.task_parse import TargetSpec
+from engine.planners.task_parse import Intent, TargetSpec
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from engine.models import Action
     from engine.snapshot.dom_snapshot import DomSnapshot
     from engine.snapshot.vnode import VirtualNode
 
@@ -220,3 +223,51 @@ def results_and_next(snap: DomSnapshot) -> tuple[list[VirtualNode], VirtualNode 
 
 def describe(n: VirtualNode) -> str:
     return f'{n.role} "{n.name}" [{n.node_id}]' if n.name else f"{n.role} [{n.node_id}]"
+
+
+# -- whether an intent is done -------------------------------------------------------------------
+def done_on_page(it: Intent, snap: DomSnapshot, value_of: Callable[[Intent, DomSnapshot], str | None]) -> bool | None:
+    """Whether the page shows the intent done — its box checked (unchecked), its field holding the text, its list
+    showing the option — or None when the page cannot tell (a click leaves nothing to see; the target is not
+    found; a secret field's value is not shown). `value_of` gives the text a type intent puts in."""
+    k, spec = it.kind, it.target
+    if k in ("check", "uncheck") and spec.name:
+        found = ground(snap, spec, roles=TOGGLES)
+        if not found:
+            return None
+        return ((found[0].node.states or {}).get("checked") is True) == (k == "check")
+    if k == "type" and spec.name:
+        text = value_of(it, snap)
+        found = ground(snap, spec, roles=EDITABLE)
+        if text is None or not found or found[0].node.redacted:
+            return None
+        return norm(found[0].node.value) == norm(text)
+    if k == "select" and spec.name and it.value:
+        found = ground(snap, spec, roles=("combobox", "listbox"))
+        if not found or found[0].node.tag != "select":
+            return None
+        return norm(found[0].node.value) == norm(it.value)
+    return None
+
+
+def did_by_hand(it: Intent, actions: list[tuple[Action, dict | None]], snap: DomSnapshot,
+                value_of: Callable[[Intent, DomSnapshot], str | None]) -> bool:
+    """Whether the person's own actions of a take-over (each with the node it was on, as recorded) did the intent:
+    the page shows it done, or, for a click, they clicked what it names."""
+    shown = done_on_page(it, snap, value_of)
+    if shown is not None:
+        return shown
+    if it.kind not in ("click", "open", "focus", "submit") or not it.target.name:
+        return False
+    for action, target in actions:
+        if action.name in ("click", "double_click") and target and _names_fit(it.target, target):
+            return True
+    return False
+
+
+def _names_fit(spec: TargetSpec, target: dict) -> bool:
+    """A recorded target (`{"role": …, "name": …}`) is what the spec names: the same words, or nearly."""
+    if spec.roles and target.get("role") not in spec.roles:
+        return False
+    want, have = norm(spec.name), norm(target.get("name"))
+    return bool(want and have) and (want == have or fuzz.ratio(want, have) >= 90)

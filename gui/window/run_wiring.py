@@ -211,9 +211,19 @@ class RunWiring(QObject):
 
 
 def step_words(rec: StepRecord) -> str:
-    """The status bar's line for a finished step: what ran and whether it was verified, at a glance."""
+    """The status bar's line for a finished step: what ran and whether it was verified, at a glance. A step that
+    did not run says why: skipped, rejected (with the person's reason), stopped."""
+    total = rec.timings_ms.get("total")
+    took = f" · {total:.0f} ms" if total else ""
+    if rec.status == "skipped":
+        return f"Step {rec.index + 1}: skipped{took}"
+    if rec.status == "rejected":
+        reason = ((rec.decision.reason if rec.decision is not None else None) or "").strip() or "no reason given"
+        return f"Step {rec.index + 1}: rejected: {reason}{took}"
+    if rec.action is None and rec.status == "stopped":
+        return f"Step {rec.index + 1}: stopped before it ran{took}"
     if rec.action is None:
-        what = "the person acted in the page"
+        what = "the person acted in the page"  # (only a take-over in the page completes without an action)
     elif rec.action.name in ("finish", "fail"):
         what = rec.action.name  # its words are the chat's task header already
     else:
@@ -225,6 +235,4 @@ def step_words(rec: StepRecord) -> str:
         verdict = "done"
     else:
         verdict = "verified" if rec.verification.success else "not verified"
-    total = rec.timings_ms.get("total")
-    took = f" · {total:.0f} ms" if total else ""
     return f"Step {rec.index + 1}: {what} — {verdict}{took}"
