@@ -124,6 +124,10 @@ def test_take_over_in_the_live_view_records_the_persons_steps(qtbot, server, tmp
         turn = window.chat.turn_for_step(0)
         qtbot.waitUntil(lambda: turn.observation is not None, timeout=5000)
         _header_consistent(turn)  # acted first, then pressed: the header agrees with the ✔
+        # they filled the name and ticked Gift wrap: "Click Place order" is not ticked, in the stepper or the plan
+        qtbot.waitUntil(lambda: bool(window.plan.rows()), timeout=5000)
+        assert window.plan.rows()[0].property("state") != "past", window.plan.rows()[0].property("state")
+        assert window.sup.loop.journal.plan.steps[0].status != "completed"
         window.sup.stop_task()
         qtbot.waitUntil(lambda: not window.sup.running(), timeout=20000)
         assert run(qtbot, window.sup.tab.page.input_value("#name")) == "Grace"
