@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from PIL import Image, ImageDraw
@@ -127,32 +127,71 @@ def paint(img: Image.Image, boxes: Iterable[Box], scale: float) -> Image.Image:
     return img
 
 
-class LiveMasker:
-    """A screencast's frame filter (`Screencast.frame_filter`): every live frame of the tab gets the
-    same boxes as every screenshot (`secret_boxes`), asked for as the frame arrives, plus the last
-    frame's boxes, so a field that moves between two frames stays covered. The boxes go with the
-    frame as `meta["secret_boxes"]` (CSS px); with `paint=True` they are also painted into the JPEG
-    here (what a consumer that stores or sends frames needs). The window's page view paints them
-    itself as it decodes the frame (`paint=False`: a JPEG decode and re-encode per frame costs more
-    than the rest of the frame's path; measured 39 ms against 5 ms for finding the boxes). A frame
-    with nothing secret on it passes untouched; a frame whose boxes cannot be found is withheld
-    (None), never shown unmasked."""
+SAME_PX = 1.0  # boxes this close are one
 
-    def __init__(self, page: PageTarget, *, paint: bool = True, quality: int = 70):
+
+def _same(a: Box, b: Box) -> bool:
+    return all(abs(p - q) <= SAME_PX for p, q in zip(a, b, strict=True))
+
+
+def _moved(boxes: list[Box], dx: float, dy: float) -> list[Box]:
+    return [(x + dx, y + dy, w, h) for x, y, w, h in boxes]
+
+
+class LiveMasker:
+    """A screencast's frame filter (`Screencast.frame_filter`): every live frame of the tab gets the same boxes as
+    every screenshot (`secret_boxes`), asked for as the frame arrives. The boxes go with the frame as
+    `meta["secret_boxes"]` (CSS px); with `paint=True` they are also painted into the JPEG here (what a consumer
+    that stores or sends frames needs). The window's page view paints them itself as it decodes the frame
+    (`paint=False`: a JPEG decode and re-encode per frame costs more than the rest of the frame's path; measured
+    39 ms against 5 ms for finding the boxes). A frame with nothing secret on it passes untouched; a frame whose
+    boxes cannot be found is withheld (None), never shown unmasked.
+
+    The boxes follow the page's scroll: they are kept in document px (the viewport box plus the scroll it was
+    read at) and placed in each frame by the scroll that frame was painted at (its metadata), so a field that
+    only scrolled has one box, where the frame shows it. (Kept in viewport px, the last frame's box stayed where
+    the field had been before a wheel turn, over what scrolled into its place, and a still page sends no frame
+    that would clear it.) A box read at another scroll than the frame's is also kept where it was read (a fixed
+    field does not scroll). The last frame's boxes that match no field's place now are kept too (a field that
+    moved between two frames stays covered), and `again()` is called: the caller asks for one more frame, whose
+    boxes are all current."""
+
+    def __init__(self, page: PageTarget, *, paint: bool = True, quality: int = 70,
+                 again: Callable[[], None] | None = None):
         self.page = page
         self.paint = paint
         self.quality = quality
-        self._last: list[Box] = []
+        self.again = again
+        self._last_doc: list[Box] = []  # the last frame's boxes, in document px
         self.masked = 0  # frames that had something to cover
+
+    async def _scroll(self) -> tuple[float, float]:
+        page = self.page
+        r = await page.cdp.send("Runtime.evaluate", {"expression": "[scrollX, scrollY]", "returnByValue": True},
+                                session_id=page.session_id, timeout=5)
+        x, y = r["result"]["value"]
+        return float(x), float(y)
 
     async def __call__(self, jpeg: bytes, meta: dict) -> bytes | None:
         try:
-            boxes = await secret_boxes(self.page, self.page.secrets.forms())
-        except VigilError as exc:
+            # one after the other on the page's session: the scroll is the one the boxes were read at
+            boxes, (sx, sy) = await asyncio.gather(secret_boxes(self.page, self.page.secrets.forms()), self._scroll())
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a frame that cannot be masked is never shown
             log.info("live frame withheld: %s", exc)
             return None
-        covered, self._last = [*self._last, *boxes], boxes
+        fx = float(meta.get("scrollOffsetX", sx) or 0)
+        fy = float(meta.get("scrollOffsetY", sy) or 0)
+        now = _moved(boxes, sx - fx, sy - fy)   # where the frame shows the fields
+        if (sx, sy) != (fx, fy):
+            now += boxes                         # and where they were read, for a field that does not scroll
+        kept = [b for b in _moved(self._last_doc, -fx, -fy) if not any(_same(b, n) for n in now)]
+        self._last_doc = _moved(boxes, sx, sy)
+        covered = now + kept
         meta["secret_boxes"] = covered
+        if kept and self.again is not None:
+            self.again()  # a field moved other than by the scroll: the next frame's boxes are all current
         if not covered:
             return jpeg
         self.masked += 1

@@ -4,9 +4,13 @@
 `page_view.PageView`): it uses the view's mapping `to_page`, the layer's hit test `box_at` and the view's
 forwarder (what it uses of the two is declared on the class). Events go out in order, one in flight at a time;
 consecutive mouse moves collapse into the latest. Clicks reach the page with the Set-of-Mark overlay on
-too: selecting a node takes Alt+click on its box or badge (SELECT_WORDS; a modifier pages rarely use —
-and while the overlay is on an Alt+click never reaches the page, where Chromium would save a link), or a
-plain click while the host says clicks pick (`select_on_click`: the approval bar's Edit panel is open).
+too: selecting a node takes Ctrl+Shift+click on its box or badge (SELECT_WORDS), or Alt+click where the window
+manager leaves Alt+click to the window (openbox, GNOME, KDE and Xfce take it to move windows) — a selecting
+click never reaches the page, where Chromium would open or save a link — or a plain click while the host says
+clicks pick (`select_on_click`: the approval bar's Edit panel is open).
+
+A press on a native `<select>` (or Space, F4, Alt+Down while one has focus) opens its list drawn over the page
+(`select_list`: the screencast does not paint Chromium's own popup); the choice is made in the page.
 
 Pick mode (`set_picking`) tells the Playwright locator of what is under the pointer: a label's text
 means its control, a select's field or chevron its control (`engine.loop.person_steps.control_at`);
@@ -18,13 +22,17 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QWidget
 
+from engine.browser import native_select
 from engine.browser.keys import MODIFIER_BITS
+from engine.browser.native_select import SelectInfo
+from gui.page.select_list import SelectList
 
 if TYPE_CHECKING:
     from engine.browser.screencast import InputForwarder
@@ -48,9 +56,19 @@ _B = Qt.MouseButton
 _QT_BUTTONS = {_B.LeftButton: "left", _B.RightButton: "right", _B.MiddleButton: "middle", _B.BackButton: "back",
                _B.ForwardButton: "forward"}
 _BUTTON_BITS = {"left": 1, "right": 2, "middle": 4, "back": 8, "forward": 16}
-SELECT_MODIFIER = Qt.KeyboardModifier.AltModifier
-SELECT_WORDS = "Alt+click"  # what selects a node on the live page, as the window says it
+_M = Qt.KeyboardModifier
+# what selects a node on the live page: Ctrl+Shift+click, which no common window manager takes, or Alt+click
+# where the window manager leaves it to the window
+SELECT_GESTURES = (_M.ControlModifier | _M.ShiftModifier, _M.AltModifier)
+SELECT_WORDS = "Ctrl+Shift+click"  # as the window says it
+SELECT_ALSO = "Alt+click too, where the window manager does not take it"
 NOTHING_TO_PICK = "Nothing to pick here: no element under the pointer takes input"
+
+
+def select_gesture(mods: Any) -> bool:
+    """These modifiers held make a left click select a node (SELECT_GESTURES) instead of reaching the page."""
+    m = Qt.KeyboardModifier(mods) if not isinstance(mods, Qt.KeyboardModifier) else mods
+    return any((m & g) == g for g in SELECT_GESTURES)
 
 
 def cdp_modifiers(mods: Any) -> int:
@@ -64,7 +82,7 @@ def cdp_modifiers(mods: Any) -> int:
 class PageInput(QWidget):
     """Mouse, wheel and key handlers of the page view, and the ordered queue that sends them."""
 
-    node_clicked = Signal(str)  # a node selected on the page (Alt+click, or a click while clicks pick)
+    node_clicked = Signal(str)  # a node selected on the page (SELECT_WORDS, or a click while clicks pick)
 
     if TYPE_CHECKING:  # what this layer uses of the two built on it
         # the snapshot layer's (gui.page.snapshot_layer)
@@ -82,12 +100,13 @@ class PageInput(QWidget):
 
         def to_page(self, p: QPointF) -> tuple[float, float] | None: ...
         def _target_rect(self) -> QRectF | None: ...
+        def page_rect_to_widget(self, rect: tuple[float, float, float, float]) -> QRectF: ...
         @property
         def scale(self) -> float: ...
 
     # who hears the person's input besides the page (the controller records it as the person's steps)
     input_listener: Callable[[str, tuple, dict], None] | None = None
-    # a plain click on a box selects its node (not only Alt+click) while this says so
+    # a plain click on a box selects its node (not only SELECT_WORDS) while this says so
     select_on_click: Callable[[], bool] | None = None
     # pick mode (as the Playwright Inspector's): hovering outlines a node and tells its locator, a click
     # copies the locator; nothing reaches the page meanwhile. The listener hears (node id, code, clicked,
@@ -104,7 +123,13 @@ class PageInput(QWidget):
         self._pump_task: asyncio.Task[None] | None = None
         self._click_count = 1
         self.moves_coalesced = 0
-        self._press_on_box: str | None = None  # a press that selected a node ("" an Alt+click off the boxes)
+        self._press_on_box: str | None = None  # a press that selected a node ("" a selecting click off the boxes)
+        # a native select's list drawn over the page (select_list)
+        self.select_list: SelectList | None = None
+        self._select_open: SelectInfo | None = None   # the select whose list is shown
+        self._held: SelectInfo | None = None          # a press that opens a list: its moves and release are ours
+        self._swallow_up = False                      # a press that closed the list: its release is ours too
+        self._eaten_key = ""                          # a key that opened a list: its release is ours
 
     def set_picking(self, on: bool) -> None:
         self.picking = bool(on)
@@ -135,11 +160,11 @@ class PageInput(QWidget):
             self.pick_listener(node.node_id, code, clicked, via)
 
     def _selects(self, ev) -> bool:
-        """This left click selects a node instead of reaching the page: Alt is held (with the overlay on),
-        or the host says clicks pick now."""
+        """This left click selects a node instead of reaching the page: a select gesture's modifiers are held
+        (with the overlay on), or the host says clicks pick now."""
         if not self._overlay or ev.button() != Qt.MouseButton.LeftButton:
             return False
-        if ev.modifiers() & SELECT_MODIFIER:
+        if select_gesture(ev.modifiers()):
             return True
         return self.select_on_click is not None and bool(self.select_on_click())
 
@@ -157,6 +182,9 @@ class PageInput(QWidget):
             self.moves_coalesced += 1
         else:
             self._queue.append((method, args, kw))
+        self._start_pump()
+
+    def _start_pump(self) -> None:
         if self._pump_task is None or self._pump_task.done():
             try:
                 loop = asyncio.get_event_loop()
@@ -173,11 +201,107 @@ class PageInput(QWidget):
             if fwd is None:
                 break
             try:
-                await getattr(fwd, method)(*args, **kw)
+                if not await self._for_select(fwd, method, args, kw):
+                    await getattr(fwd, method)(*args, **kw)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the view must not crash on a page problem
                 log.info("input %s failed: %s", method, exc)
+
+    # -- a native select's list ------------------------------------------------------------------
+    async def _for_select(self, fwd: InputForwarder, method: str, args: tuple, kw: dict) -> bool:
+        """Whether this queued event is the select list's business, not the page's: a press that opens a list
+        (with its moves and release), a key that opens one, a choice or a closed list (`select_list`)."""
+        if method == "choose":
+            info, index = args
+            await native_select.choose(fwd.tab, info, index)
+            await native_select.release(fwd.tab)
+            return True
+        if method == "release":
+            await native_select.release(fwd.tab)
+            return True
+        if method == "mouse":
+            return await self._select_mouse(args[0], args[1], args[2], kw)
+        if method == "key":
+            return await self._select_key(args[0], args[1], int(args[4]) if len(args) > 4 else 0)
+        return False
+
+    async def _select_mouse(self, kind: str, x: float, y: float, kw: dict) -> bool:
+        if self._held is not None:
+            if kind == "up":
+                info, self._held = self._held, None
+                self._open_select(info)
+            return True
+        if self._swallow_up:
+            self._swallow_up = kind != "up"
+            return True
+        if kind != "down":
+            return False
+        if self._select_open is not None:  # a press while the list is open only closes it (as Chromium's does)
+            self.close_select_list()
+            self._swallow_up = True
+            return True
+        if kw.get("button") != "left" or kw.get("click_count", 1) != 1:
+            return False
+        self._held = await self._find_select((x, y))
+        return self._held is not None
+
+    async def _select_key(self, kind: str, key: str, mods: int) -> bool:
+        if kind == "up" and key == self._eaten_key:
+            self._eaten_key = ""
+            return True
+        if kind != "down":
+            return False
+        self._eaten_key = ""
+        alt, others = mods & 1, mods & 0b1110  # CDP bits: Alt 1, Control 2, Meta 4, Shift 8
+        if not ((key in (" ", "F4") and not alt and not others) or (key in ("ArrowDown", "ArrowUp") and alt)):
+            return False
+        info = await self._find_select(None)
+        if info is None:
+            return False
+        self._eaten_key = key
+        self._open_select(info)
+        return True
+
+    async def _find_select(self, point: tuple[float, float] | None) -> SelectInfo | None:
+        fwd = self._forwarder
+        if fwd is None:
+            return None
+        try:
+            return await native_select.find_select(fwd.tab, point)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the page does not answer: the input goes to it as it came
+            log.info("no select looked up: %s", exc)
+            return None
+
+    def _open_select(self, info: SelectInfo) -> None:
+        if not self._accepting:
+            return
+        if self.select_list is None:
+            self.select_list = SelectList(self, self._chose, self._closed_list)
+        self._select_open = info
+        self.select_list.open(info, self.page_rect_to_widget(info.rect), self.scale or 1.0)
+        if self._forwarder is not None:
+            self._forwarder.tab.person_input_at = time.monotonic()  # the person pressed in the page
+
+    def _chose(self, index: int) -> None:
+        info, self._select_open = self._select_open, None
+        if info is not None:
+            self._queue.append(("choose", (info, index), {}))
+            self._start_pump()
+
+    def _closed_list(self) -> None:
+        if self._select_open is not None:
+            self._select_open = None
+            self._queue.append(("release", (), {}))
+            self._start_pump()
+
+    def close_select_list(self) -> None:
+        """Close the select's list, if one is shown, without a choice."""
+        if self.select_list is not None:
+            self.select_list.close_list()
+        self._select_open = None
 
     async def drain_input(self, timeout: float = 5.0) -> None:
         """Wait until every queued input event was sent (for tests and scripted takeovers)."""
@@ -195,6 +319,11 @@ class PageInput(QWidget):
         return mask
 
     def mousePressEvent(self, ev) -> None:  # noqa: N802 - Qt name
+        if self.select_list is not None and self.select_list.isVisible():
+            self.close_select_list()  # a press beside an open list only closes it, as Chromium's does
+            self._press_on_box = ""   # (its moves and release are not the page's either)
+            ev.accept()
+            return
         self.setFocus(Qt.FocusReason.MouseFocusReason)
         pos = ev.position()
         if self.picking:
@@ -204,7 +333,7 @@ class PageInput(QWidget):
             return
         if self._selects(ev):
             box = self.box_at(pos)
-            if box is not None or ev.modifiers() & SELECT_MODIFIER:  # an Alt+click off the boxes: nothing
+            if box is not None or select_gesture(ev.modifiers()):  # a selecting click off the boxes: nothing
                 self._press_on_box = box.node_id if box is not None else ""
                 if box is not None:
                     self.highlight(box.node_id, "selected")
@@ -226,7 +355,7 @@ class PageInput(QWidget):
         if self.picking:
             ev.accept()
             return
-        if self._selects(ev) and (self.box_at(pos) is not None or ev.modifiers() & SELECT_MODIFIER):
+        if self._selects(ev) and (self.box_at(pos) is not None or select_gesture(ev.modifiers())):
             box = self.box_at(pos)
             self._press_on_box = box.node_id if box is not None else ""
             ev.accept()
@@ -287,6 +416,7 @@ class PageInput(QWidget):
                       buttons=mask)
 
     def wheelEvent(self, ev) -> None:  # noqa: N802 - Qt name
+        self.close_select_list()  # the page scrolls away from it (Chromium's list closes too)
         pt = self.to_page(ev.position())
         if pt is None:
             return

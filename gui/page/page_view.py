@@ -11,7 +11,8 @@ The view is made of three layers, each a class built on the last: `page_input.Pa
 `snapshot_layer.SnapshotLayer` (the snapshot drawn over the frame: the Set-of-Mark overlay with its ID
 badges, the highlights, and the live view's lag — boxes moved with the page's scroll, drawn faint, and
 the "updating…" / "stale · 3 s" mark) and this module (the frames, fitting the page to the panel,
-geometry); `PageInput` sends mouse, wheel and keys to the page (Alt+click selecting a node, pick mode).
+geometry); `PageInput` sends mouse, wheel and keys to the page (Ctrl+Shift+click or Alt+click selecting a node,
+pick mode, a native select's list drawn over the page).
 
 Lifecycle: `attach(tab)`, `await start()`, … `await stop()` — always stop before the browser
 closes (a frame arriving while Chromium shuts down must not reach a dying widget).
@@ -85,12 +86,19 @@ class PageView(SnapshotLayer):
         sc = self._screencast
         if sc is None:
             return
-        sc.frame_filter = LiveMasker(sc.tab, paint=False) if self._masking else None  # painted in _decoded
+        # the boxes follow the page's scroll; painted here as the frame is decoded (_masked)
+        sc.frame_filter = LiveMasker(sc.tab, paint=False, again=self._ask_frame) if self._masking else None
         if sc.running:
-            try:
-                asyncio.ensure_future(sc.request_frame())
-            except RuntimeError:  # no event loop (a view used without the engine)
-                pass
+            self._ask_frame()
+
+    def _ask_frame(self) -> None:
+        sc = self._screencast
+        if sc is None or not sc.running:
+            return
+        try:
+            asyncio.ensure_future(sc.request_frame())
+        except RuntimeError:  # no event loop (a view used without the engine)
+            pass
 
     @property
     def masking(self) -> bool:
@@ -113,7 +121,9 @@ class PageView(SnapshotLayer):
     async def stop(self) -> None:
         """Stop the screencast and input; keeps the last frame on screen. Idempotent."""
         self._accepting = False
+        self.close_select_list()
         self._queue.clear()
+        self._held, self._swallow_up, self._eaten_key = None, False, ""
         task, self._pump_task = self._pump_task, None
         if task is not None and not task.done():
             task.cancel()

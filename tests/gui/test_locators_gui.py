@@ -1,7 +1,7 @@
 """Locators in the window: the Nodes tab shows the selected node's locator with Copy locator, the
 overlay tooltip names it, pick mode on the live view outlines the node under the pointer and tells its
 locator (a click copies it and never reaches the page; over a label, its control; over nothing, says so),
-clicks with Set-of-Mark on reach the page while Alt+click selects, and the Sessions tab exports a session
+clicks with Set-of-Mark on reach the page while Ctrl+Shift+click selects, and the Sessions tab exports a session
 as a Playwright test."""
 
 from __future__ import annotations
@@ -43,13 +43,14 @@ def test_set_of_mark_clicks_locator_in_nodes_tab_tooltip_and_pick_mode(qtbot, se
         order = snap.find("button", "Place order")[0]
         want = 'page.get_by_role("button", name="Place order", exact=True)'
 
-        # Set-of-Mark on: a click on a box reaches the page (its handler runs) and selects nothing; Alt+click
+        # Set-of-Mark on: a click on a box reaches the page (its handler runs) and selects nothing; Ctrl+Shift+click
         # selects the node (in the view and the Nodes tab) and the page gets no click — said beside the toggle
         # and in the status bar
         w.act_overlay.setChecked(True)
         qtbot.waitUntil(w.overlay_hint.isVisible, timeout=5000)  # beside the toggle, once the toolbar laid out
-        assert w.overlay_hint.text() == "Alt+click a box selects its node"
-        assert w.statusBar().currentMessage().startswith("Set-of-Mark on: clicks still go to the page; Alt+click")
+        assert w.overlay_hint.text() == "Ctrl+Shift+click a box selects its node"
+        assert w.statusBar().currentMessage().startswith("Set-of-Mark on: clicks still go to the page; "
+                                                         "Ctrl+Shift+click")
         create = snap.find("button", "Create account")[0]
         assert {order.node_id, create.node_id} <= {b.node_id for b in w.page.overlay_boxes()}
         qtbot.mouseClick(w.page, Qt.LeftButton, pos=w.page.to_widget(*create.center).toPoint())
@@ -57,11 +58,12 @@ def test_set_of_mark_clicks_locator_in_nodes_tab_tooltip_and_pick_mode(qtbot, se
         said = "Created for  ()"
         assert _page_text(qtbot, w, "#status", said) == said, "the click did not reach the page"
         assert w.page.highlighted("selected") is None and w.nodes.selected_node_id() is None
-        qtbot.mouseClick(w.page, Qt.LeftButton, Qt.AltModifier, pos=w.page.to_widget(*order.center).toPoint())
+        qtbot.mouseClick(w.page, Qt.LeftButton, Qt.ControlModifier | Qt.ShiftModifier,
+                         pos=w.page.to_widget(*order.center).toPoint())
         assert w.page.highlighted("selected") == order.node_id and w.nodes.selected_node_id() == order.node_id
         run(qtbot, w.page.drain_input())
         qtbot.wait(300)
-        assert run(qtbot, w.sup.tab.page.text_content("#status")) == said, "Alt+click reached the page"
+        assert run(qtbot, w.sup.tab.page.text_content("#status")) == said, "Ctrl+Shift+click reached the page"
         w.act_overlay.setChecked(False)
         qtbot.waitUntil(lambda: not w.overlay_hint.isVisible(), timeout=5000)
 
