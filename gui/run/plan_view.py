@@ -188,9 +188,9 @@ class PlanView(QWidget):
             if rec.actor == "human" and index is not None and index not in self._done:  # input Vigil did not see
                 self._unverified[index] = "The person acted in the page; Vigil did not see what they did."
             return
-        if a.name == "fail":
+        if a.name in ("finish", "fail"):  # the run's end says nothing about a plan step
             return
-        if index is not None and (same_step(rec) or a.name == "finish"):
+        if index is not None and same_step(rec):
             self._tick(index, rec)
             return
         if index is not None and index not in self._done:
