@@ -7,6 +7,7 @@ from __future__ import annotations
 import urllib.parse
 from pathlib import Path
 
+from engine.browser.net_errors import net_error_words
 from engine.errors import BrowserClosedError, ErrorCode, NavigationError, VigilError
 
 ALLOWED_SCHEMES = ("http", "https", "file", "about", "data")
@@ -40,17 +41,9 @@ def navigation_error(url: str, exc: Exception, timeout: float) -> VigilError:
         return NavigationError(f"{url} did not finish loading within {timeout:.0f} s. The server may be slow or "
                                "stuck; try again, raise the timeout, or snapshot what has loaded with "
                                "wait_until='commit'.", code=ErrorCode.NAVIGATION_TIMEOUT)
-    for marker, hint in (("ERR_NAME_NOT_RESOLVED", "the host name does not resolve — check the spelling"),
-                         ("ERR_CONNECTION_REFUSED", "nothing is listening there — is the server running?"),
-                         ("ERR_ADDRESS_UNREACHABLE", "the address is unreachable from this machine"),
-                         ("ERR_INTERNET_DISCONNECTED", "this machine has no network route to it"),
-                         ("ERR_CONNECTION_RESET", "the server reset the connection"),
-                         ("ERR_FILE_NOT_FOUND", "the file does not exist"),
-                         ("ERR_ABORTED", "the navigation was aborted (a download, or another navigation)"),
-                         ("ERR_CERT", "the TLS certificate was rejected"),
-                         ("ERR_TIMED_OUT", "the connection timed out")):
-        if marker in text:
-            return NavigationError(f"Could not open {url}: {hint} ({marker}).")
+    words = net_error_words(text, url)  # net::ERR_… in words, its code kept in parentheses
+    if words:
+        return NavigationError(f"Could not open {url}: {words}.")
     if "closed" in text.lower():
         return BrowserClosedError(f"Could not open {url}: the tab or browser was closed.")
     return NavigationError(f"Could not open {url}: {text}")
@@ -63,4 +56,5 @@ def _history_error(what: str, exc: Exception, timeout: float) -> VigilError:
                                "stuck; try again.", code=ErrorCode.NAVIGATION_TIMEOUT)
     if "closed" in text.lower():
         return BrowserClosedError(f"{what} failed: the tab or browser was closed.")
-    return NavigationError(f"{what} failed: {text}")
+    words = net_error_words(text)
+    return NavigationError(f"{what} failed: {words}." if words else f"{what} failed: {text}")

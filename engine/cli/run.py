@@ -16,7 +16,7 @@ from typing import TextIO
 
 from engine.errors import VigilError
 from engine.loop.timings import timing_line
-from engine.models import POLICIES, RunResult, StepRecord, StepRecorded
+from engine.models import POLICIES, Action, RunResult, StepRecord, StepRecorded
 from engine.planners.registry import PLANNERS
 
 _WORDS = {"completed": "ok", "failed": "FAILED", "skipped": "skipped", "rejected": "rejected", "stopped": "stopped"}
@@ -155,6 +155,8 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
             except VigilError as exc:
                 await close_planner(planner)
                 return fail(exc.message, exc.code)
+            if isinstance(gate, TerminalGate):  # a take-over in plain words, as the window takes it
+                gate.ground = lambda text: ground_words(tab, text)
             loop = AgentLoop(tab, planner, gate=gate, policy=args.approve, max_steps=args.max_steps)
             if not args.json:
                 loop.bus.subscribe(lambda ev: print(step_line(ev.record), flush=True)
@@ -187,6 +189,21 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
             print(f"vigil {command}: kept as session {recorder.session_id[:8]} (vigil export "
                   f"{recorder.session_id[:8]} --html report.html)", file=sys.stderr)
     return result.exit_code
+
+
+async def ground_words(tab, text: str) -> Action:
+    """The action plain words ("click Place order") mean on the tab's page, as the offline planner grounds
+    them (the window's take-over does the same); VigilError when nothing there matches."""
+    from engine.loop.planner import Observation
+    from engine.planners.heuristic import HeuristicPlanner
+
+    snap = await tab.snapshot()
+    step = await HeuristicPlanner().propose(Observation(task=text, step_index=0, snapshot=snap, url=snap.url))
+    if step.action.name in ("fail", "finish"):  # nothing to do on this page: not an action of the person's
+        raise VigilError(step.action.reason or step.action.answer or "nothing on the page matches it.")
+    if step.action.name == "scroll" and not text.lower().startswith("scroll"):  # the planner looking for it
+        raise VigilError("nothing in view on the page matches it; scroll to it first (t, then: scroll down).")
+    return step.action
 
 
 def main(argv: list[str] | None = None) -> int:

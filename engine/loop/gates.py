@@ -182,6 +182,9 @@ class TerminalGate:
         # example.com for this session", or None) and gives it (returns what was granted; raises VigilError)
         self.grant_offer: Callable[[ApprovalRequest], str | None] | None = None
         self.grant_give: Callable[[ApprovalRequest], str] | None = None
+        # a host with the page at hand (`vigil run`) grounds a take-over typed in plain words ("click Place
+        # order") as the window does: the action it means there, or VigilError saying why there is none
+        self.ground: Callable[[str], Awaitable[Action]] | None = None
 
     def _offer(self, request: ApprovalRequest) -> str | None:
         if self.grant_offer is None or self.grant_give is None or request.sensitive_reasons or request.error:
@@ -273,18 +276,35 @@ class TerminalGate:
                 if d is not None:
                     return d
             elif c == "t":
-                line = await self._ask("Your action, e.g. click(12) — empty if you act in the page yourself: ")
+                example = "click Place order, or click(12)" if self.ground is not None else "click(12)"
+                line = await self._ask(f"Your action, e.g. {example} — empty if you act in the page yourself: ")
                 if line is None:
                     return Decision(kind="stop", reason="end of input")
                 if not line.strip():
                     await self._ask("Act in the browser, then press Enter here when done: ")
                     return Decision(kind="take_over")
-                try:
-                    return Decision(kind="take_over", action=parse_action_string(line))
-                except ActionStringError as exc:
-                    self._say(f"  {exc}")
+                action = await self._take_over_action(line.strip())
+                if action is not None:
+                    return Decision(kind="take_over", action=action)
             else:
                 self._say(f"  Answer with one letter: {choices}.")
+
+    async def _take_over_action(self, line: str) -> Action | None:
+        """The action a take-over line means: an action string, else plain words grounded on the page (said
+        back, so the person sees what will run); None, with why said, when it means none."""
+        try:
+            return parse_action_string(line)
+        except ActionStringError as exc:
+            if self.ground is None:
+                self._say(f"  {exc}")
+                return None
+        try:
+            action = await self.ground(line)
+        except VigilError as exc:
+            self._say(f"  Could not ground {line!r}: {exc.message}")
+            return None
+        self._say(f"  {line!r} → {action.to_string()}")
+        return action
 
     async def _dialog(self, request: ApprovalRequest) -> Decision:
         """A JavaScript dialog the page raised: OK (y), Cancel (n), or — for a prompt — the text to answer."""

@@ -6,7 +6,9 @@ see `engine.snapshot.locators`), then an `expect(...)` per step from what verifi
 the URL it navigated to, the value typed, the checked state, the option chosen; for any other step
 the change it made to the page — the element that changed, by a locator that does not depend on the
 change, with its new text, value or state matched exactly (`engine.store.export_expect`).
-Rejected and skipped steps are left out; failed steps are written as comments, marked.
+Rejected, skipped and stopped steps are left out; failed steps are written as comments, marked. Each
+step's comment says what ran: the planner's words only when its step ran as proposed (not above a step the
+person took over or edited). The test's name is the task's words, cut between words.
 A typed secret is never written: the file reads it from an environment variable it names. Page
 and model text only ever appears inside string literals or one-line comments.
 
@@ -123,8 +125,7 @@ class _Writer:
         n = rec.index + 1
         a = rec.action
         who = "the person's step" if rec.actor == "human" else "agent"
-        what = rec.proposal.description if rec.proposal and rec.proposal.description else (a.to_string() if a else "")
-        if rec.status in ("rejected", "skipped"):
+        if rec.status in ("rejected", "skipped", "stopped"):  # (stopped: the run ended at its question)
             self.counts["left_out"] += 1
             return
         if a is None:
@@ -140,7 +141,7 @@ class _Writer:
             text_expr = self.secret_var(node, rec)
         native = node is None or node.tag == "select"
         lines = action_lines(a, loc, text_expr=text_expr, base_url=self.base, native_select=native)
-        head = f"# Step {n} ({who}): {one_line(what)}"
+        head = f"# Step {n} ({who}): {one_line(step_words(rec, node))}"
         if how == "closed shadow root" and node is not None:
             lines = ["# Its element is inside a closed shadow root, which Playwright's locators cannot enter:",
                      "# the input goes where it was on the page when recorded (same window size and scroll).",
@@ -192,6 +193,31 @@ class _Writer:
                             locs_before=self._locs(before), locs_after=self._locs(after))
 
 
+def step_words(rec: StepRecord, node: VirtualNode | None) -> str:
+    """What a step did, in words: the planner's description only when what ran is what it proposed — a step
+    the person took over or edited ran an action of their own, which the proposal ("Give up: …") does not
+    describe."""
+    a = rec.action
+    p = rec.proposal
+    if a is None:
+        return ""
+    if p is not None and p.description and p.action.model_dump() == a.model_dump():
+        return p.description
+    if node is not None and (node.name or node.role):
+        return f"{a.to_string()} on {node.role or node.tag} {node.name!r}" if node.name else \
+            f"{a.to_string()} on {node.role or node.tag}"
+    return a.to_string()
+
+
+def function_name(task: str, limit: int = 40) -> str:
+    """The test function's name from the task: lower-case words joined by _, cut between words."""
+    words = re.sub(r"[^a-z0-9]+", "_", task.lower()).strip("_")
+    if len(words) > limit:
+        cut = words[:limit + 1].rfind("_")
+        words = words[:cut] if cut > 0 else words[:limit]
+    return words or "session"
+
+
 def site_base(url: str) -> str | None:
     """scheme://host[:port] of an http(s) URL, else None."""
     parts = urllib.parse.urlsplit(url or "")
@@ -215,7 +241,7 @@ def playwright_test_source(data: SessionData, snapshots: SnapshotOf) -> str:
     for rec in data.steps:
         w.step(rec)
     s = data.session
-    name = re.sub(r"[^a-z0-9]+", "_", s.task.lower()).strip("_")[:40] or "session"
+    name = function_name(s.task)
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     head = [
         "# Recorded by Vigil and exported as a Playwright test (pytest-playwright, sync API).",
@@ -223,7 +249,8 @@ def playwright_test_source(data: SessionData, snapshots: SnapshotOf) -> str:
         f"# Task: {one_line(s.task)}",
         f"# Recorded {s.started[:16].replace('T', ' ')} on {one_line(w.start)} ({s.status}); exported {now}.",
         f"# Steps: {w.counts['written']} written, {w.counts['failed']} failed in the recording (marked, not run), "
-        f"{w.counts['left_out']} rejected, skipped or done by hand (left out); {w.counts['assertions']} assertions.",
+        f"{w.counts['left_out']} rejected, skipped, stopped or done by hand (left out); "
+        f"{w.counts['assertions']} assertions.",
         "# Run: pytest THIS_FILE  (VIGIL_BASE_URL=http://host:port runs it against another server of the site;",
         "# VIGIL_TIMEOUT_MS sets how long each action and check may wait, 10000 by default; inside Vigil's",
         "# own checkout, whose test settings leave pytest-playwright out: pytest -p playwright THIS_FILE)",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 
 from engine.models.loop import ChatMessage, StepRecord
@@ -90,6 +90,9 @@ class ChatView(QWidget):
         self.list.setSpacing(6)
         self.list.addStretch(1)
         self.scroll_area.setWidget(self.inner)
+        # the bubbles follow the viewport itself: a window shown after it was sized (a stored session's
+        # view) resizes this widget before its viewport, and bubbles fitted then stayed too wide
+        self.scroll_area.viewport().installEventFilter(self)
         outer.addWidget(self.scroll_area, 1)
         self.auto_scroll = True
         self.scroll_area.verticalScrollBar().rangeChanged.connect(self._follow)
@@ -232,8 +235,12 @@ class ChatView(QWidget):
         w = self.scroll_area.viewport().width()
         return int(w * (0.82 if w >= 480 else 0.94)) - 12
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
-        super().resizeEvent(event)
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt name
+        if obj is self.scroll_area.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_bubbles()
+        return super().eventFilter(obj, event)
+
+    def _fit_bubbles(self) -> None:
         w = self._bubble_width()
         for t in self._turns.values():
             t.set_max_bubble_width(w)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui.kit.elided_label import ElidedLabel
 from gui.kit.look import TEXT
 from gui.kit.window_fit import close_keys, fit_window
 
@@ -121,10 +122,15 @@ class PictureWindow(QWidget):
         self.view = PictureView(pm)
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 4)
-        self.caption = QLabel(caption or f"{pm.width()}×{pm.height()} px")
-        self.caption.setTextFormat(Qt.TextFormat.PlainText)
+        bar.setSpacing(6)  # its own: a nested layout would take the window's 0 and run the words together
+        # the caption gives way (elided, whole in its tooltip) before the zoom and the buttons do
+        self.caption = ElidedLabel(caption or f"{pm.width()}×{pm.height()} px", mode=Qt.TextElideMode.ElideRight)
+        self.caption.setObjectName("pictureCaption")
         self.zoom_label = QLabel()
         self.zoom_label.setObjectName("pictureZoom")
+        # as wide as its widest text, right-aligned: the buttons stay where they are while the zoom changes
+        self.zoom_label.setMinimumWidth(self.zoom_label.fontMetrics().horizontalAdvance("800 % (fit)") + 4)
+        self.zoom_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.fit_btn = QPushButton("Fit")
         self.fit_btn.setToolTip("The whole picture in the window (0)")
         self.actual_btn = QPushButton("100 %")
@@ -138,6 +144,8 @@ class PictureWindow(QWidget):
         self.out_btn.clicked.connect(lambda: self.view.zoom_by(1 / ZOOM_STEP))
         self.in_btn.clicked.connect(lambda: self.view.zoom_by(ZOOM_STEP))
         bar.addWidget(self.caption, 1)
+        for b in (self.out_btn, self.in_btn, self.fit_btn, self.actual_btn):  # as narrow as their words: room
+            b.setFixedWidth(max(32, b.fontMetrics().horizontalAdvance(b.text()) + 24))  # for the caption
         for w in (self.zoom_label, self.out_btn, self.in_btn, self.fit_btn, self.actual_btn):
             bar.addWidget(w)
         v = QVBoxLayout(self)

@@ -117,6 +117,7 @@ class SessionView(QWidget):
 
         self.plan = PlanView(idle_text="No plan was recorded for this session.")
         self.chat = ChatView()
+        self.chat.auto_scroll = False  # a stored session is read from its start, not followed to its end
         left = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(self.plan)
         left.addWidget(self.chat)
@@ -319,10 +320,20 @@ class SessionView(QWidget):
             lab.set_picture(got[0] if got is not None else None, f"No screenshot was kept {side} step {index + 1}.")
         self._show_trees()
         if index is not None:
-            turn = self.chat.turn_for_step(index)
-            if turn is not None:
-                self.chat.auto_scroll = False
-                self.chat.scroll_area.ensureWidgetVisible(turn)
+            self._reveal_turn(index)
+
+    def _reveal_turn(self, index: int) -> None:
+        """Scroll the chat up or down (never sideways) until step `index`'s turn is in view (from its start).
+        Before the window is shown nothing is laid out: it opens at the chat's start."""
+        turn = self.chat.turn_for_step(index)
+        if turn is None or not self.isVisible():
+            return
+        area = self.chat.scroll_area
+        bar = area.verticalScrollBar()
+        top = turn.mapTo(self.chat.inner, turn.rect().topLeft()).y()
+        if not bar.value() <= top <= top + turn.height() <= bar.value() + area.viewport().height():
+            bar.setValue(top - 6)  # the whole turn in view, or as much as fits from its start
+        area.horizontalScrollBar().setValue(0)
 
     def snapshot(self, index: int, side: str):
         """Step `index`'s stored `side` snapshot as a detached DomSnapshot (cached), or None."""

@@ -1,11 +1,11 @@
 """The Sessions side tab: every recorded session, newest first, with the tab's own session marked.
 
-Filter, rename (double-click the title, or Rename), and the actions on the selected session: Open (a
-read-only view), Export… (asks where, then writes the HTML report and the JSON trace) and Delete… (asks
-first) are carried out here, through the window's controller; Replay and New session concern the run,
-so the window does them (`replay_requested`, `new_session_requested`). Titles, URLs and domains come
-from pages and tasks, so every cell and label is plain text, and none of it goes into a tooltip (Qt
-guesses tooltip formats).
+Filter, rename (F2 on the title, or Rename), and the actions on the selected session: Open (a
+double-click on the row, Enter, or Open: a read-only view), Export… (asks where, then writes the HTML
+report and the JSON trace) and Delete… (asks first) are carried out here, through the window's
+controller; Replay and New session concern the run, so the window does them (`replay_requested`,
+`new_session_requested`). Titles, URLs and domains come from pages and tasks, so every cell and label
+is plain text, and none of it goes into a tooltip (Qt guesses tooltip formats).
 
 A store found damaged (at open: the controller says why there is none; later — a big store is checked
 whole on a thread after it opened, or a read meets a damaged page) is said here in the line under the
@@ -385,10 +385,11 @@ class SessionsPanel(QWidget):
                 self.table.editItem(item)
 
     def _double_clicked(self, item: QTableWidgetItem) -> None:
-        if item.column() == TITLE_COL:
-            self.table.editItem(item)
-        else:
-            self._on_selected(self.open_session)
+        """A double-click anywhere on a row opens it, as in a file list (rename: F2 or Rename)."""
+        title = self.table.item(item.row(), TITLE_COL)
+        sid = title.data(ID_ROLE) if title is not None else None
+        if sid:
+            self.open_session(sid)
 
     def _renamed(self, item: QTableWidgetItem) -> None:
         library = self.library

@@ -40,6 +40,7 @@ from gui.supervisor.recording import SessionRecording
 from gui.supervisor.session_library import SessionLibrary
 
 log = logging.getLogger("vigil.gui")
+ERROR_PAGE = "chrome-error:"  # Chromium's own page for an address it could not load: never shown as the address
 
 
 class Supervisor(QObject):
@@ -76,6 +77,7 @@ class Supervisor(QObject):
         self.run_task_handle: asyncio.Task[Any] | None = None
         self.settings: dict[str, Any] = {}
         self.load_error = ""        # why the last page could not be opened ("" when it was)
+        self._failed_url = ""       # the address being opened, or the last that could not be (as typed)
         self._wanted_viewport: tuple[int, int] | None = None
         self._resizing = False
         self.loop_state = "idle"     # the running loop's state (engine LoopState), "idle" without a run
@@ -131,6 +133,10 @@ class Supervisor(QObject):
         """The tab's main frame navigated (a run, the person, or the page itself)."""
         if self.tab is None:
             return
+        if url.startswith(ERROR_PAGE):  # Chromium's error page: the address stays the one that failed
+            if self._failed_url:
+                self.page_changed.emit(self._failed_url)
+            return
         self.page_changed.emit(url)
         self.recording.page_moved(url)
 
@@ -160,16 +166,22 @@ class Supervisor(QObject):
         self.busy.emit(f"Opening {url}…")
         ok = True
         self.load_error = ""
+        self._failed_url = url  # until it loads: Chromium's error page in between stands for it
         try:
             await self.tab.goto(url)
+            self._failed_url = ""
         except VigilError as exc:
             self.load_error = exc.message
             self.error.emit(exc.message)
             ok = False
         finally:
             self.busy.emit("")
-        self.page_changed.emit(self.tab.url)
-        self.recording.page_moved(self.tab.url)
+        if self.tab is None:
+            return False
+        # a failed address stays in the field as it was typed (never chrome-error://…), to be corrected
+        self.page_changed.emit(self.tab.url if ok else url)
+        if ok or not self.tab.url.startswith(ERROR_PAGE):
+            self.recording.page_moved(self.tab.url)
         await self.refresh()
         return ok
 
@@ -195,8 +207,9 @@ class Supervisor(QObject):
             self.busy.emit("")
         if self.tab is None:
             return False
-        self.page_changed.emit(self.tab.url)
-        self.recording.page_moved(self.tab.url)
+        if not self.tab.url.startswith(ERROR_PAGE):  # (a failed reload: the field keeps the address)
+            self.page_changed.emit(self.tab.url)
+            self.recording.page_moved(self.tab.url)
         await self.refresh()
         return moved
 

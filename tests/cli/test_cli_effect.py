@@ -95,3 +95,17 @@ def test_page_words_in_the_effect_stay_one_plain_line():
 def test_a_step_without_a_computed_effect(action, expected):
     effect_lines = [x for x in _shown(_request(action, None)) if x.startswith("  effect:")]
     assert effect_lines == ([expected] if expected else [])
+
+
+def test_vigil_run_takes_over_in_plain_words(server, tmp_path):
+    # as the window's take-over: "click Place order" is grounded on the page by the offline planner; words that
+    # match nothing are said and asked again (never a traceback, never a run that ends)
+    r = _vigil("run", "type Ada into Full name", "--url", server.url("offline_shop.html"), "--approve", "ask",
+               "--no-record", stdin="t\nclick the Launch rocket button\nt\nclick Place order\nq\n", home=tmp_path)
+    out = r.stdout
+    assert "Traceback" not in r.stderr and "Expected '('" not in out, (out, r.stderr)
+    assert "e.g. click Place order, or click(12)" in out
+    assert "Could not ground 'click the Launch rocket button'" in out
+    said = next(line for line in out.splitlines() if "'click Place order' → click(" in line)
+    ran = next(line for line in out.splitlines() if line.startswith("[1] "))
+    assert said.split("→ ")[1] in ran and 'button "Place order"' in ran, (said, ran)  # what was said is what ran

@@ -313,3 +313,83 @@ def test_replay_from_the_panel(qtbot, aio, server, home):
         qtbot.wait(100)
         shot(w, "sessions_replayed.png")
 
+
+
+def _long_stored_session() -> str:
+    """A stored run long enough to scroll: the task, ten verified steps, a failure quoting a long URL."""
+    from engine.models import Action, ActionResult, ChatMessage, StepRecord
+    from engine.models.actions import PageState, VerificationResult
+    from engine.store import Store
+
+    url = "http://shop.test/a/rather/long/path/that/does/not/break/index.html"
+    seen = VerificationResult(success=True, verified_outcome=None, actual_outcome="typed",
+                              page_state=PageState(url=url, url_changed=False, dom_changed=True),
+                              confidence=0.9, feedback="The value is now what was typed.")
+    task = "type Ada Lovelace into Full name, check Gift wrap, choose a country and click Place order"
+    with Store.open() as store:
+        sid = store.create_session(task, url, "heuristic", "auto")
+        store.add_message(sid, ChatMessage(role="user", content=task, sequenceNumber=0))
+        for i in range(10):
+            action = Action(name="type", target=str(40 + i), text=f"word {i}")
+            store.add_message(sid, ChatMessage(role="assistant", content=f"Type word {i} into field {i}.",
+                                               actionString=action.to_string(), status="success",
+                                               sequenceNumber=i + 1, metadata={"step_index": i}))
+            store.add_step(sid, StepRecord(index=i, action=action, verification=seen,
+                                           result=ActionResult(success=True, action=action.to_string())))
+        store.add_message(sid, ChatMessage(role="assistant", content=f"Could not find Place order on {url}.",
+                                           actionString=f'fail("Could not find Place order on {url}.")',
+                                           status="error", sequenceNumber=11, metadata={"step_index": 10}))
+        store.finish(sid, "error", reason=f"Could not find Place order on {url}.")
+    return sid
+
+
+def test_a_stored_session_opens_at_its_start_and_a_double_click_opens_it(qtbot, home):
+    # no browser: the panel and the read-only view only read the store
+    from PySide6.QtWidgets import QAbstractItemView
+
+    from gui.sessions.sessions_panel import DOMAIN_COL, TITLE_COL, SessionsPanel
+    from gui.supervisor.controller import Supervisor
+
+    sid = _long_stored_session()
+    sup = Supervisor()
+    assert sup.open_store()
+    panel = SessionsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(520, 400)
+    panel.show()
+    panel.attach(sup)
+    try:
+        for col in (TITLE_COL, DOMAIN_COL):  # a double-click on any cell of the row opens it (F2 renames)
+            rect = panel.table.visualRect(panel.table.model().index(panel.row_of(sid), col))
+            qtbot.mouseClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
+            qtbot.mouseDClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
+            assert panel.table.state() != QAbstractItemView.State.EditingState
+            qtbot.waitUntil(lambda n=col: len(panel.views) == (1 if n == TITLE_COL else 2), timeout=3000)
+        view = panel.views[-1]
+        qtbot.waitExposed(view)
+        qtbot.wait(100)  # the first layouts and the scrolls they ask for
+        chat = view.chat.scroll_area
+        down, side = chat.verticalScrollBar(), chat.horizontalScrollBar()
+        assert down.maximum() > 0 and down.value() == 0  # opens at the task, not scrolled to (or past) the end
+        assert view.chat.turns()[0].visibleRegion().boundingRect().height() > 0
+
+        def turns_fit() -> None:  # nothing wider than the chat: no sideways scroll, no word cut at the edge
+            assert side.maximum() == 0 and side.value() == 0
+            width = chat.viewport().width()
+            for t in view.chat.turns():
+                assert t.isHidden() or t.geometry().right() < width, (t.objectName(), t.geometry(), width)
+
+        turns_fit()
+        view.steps.setFocus()
+        for _ in range(8):  # step by step down the list with the keyboard: the chat follows, up and down only
+            qtbot.keyClick(view.steps, Qt.Key_Down)
+        assert view.selected_step() == 8
+        turn = view.chat.turn_for_step(8)
+        assert down.value() > 0 and turn.visibleRegion().boundingRect().height() > 0
+        turns_fit()
+        qtbot.keyClick(view.steps, Qt.Key_Home)
+        assert view.chat.turn_for_step(0).visibleRegion().boundingRect().height() > 0
+        turns_fit()
+    finally:
+        panel.close_windows()
+        sup.recording.store.close()

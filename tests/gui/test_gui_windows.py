@@ -197,6 +197,41 @@ def test_the_picture_after_a_step_opens_whole_zooms_and_scrolls(qtbot, aio, size
     window.closed.set_result(True)  # no engine was started: nothing to shut down
 
 
+def _header_reads(pic) -> None:
+    """The caption, the zoom and the buttons side by side, none running into the next, none cut."""
+    cap, zoom = pic.caption, pic.zoom_label
+    cap_end = cap.x() + cap.contentsRect().left() + cap.fontMetrics().horizontalAdvance(cap.text())
+    zoom_start = zoom.x() + zoom.width() - zoom.fontMetrics().horizontalAdvance(zoom.text())  # right-aligned
+    assert zoom_start - cap_end >= 6, f"{cap.text()!r} runs into {zoom.text()!r} ({cap_end} → {zoom_start})"
+    assert cap.text() == cap.full_text() or cap.text().endswith("…")  # whole, or visibly shortened
+    row = [zoom, pic.out_btn, pic.in_btn, pic.fit_btn, pic.actual_btn]
+    for a, b in zip(row, row[1:], strict=False):
+        assert b.x() - (a.x() + a.width()) >= 4, f"{a.objectName() or a.text()} touches {b.text()}"
+    assert row[-1].x() + row[-1].width() <= pic.width()
+
+
+def test_the_picture_header_keeps_its_words_apart(qtbot):
+    # a narrow page's picture (the live page at 1024x640): the header has less room than its words
+    from gui.run.picture_window import PictureWindow
+
+    screen = screen_named("1024x640")
+    pic = PictureWindow(_test_picture(520, 900), "Vigil — step 3: the page after it", anchor=_anchor(qtbot, screen),
+                        caption="After step 3 · 520×900 px, with its Set-of-Mark")
+    qtbot.addWidget(pic)
+    pic.show()
+    pic.activateWindow()
+    qtbot.waitUntil(pic.isActiveWindow, timeout=5000)  # its shortcuts answer keys in an active window
+    _header_reads(pic)
+    buttons = [b.geometry() for b in (pic.out_btn, pic.in_btn, pic.fit_btn, pic.actual_btn)]
+    fitted = pic.zoom_label.text()
+    for key, said in ((Qt.Key_Plus, " %"), (Qt.Key_1, "100 %"), (Qt.Key_0, fitted)):
+        qtbot.keyClick(pic.view, key)
+        assert pic.zoom_label.text().endswith(said) and (key == Qt.Key_0) == ("(fit)" in pic.zoom_label.text())
+        _header_reads(pic)
+        assert [b.geometry() for b in (pic.out_btn, pic.in_btn, pic.fit_btn, pic.actual_btn)] == buttons
+    assert "Set-of-Mark" in pic.caption.full_text()
+
+
 def _xvfb(wm: str | None, tmp_path: Path, stored) -> None:
     if shutil.which("xvfb-run") is None:
         pytest.fail("xvfb-run is not installed: install Debian's `xvfb` package (`make setup` does it).")

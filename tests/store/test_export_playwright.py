@@ -214,3 +214,30 @@ def test_steps_inside_a_closed_shadow_root_are_exported_as_input_at_their_place(
             assert "Applied: SAVE10" in res["gone"], res["gone"]
     finally:
         mp.undo()
+
+
+def test_a_take_over_is_exported_as_what_ran_under_a_whole_name(site, tmp_path):
+    # `vigil run` on the shop: the offline planner gives up at once (no such button), the person takes over in
+    # plain words, then quits at the next question; the export says what ran, not the planner's give-up
+    _, base = site
+    env = {**os.environ, "VIGIL_HOME": str(tmp_path / "home")}
+    task = "click the Launch rocket button on the control panel"
+    r = subprocess.run([sys.executable, "-m", "engine.cli", "run", task, "--url", base + "/index.html", "--approve",
+                        "ask"], input="t\nclick Add to cart\nq\n", capture_output=True, text=True, timeout=120,
+                       env=env)
+    assert "kept as session" in r.stderr, (r.stdout, r.stderr)
+    sid = r.stderr.split("kept as session ")[1].split()[0]
+    out = tmp_path / "test_rocket.py"
+    p = subprocess.run([sys.executable, "-m", "engine.cli", "export", sid, "--playwright", str(out)],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert p.returncode == 0, p.stderr
+    text = out.read_text()
+    body = text.split("def test_", 1)[1]
+    assert body.startswith("click_the_launch_rocket_button_on_the(page"), body[:80]  # cut between words
+    assert "Give up" not in body and "Launch rocket" not in body, body  # the give-up is no step's comment
+    step = body.splitlines()
+    click = step.index('    page.get_by_role("button", name="Add to cart", exact=True).click()')
+    assert re.fullmatch(r"    # Step 1 \(the person's step\): click\(\w+\) on button 'Add to cart'", step[click - 1]), \
+        step[click - 1]
+    assert "acted in the page directly" not in body  # the question the run stopped at is no step of the person's
+    compile(text, out.name, "exec")
