@@ -68,7 +68,6 @@ def sessions_command(args: argparse.Namespace) -> int:
                     print(f"deleted {sid}")
                 return 0
             rows = store.list_sessions()
-            reasons = stop_reasons(store, rows)
             where = store.path
     except VigilError as exc:
         return _fail("sessions", exc)
@@ -78,7 +77,7 @@ def sessions_command(args: argparse.Namespace) -> int:
     if not rows:
         print(f"No sessions yet in {where}. `vigil run` and the window record every run.")
         return 0
-    words = {r.id: status_word(r.status, reasons.get(r.id)) + (f" ({r.unverified} unverified)" if r.unverified else "")
+    words = {r.id: status_word(r.status, r.reason) + (f" ({r.unverified} unverified)" if r.unverified else "")
              for r in rows}
     w = max(11, *(len(x) for x in words.values()))
     print(f"{'ID':<8}  {'STATUS':<{w}}  {'STEPS':>5}  {'STARTED':<16}  {'DOMAIN':<24}  TITLE")
@@ -89,12 +88,6 @@ def sessions_command(args: argparse.Namespace) -> int:
               f"{domain:<24}  {title}")
         print(f"{'':<8}  {r.url}")
     return 0
-
-
-def stop_reasons(store, rows) -> dict[str, str | None]:
-    """The reasons of the sessions that did not run to their end: a person's stop and a process that died are
-    both stored `interrupted`, and said apart ("stopped", "interrupted": engine.fleet.words)."""
-    return {r.id: store.load(r.id).session.reason for r in rows if r.status == "interrupted"}
 
 
 def _fleet_sessions(args: argparse.Namespace) -> int:
@@ -109,7 +102,6 @@ def _fleet_sessions(args: argparse.Namespace) -> int:
             book = FleetBook(store)
             rec = book.load(args.fleet)
             rows = book.sessions(rec.id)
-            reasons = stop_reasons(store, rows)
     except VigilError as exc:
         return _fail("sessions", exc)
     if args.json:
@@ -129,7 +121,7 @@ def _fleet_sessions(args: argparse.Namespace) -> int:
     print(f"{'ID':<8}  {'STATUS':<11}  {'STEPS':>5}  {'STARTED':<16}  TITLE")
     for s in rows:
         title = s.title if len(s.title) <= 70 else s.title[:69] + "…"
-        word = status_word(s.status, reasons.get(s.id))
+        word = status_word(s.status, s.reason)
         print(f"{s.id[:8]:<8}  {word:<11}  {s.steps:>5}  {s.started[:16].replace('T', ' '):<16}  {title}")
     return 0
 

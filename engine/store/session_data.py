@@ -20,6 +20,7 @@ class SessionSummary(BaseModel):
     steps: int
     started: str
     unverified: int = 0  # steps that ran but were not seen to do what they should (as `vigil run` words it)
+    reason: str | None = None  # why it ended, if not by its answer (tells a person's stop from a process's end)
 
 
 class SessionInfo(SessionSummary):

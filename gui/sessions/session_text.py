@@ -4,22 +4,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from engine.fleet.words import status_word
 from gui.kit.look import AMBER, BLUE_DARK, GREEN_DARK, RED, TEXT, TEXT_SOFT
 
-# session status → (word shown, colour)
-STATUS_STYLE = {
-    "success": ("success", GREEN_DARK),
-    "error": ("failed", RED),
-    "interrupted": ("interrupted", AMBER),
-    "running": ("running", BLUE_DARK),
-    "idle": ("idle", TEXT_SOFT),
-}
+# session status → colour; the words are engine.fleet.words' (the Fleet view's, `vigil sessions`', `vigil fleet`'s)
+STATUS_COLOUR = {"success": GREEN_DARK, "error": RED, "interrupted": AMBER, "running": BLUE_DARK, "idle": TEXT_SOFT}
 
 
-def status_text(status: str, unverified: int = 0) -> tuple[str, str]:
-    """The word and colour a session's status shows with: a run that ended as a success but has steps
-    that were not seen to work reads 'success, N unverified' in amber, not as a plain success."""
-    word, colour = STATUS_STYLE.get(status, (status, TEXT))
+def status_text(status: str, unverified: int = 0, reason: str | None = None) -> tuple[str, str]:
+    """The word and colour a session's status shows with (`reason`: why it ended, which tells a person's stop
+    from a process that died): a run that ended done but has steps that were not seen to work reads 'done,
+    N unverified' in amber, not as a plain success."""
+    word, colour = status_word(status, reason), STATUS_COLOUR.get(status, TEXT)
     if unverified:
         return f"{word}, {unverified} unverified", AMBER if status == "success" else colour
     return word, colour

@@ -190,7 +190,7 @@ class SessionView(QWidget):
         top = QHBoxLayout()
         self.title_label = plain_label(s.title, name="sessionTitle")
         self.title_label.setStyleSheet("font-size:15px; font-weight:bold;")
-        word, colour = status_text(s.status, s.unverified)
+        word, colour = status_text(s.status, s.unverified, s.reason)
         self.status_label = plain_label(word.upper(), name="sessionStatus", wrap=False, selectable=False)
         self.status_label.setStyleSheet(f"color:white; background:{colour}; border-radius:4px; padding:2px 8px; "
                                         "font-weight:bold;")

@@ -268,7 +268,7 @@ class SessionsPanel(QWidget):
             self._summaries = {}
             for r, s in enumerate(rows):
                 self._summaries[s.id] = s
-                word, colour = status_text(s.status, s.unverified)
+                word, colour = status_text(s.status, s.unverified, s.reason)
                 mark = _item(CURRENT_MARK if s.id == self.current else "")
                 mark.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 mark.setForeground(QBrush(QColor(BLUE)))
@@ -349,8 +349,8 @@ class SessionsPanel(QWidget):
         needle = text.strip().lower()
         for r, sid in enumerate(self.session_ids()):
             s = self._summaries.get(sid)
-            hay = " ".join((s.title, s.status, status_text(s.status, s.unverified)[0], s.domain, s.url, sid)).lower() \
-                if s is not None else ""
+            hay = "" if s is None else " ".join((s.title, s.status, status_text(s.status, s.unverified, s.reason)[0],
+                                                 s.domain, s.url, sid)).lower()
             self.table.setRowHidden(r, bool(needle) and needle not in hay)
         self._selection_changed()
 

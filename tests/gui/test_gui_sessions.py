@@ -79,7 +79,7 @@ def test_run_is_listed_and_opens_read_only(qtbot, aio, server, home):
         p = w.sessions
         assert sid and p.session_ids() == [sid] and p.current == sid
         r = p.row_of(sid)
-        assert p.table.item(r, STATUS_COL).text() == "success" and p.table.item(r, STEPS_COL).text() == "3"
+        assert p.table.item(r, STATUS_COL).text() == "done" and p.table.item(r, STEPS_COL).text() == "3"
         assert TASK in p.table.item(r, TITLE_COL).text()
         assert p.table.item(r, 0).text() == "●"  # this tab's session
         # the live chat still gets each step's after-picture (now drawn from the step's own screenshot)
@@ -90,7 +90,7 @@ def test_run_is_listed_and_opens_read_only(qtbot, aio, server, home):
         qtbot.mouseClick(p.open_btn, Qt.LeftButton)
         view = w.sessions.views[-1]
         data = w.sup.sessions.load(sid)
-        assert view.title_label.text() == data.session.title and view.status_label.text() == "SUCCESS"
+        assert view.title_label.text() == data.session.title and view.status_label.text() == "DONE"
         assert view.fields["task"].text() == TASK and view.fields["url"].text().endswith("offline_shop.html")
         assert "heuristic" in view.fields["run"].text() and "auto" in view.fields["run"].text()
         assert [r.text().split(". ", 1)[1] for r in view.plan.rows()] == [s.description for s in data.plan.steps]
@@ -151,13 +151,13 @@ def test_a_success_with_unverified_steps_does_not_read_as_a_plain_success(qtbot,
         p = w.sessions
         p.refresh()
         status = p.table.item(p.row_of(sid), STATUS_COL)
-        assert status.text() == "success, 1 unverified" and status.foreground().color().name() == AMBER
+        assert status.text() == "done, 1 unverified" and status.foreground().color().name() == AMBER
         assert "not seen to do what they should" in status.toolTip()
         p.filter.setText("unverified")  # the filter finds it by what it shows
         assert not p.table.isRowHidden(p.row_of(sid))
         p.filter.setText("")
         view = p.open_session(sid)
-        assert view is not None and view.status_label.text() == "SUCCESS, 1 UNVERIFIED"
+        assert view is not None and view.status_label.text() == "DONE, 1 UNVERIFIED"
         assert AMBER in view.status_label.styleSheet()
         row = view.steps.topLevelItem(0)  # the step itself, in the word `vigil run` prints for it
         assert row.text(1) == "unverified" and row.foreground(1).color().name() == AMBER
