@@ -219,7 +219,7 @@ async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: fl
         # restore each other's emulation — the page's screencast then stayed scaled (frames 1024 px wide of a
         # 1198-px page, for good)
         async with _capture_lock(target):
-            res = await _capture(target, params, timeout, told)
+            res = await _capture(target, params, timeout, told, retry_refused=again)
     except _Navigated:
         if not again:
             raise ScreenshotError("The page went to another document twice while its picture was being taken. "
@@ -267,14 +267,18 @@ class _Navigated(Exception):
 
 NAV_GRACE_S = 0.2  # how long a capture asked for before a navigation may still take once the new document is in
 NAV_REFUSED_S = 2.0  # how long a refused capture waits to see whether a new document is on its way
+LEAVING = ("Not attached to an active page", "Unable to capture screenshot")  # Chromium's refusals as a page leaves
 
 
-async def _capture(target: PageTarget, params: dict, timeout: float, told: Callable[[], None] | None) -> dict:
+async def _capture(target: PageTarget, params: dict, timeout: float, told: Callable[[], None] | None, *,
+                   retry_refused: bool = False) -> dict:
     """Page.captureScreenshot; `told()` once the request is on its way (its frame shows the page from that moment
     on). A capture asked for while the page was leaving its document may never be answered (seen in 11 of 20
     runs of a sign-up whose last click navigates: the run waited out the 10 s timeout for the step's picture):
     once a new document commits, it gets NAV_GRACE_S more, then _Navigated asks for a picture of the new one (as
-    when Chromium refuses the capture and a new document commits within NAV_REFUSED_S)."""
+    when Chromium refuses the capture and a new document commits within NAV_REFUSED_S). A refused capture with no
+    commit seen in that time is tried once more when `retry_refused` (a loaded machine may take longer to commit
+    the document the click asked for: seen in a CI run); the second refusal is the error."""
     committed = asyncio.Event()
     stop = target.on_navigated(lambda _url: committed.set())
     sent = asyncio.ensure_future(target.cdp.send("Page.captureScreenshot", params, session_id=target.session_id,
@@ -294,7 +298,7 @@ async def _capture(target: PageTarget, params: dict, timeout: float, told: Calla
             # refused while the page changed documents ("Not attached to an active page", "Unable to capture
             # screenshot"): when a new document commits now, a picture of that one
             await asyncio.wait({moved}, timeout=NAV_REFUSED_S)
-            if committed.is_set():
+            if committed.is_set() or (retry_refused and exc.detail.startswith(LEAVING)):
                 raise _Navigated
         return sent.result()
     finally:

@@ -63,15 +63,21 @@ def _focused_enter(qtbot, auto_repeat: bool = False) -> None:
         qtbot.keyClick(w, Qt.Key.Key_Return)
 
 
-def test_one_enter_answers_only_the_question_its_bar_showed(qtbot, aio, site):  # noqa: F811
+def _window(qtbot, fleet):
+    """The Fleet view of `fleet`, shown (not started)."""
     from gui.fleet.fleet_window import FleetWindow
 
-    url, posts = site
-    fleet = _fleet(url, ["one", "two"])
     window = FleetWindow(fleet)
     qtbot.addWidget(window)
     window.show()
     window.activateWindow()
+    return window
+
+
+def test_one_enter_answers_only_the_question_its_bar_showed(qtbot, aio, site):  # noqa: F811
+    url, posts = site
+    fleet = _fleet(url, ["one", "two"])
+    window = _window(qtbot, fleet)
     run(qtbot, window.start())
     bar = window.approval
     try:
@@ -117,13 +123,9 @@ def test_one_enter_answers_only_the_question_its_bar_showed(qtbot, aio, site):  
 
 
 def test_a_take_over_typed_in_plain_words_answers_its_run(qtbot, aio, site):  # noqa: F811
-    from gui.fleet.fleet_window import FleetWindow
-
     url, posts = site
     fleet = _fleet(url, ["one", "two"])
-    window = FleetWindow(fleet)
-    qtbot.addWidget(window)
-    window.show()
+    window = _window(qtbot, fleet)
     run(qtbot, window.start())
     bar = window.approval
     try:
