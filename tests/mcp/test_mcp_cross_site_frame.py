@@ -19,7 +19,7 @@ from support.mcp_server import McpServerProcess, items_of
 from support.paths import FIXTURES
 
 REAL = FIXTURES / "real"
-LOADS = 6  # the old code failed from the third load on, not at every load
+LOADS = 4  # the old code failed from the third load on, not at every load
 
 
 def test_a_card_frame_two_cross_site_frames_deep_takes_clicks_after_every_reload(tmp_path):
