@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,9 +145,11 @@ async def tool_list_tokens(probe) -> int:
 class Run:
     replies: list[Reply]
     tool_tokens: int
+    start_s: float = 0.0  # from spawning the server to the client's session being ready (initialize answered)
 
 
-async def _flow(probe, url: str, acts: tuple[Act, ...], refs_of, key: str) -> Run:
+async def _flow(probe, url: str, acts: tuple[Act, ...], refs_of, key: str, spawned: float) -> Run:
+    start_s = time.perf_counter() - spawned
     tool_tokens = await tool_list_tokens(probe)
     replies = [await probe.call("browser_navigate", {"url": url})]
     snap = await probe.call("browser_snapshot")
@@ -161,15 +164,16 @@ async def _flow(probe, url: str, acts: tuple[Act, ...], refs_of, key: str) -> Ru
     for r in replies:
         if r.is_error:
             raise RuntimeError(f"{r.name} failed: {r.text[:300]}")
-    return Run(replies, tool_tokens)
+    return Run(replies, tool_tokens, start_s)
 
 
 async def run_vigil(url: str, acts: tuple[Act, ...], home: str) -> Run:
     """Vigil as a user runs it: `--approve auto`, the session recorded (into `home`)."""
     cmd, args = vigil_command("--approve", "auto")
     with tempfile.TemporaryFile("w+") as err:
+        spawned = time.perf_counter()
         async with stdio_probe(cmd, args, env={"VIGIL_HOME": home}, errlog=err, cwd=str(ROOT), timeout=120) as probe:
-            return await _flow(probe, url, acts, _vigil_refs, "ref")
+            return await _flow(probe, url, acts, _vigil_refs, "ref", spawned)
 
 
 async def run_playwright(exe: Path, url: str, acts: tuple[Act, ...], workdir: str) -> Run:
@@ -177,11 +181,14 @@ async def run_playwright(exe: Path, url: str, acts: tuple[Act, ...], workdir: st
             "--viewport-size", "1280x800",
             "--output-dir", workdir]
     with tempfile.TemporaryFile("w+") as err:
+        spawned = time.perf_counter()
         async with stdio_probe(str(exe), args, errlog=err, cwd=workdir, timeout=120) as probe:
+            ready = time.perf_counter()
             tools = (await probe.client.list_tools()).tools
             click = next(t for t in tools if t.name == "browser_click")
             key = "target" if "target" in (click.input_schema.get("properties") or {}) else "ref"
-            run = await _flow(probe, url, acts, _playwright_refs, key)
+            run = await _flow(probe, url, acts, _playwright_refs, key, spawned)
+            run.start_s = ready - spawned
     for r in run.replies:
         r.linked = linked_tokens(r, workdir)
     return run
@@ -201,6 +208,8 @@ def _summary(runs: list[Run], steps: list[str]) -> dict:
             "median_ms_per_action": round(med(x.seconds for r in runs for x in r.replies[2:]) * 1000, 1),
             "total_tokens": med(sum(x.tokens for x in r.replies) for r in runs),
             "total_linked_tokens": med(sum(x.linked for x in r.replies) for r in runs),
+            "start_ms": round(med(r.start_s for r in runs) * 1000, 1),
+            "cold_ms": round(med(r.start_s + r.replies[0].seconds for r in runs) * 1000, 1),
             "tool_list_tokens": runs[0].tool_tokens, "reps": len(runs)}
 
 
@@ -261,7 +270,9 @@ def _table(page: str, entry: dict) -> list[str]:
     rows = [("total", "total_tokens", None, "total_linked_tokens"),
             ("median per step", "median_tokens_per_step", "median_ms_per_step", None),
             ("median per action", None, "median_ms_per_action", None),
-            ("tool list (once)", "tool_list_tokens", None, None)]
+            ("tool list (once)", "tool_list_tokens", None, None),
+            ("server start", None, "start_ms", None),  # spawn → the client's session ready
+            ("start + navigate", None, "cold_ms", None)]
     for label, tok, ms, linked in rows:
         row = f"{label:<22}{(f'{v[tok]:g}' if tok else ''):>13}{(f'{v[ms]:.0f}' if ms else ''):>10}"
         if p:
@@ -276,7 +287,8 @@ def format_report(rep: dict) -> str:
     lines = [f"vigil mcp vs Playwright MCP: navigate, snapshot, three actions by ref; medians of "
              f"{any_page['vigil']['reps']} cold runs per server, interleaved",
              "tokens = text a call returned (4 ASCII chars a token); ms = the call's wall time at the client; "
-             "vigil mcp runs --approve auto and records the session",
+             "vigil mcp runs --approve auto and records the session; server start: from spawning the server to "
+             "the client's session being ready; start + navigate: until the first page was opened",
              f"Playwright MCP: {rep['playwright_mcp']}"
              + (" — 'pw linked' = the snapshot file an action links to instead of returning it"
                 if "playwright" in any_page else "")]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from engine.errors import VigilError
@@ -49,13 +50,39 @@ class TabHost(Protocol):
 
 class SharedChromium:
     """The server's one Chromium: each client gets a browser context of it (`Browser.open_context`), so
-    clients share the process, never cookies, storage, tabs or pictures' secrets."""
+    clients share the process, never cookies, storage, tabs or pictures' secrets.
+
+    `warm()` starts it at once, with one spare context holding a blank tab, while the client is still starting:
+    the first client's first call then finds them ready instead of paying for the start."""
 
     def __init__(self, *, headless: bool, executable: str | None, viewport: tuple[int, int]):
         self.headless, self.executable, self.viewport = headless, executable, viewport
         self.base: Browser | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._lock = asyncio.Lock()
+        self._spare: Browser | None = None  # a fresh context (one blank tab) no client has had yet
+        self._warming: asyncio.Task | None = None
+
+    def warm(self, ready: Callable[[], None] | None = None) -> None:
+        """Start the Chromium and a spare context in the background, then call `ready` (a failure is met again, and
+        said, by the first call that needs the browser)."""
+        if self._warming is None:
+            self._warming = asyncio.ensure_future(self._warm(ready))
+
+    async def _warm(self, ready: Callable[[], None] | None) -> None:
+        try:
+            async with self._lock:
+                if self.base is None or not browser_alive(self.base):
+                    await self._launch()
+                assert self.base is not None  # _launch() starts one or raises
+                spare = await self.base.open_context()
+                await spare.new_tab()
+                self._spare = spare
+        except Exception as exc:  # noqa: BLE001 - only an early start: the first call starts it again and says why
+            log.info("the browser could not be started early: %s", exc)
+            return
+        if ready is not None:
+            ready()
 
     async def context(self) -> Browser:
         """A fresh context; the Chromium is started (again) when it is not running. ToolFailure when it cannot."""
@@ -64,6 +91,9 @@ class SharedChromium:
                 await self._launch()
             base = self.base
             assert base is not None  # _launch() starts one or raises
+            spare, self._spare = self._spare, None
+        if spare is not None and browser_alive(spare):
+            return spare
         # contexts open side by side (Browser.open_context serialises only what must be)
         try:
             return await base.open_context()
@@ -74,7 +104,7 @@ class SharedChromium:
                                                 f"({type(exc).__name__}); call again.") from None
 
     async def _launch(self) -> None:
-        await self.close()
+        await self._stop()
         from engine import launch
         from engine.vision.screenshot import warm_hashing
 
@@ -84,11 +114,19 @@ class SharedChromium:
             self.base = await self._stack.enter_async_context(
                 launch(headless=self.headless, executable=self.executable, viewport=self.viewport))
         except VigilError as exc:
-            await self.close()
+            await self._stop()
             raise ToolFailure(exc.code, f"The browser could not start: {exc.message}") from None
 
     async def close(self) -> None:
-        stack, self._stack, self.base = self._stack, None, None
+        warming, self._warming = self._warming, None
+        if warming is not None and not warming.done():
+            warming.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await warming
+        await self._stop()
+
+    async def _stop(self) -> None:
+        stack, self._stack, self.base, self._spare = self._stack, None, None, None
         if stack is not None:
             with contextlib.suppress(Exception):
                 await stack.aclose()
@@ -138,11 +176,13 @@ class ClientTab:
         is not there."""
         tab: Tab | None = None
         for attempt in (1, 2):
-            if self.browser is None or not browser_alive(self.browser):
+            fresh = self.browser is None or not browser_alive(self.browser)
+            if fresh:
                 await self._launch()
             assert self.browser is not None  # _launch() starts one or raises
             try:
-                tab = self.tab = await self.browser.new_tab()
+                ready = self.browser.active_tab if fresh else None  # a spare context comes with its blank tab
+                tab = self.tab = ready if ready is not None and not ready.closed else await self.browser.new_tab()
                 break
             except VigilError as exc:
                 await self.close_browser()

@@ -61,6 +61,7 @@ def run_mcp_clients_gui(url: str | None, mcp: McpLaunch, *, headless: bool = Tru
         for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl+C or a kill closes the window in its own order
             signal.signal(sig, lambda *_: loop.call_soon_threadsafe(window.close))
         await window.start()
+        clients.chromium.warm()  # the browser starts now, not at the first client's first call
         say(f"serving MCP (streamable HTTP) at {view.endpoint}; {POLICY_WORDS.get(policy, policy)}")
         say("bearer token from VIGIL_MCP_TOKEN" if from_env else f"bearer token: {token}")
         say(f"each client gets a tab and a recorded session of its own; {clients.max_clients} at once, idle ones "

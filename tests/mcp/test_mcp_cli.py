@@ -54,6 +54,13 @@ def test_a_stdio_session_through_the_vigil_command(server, tmp_path):
             async with stdio_probe(cmd[0], ["mcp", "--approve", "auto"], env=env, cwd=str(ROOT), errlog=errlog,
                                    client_name="cli-test", timeout=120) as probe:
                 tools = await probe.tools()
+                # the browser starts with the server, not at the first call (issue 41: cold start)
+                for _ in range(300):
+                    if "browser ready" in (tmp_path / "stderr.txt").read_text(encoding="utf-8"):
+                        break
+                    await asyncio.sleep(0.1)
+                else:
+                    raise AssertionError("no 'browser ready' within 30 s of the server's start, before any call")
                 nav = await probe.call("browser_navigate", {"url": server.url("mcp_shop.html")})
                 assert not nav.is_error, nav.text
                 click = await probe.call("browser_click", {"ref": ref(items_of(nav), "Add to cart"),
@@ -65,3 +72,23 @@ def test_a_stdio_session_through_the_vigil_command(server, tmp_path):
     assert "done, verified" in clicked, clicked
     said = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
     assert "serving MCP over stdio" in said and "kept as session" in said, said
+
+
+def test_a_browser_that_cannot_start_early_is_said_by_the_first_call(server, tmp_path):
+    """The early start fails quietly; the first call that needs the browser starts it again and says why."""
+    env = {k: v for k, v in os.environ.items() if k != "VIGIL_MCP_TOKEN"}
+    env.update(VIGIL_HOME=str(tmp_path), VIGIL_CHROMIUM=str(tmp_path / "no-chromium-here"))
+    cmd = _vigil()
+
+    async def session() -> str:
+        with open(tmp_path / "stderr.txt", "w+", encoding="utf-8") as errlog:
+            async with stdio_probe(cmd[0], ["mcp", "--approve", "auto", "--no-record"], env=env, cwd=str(ROOT),
+                                   errlog=errlog, client_name="cli-test", timeout=60) as probe:
+                nav = await probe.call("browser_navigate", {"url": server.url("mcp_shop.html")})
+                assert nav.is_error
+                return nav.text
+
+    said = asyncio.run(asyncio.wait_for(session(), 90))
+    assert "VIGIL_CHROMIUM" in said and "no-chromium-here" in said, said
+    err = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
+    assert "Traceback" not in err and "browser ready" not in err, err
