@@ -320,7 +320,7 @@ async def bench_step(rounds: int = 5, long_steps: int = 0, record: bool = True) 
 
 async def _long_run(browser, demo: str, n: int) -> dict:
     """`n` recorded steps on the demo shop: memory after warm-up and at the end, store bytes per step."""
-    from engine.bench.store import _recorder_class
+    from engine.bench.store import _recorder_class, store_bytes
     from engine.store import Store
 
     url = demo + "index.html"
@@ -331,7 +331,7 @@ async def _long_run(browser, demo: str, n: int) -> dict:
             tab = await browser.new_tab(url)
             await _vigil(tab, url, [Step("click", lambda i: {"action": "click", "target": {
                 "role": "button", "name": "Accept"}}, _pw_add)], 1)
-            size = lambda: sum(p.stat().st_size for p in db.parent.glob("bench.db*"))  # noqa: E731
+            size = lambda: store_bytes(store)  # noqa: E731
             rss_start, heap_start = _rss_mb(), _heap_mb()
             size0 = size()
             warm = min(50, n)
@@ -392,7 +392,8 @@ def format_report(rep: dict) -> str:
                   f"the allocator keeps free); heap in use {lr['heap_start_mb']} → {lr['heap_after_warmup_mb']} → "
                   f"{lr['heap_end_mb']} MB ({lr['heap_growth_after_warmup_kb_per_step']} KB a step after warm-up); "
                   f"store +{lr['store_bytes_per_step'] / 1024:.1f} KB per step (the step record, its before/after "
-                  "snapshots and pictures)"]
+                  "snapshots and pictures, its messages: the store file's growth after a checkpoint that folds in "
+                  "and truncates the -wal file)"]
     lines += ["", "observe: snapshot before the step; propose: the planner; effect: what the step will do, computed "
               "in the page (engine.actions.effect);", "approve: the gate; locate: finding the element before input is "
               "dispatched (inside act);", "act: the action incl. dispatch; settle: the wait "

@@ -3,9 +3,10 @@ with and without the session store, interleaved so both see the same machine noi
 
 Each run is a scripted loop of scroll steps (down, then up, …: every step really moves the page)
 under the `auto` policy. Reported per page size: median step time without and with recording and
-their ratio, the median time the recorder spends committing one step (screenshots, the complete
-snapshots serialized and compressed, the record; inside that step's time), and the store bytes
-one step adds.
+their ratio, the median time the recorder spends committing one step (the complete snapshots
+serialized and compressed, the record; inside that step's time; its pictures follow on the store's
+writer thread), and the store bytes one step adds: the store file's growth, measured after a
+checkpoint has folded the -wal file into it and truncated it.
 """
 
 from __future__ import annotations
@@ -63,6 +64,13 @@ async def _run(tab, url: str, steps: int, store=None) -> tuple[list[float], list
     return [(b - a) * 1000 for a, b in zip(marks, marks[1:], strict=False)], (rec.commit_ms if rec else [])
 
 
+def store_bytes(store) -> int:
+    """The store's bytes on disk once the -wal file is folded into the main file and truncated (the -wal alone
+    swings between empty and a few MB with SQLite's checkpoints, whatever a step adds)."""
+    store.checkpoint()
+    return sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*"))
+
+
 async def bench_store(sizes: list[int], steps: int = 6, reps: int = 3) -> dict:
     from engine import launch
     from engine.store import Store
@@ -81,11 +89,11 @@ async def bench_store(sizes: list[int], steps: int = 6, reps: int = 3) -> dict:
                     plain, recorded, commits, grew = [], [], [], []
                     for _ in range(reps):
                         plain += (await _run(tab, url, steps))[0]
-                        size0 = sum(p.stat().st_size for p in db.parent.glob("bench.db*"))
+                        size0 = store_bytes(store)
                         took, commit = await _run(tab, url, steps, store)
                         recorded += took
                         commits += commit
-                        grew.append((sum(p.stat().st_size for p in db.parent.glob("bench.db*")) - size0) / steps)
+                        grew.append((store_bytes(store) - size0) / steps)
                     p, r = statistics.median(plain), statistics.median(recorded)
                     rows.append({"elements": await tab.page.evaluate("document.getElementsByTagName('*').length"),
                                  "steps": len(plain), "plain_step_ms": round(p, 1), "recorded_step_ms": round(r, 1),
@@ -104,7 +112,8 @@ def format_report(rep: dict) -> str:
                      f"{r['commit_ms']:>10.1f} {r['bytes_per_step'] / 1024:>8.1f}")
     lines += ["", "plain / recorded ms: median time of one loop step (observe, act, verify, record) without and with",
               "the session store; ratio = recorded / plain; commit ms: the recorder's synchronous write of one step",
-              "(after-snapshot serialized + zlib, two JPEGs, the record; fsync'd); KB/step: store growth per step."]
+              "(the snapshots serialized and compressed, the record; fsync'd; its pictures follow on the writer",
+              "thread); KB/step: store growth per step (the file after a checkpoint truncating the -wal)."]
     return "\n".join(lines)
 
 

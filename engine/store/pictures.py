@@ -1,5 +1,7 @@
 """A stored step's pictures: the before/after screenshots with the Set-of-Mark of the snapshot taken
-with each, drawn when asked for (the store keeps the plain JPEG and the snapshot, once each)."""
+with each, drawn when asked for (the store keeps the plain picture and the snapshot, once each). The
+pictures given out are JPEGs, whatever the store keeps (the JPEG as taken in older stores, WebP since
+schema 7: `engine.store.codecs`)."""
 
 from __future__ import annotations
 
@@ -38,20 +40,18 @@ def step_picture(store: Store, data: SessionData, index: int, side: str, *, lege
     shot_sha = refs.get(f"screenshot_{side}")
     if shot_sha is None:
         return None
-    raw = store.get_blob(shot_sha)
     snap_sha = refs.get(f"snapshot_{side}")
     if snap_sha is None:
-        return StepPicture(side, raw, 0)
+        return StepPicture(side, as_jpeg(store.get_blob(shot_sha), quality), 0)
+    img = store.picture(shot_sha).copy()  # (the store may keep its own for the next picture)
     try:
         from engine.snapshot.stored import load_snapshot
         from engine.vision.som import draw_som
         snap = load_snapshot(store.get_blob(snap_sha))
-        img = Image.open(io.BytesIO(raw))
-        img.load()
         res = draw_som(img, snap, legend=legend)
     except (VigilError, OSError, ValueError) as exc:
         log.warning("step %s %s: marks not drawn: %s", index, side, exc)
-        return StepPicture(side, raw, 0)
+        return StepPicture(side, _jpeg(img, quality), 0)
     rec = next((s for s in data.steps if s.index == index), None)
     target = rec.target.get("id") if rec is not None and rec.target else None
     out = res.image
@@ -66,3 +66,22 @@ def step_picture(store: Store, data: SessionData, index: int, side: str, *, lege
     buf = io.BytesIO()
     out.save(buf, format="JPEG", quality=quality)
     return StepPicture(side, buf.getvalue(), len(res.marks), target if mark is not None else None)
+
+
+def as_jpeg(data: bytes, quality: int = 80) -> bytes:
+    """Stored picture bytes as a JPEG: as they are when they are one, else decoded and encoded again (a WebP);
+    bytes Pillow cannot read are given back as they are (the reader says it cannot show them)."""
+    if data[:3] == b"\xff\xd8\xff":
+        return data
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            return _jpeg(img.convert("RGB"), quality)
+    except (OSError, ValueError) as exc:
+        log.warning("a stored picture could not be read: %s", exc)
+        return data
+
+
+def _jpeg(img: Image.Image, quality: int) -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, format="JPEG", quality=quality)
+    return buf.getvalue()

@@ -2,11 +2,12 @@
 
 The first task run in a tab creates the session (titled `{domain}: {task}`); later tasks in the same
 tab append to it (messages and steps carry on numbering), and navigating keeps it — the session's
-url and domain follow the page. The recorder listens to the loop's event bus. Each step (record,
-screenshots, snapshots) is committed in the callback, before the loop goes on to the next one — a
-killed process never loses a recorded step. An after picture that came after its step's record
+url and domain follow the page. The recorder listens to the loop's event bus. Each step (record and
+snapshots) is committed in the callback, before the loop goes on to the next one — a killed process
+never loses a recorded step. An after picture that came after its step's record
 (`StepPictureTaken`) is added to the stored step by a background write, queued before the planner
-is asked for the next step. The chat messages and plan updates around a step go to the store's
+is asked for the next step; so are the pictures that came with the record (transcoded to WebP on the
+writer thread: `Store.add_step_pictures`). The chat messages and plan updates around a step go to the store's
 background writer (`engine.store.writer`: one thread, in order, flushed before each step is
 written), so their fsyncs are off the loop's critical path. The loop waits for every write of a
 run before the run ends (`AgentLoop.track_write`), `finish()` flushes, and so does `Store.close()`
@@ -281,17 +282,26 @@ class SessionRecorder:
             return
         rec = ev.record.model_copy(update={"index": ev.record.index + self._step0})
         files: dict[str, tuple[str, bytes]] = {}
+        pictures: dict[str, bytes] = {}
         a = ev.artifacts
         if a is not None:
             for role in SCREENSHOT_ROLES:
                 data = getattr(a, role)
                 if data:
-                    files[role] = ("screenshot", data)
+                    pictures[role] = data
             for role in SNAPSHOT_ROLES:
                 snap = getattr(a, role)
                 if snap is not None:
                     files[role] = ("snapshot", self._snapshot_bytes(snap))
+        if not self.background:
+            files.update({role: ("screenshot", data) for role, data in pictures.items()})
         self.store.add_step(self.session_id, rec, files=files)
+        if self.background and pictures:
+            # the pictures follow the record on the writer thread (transcoded to WebP there, ~15-40 ms): as the
+            # late after picture does, written before the next step's record and before the run ends
+            sid, index = self.session_id, rec.index
+            self._write(lambda: self.store.add_step_pictures(sid, index, pictures), f"step {ev.record.index + 1}'s "
+                        "pictures")
         if rec.url_after:
             self.page_moved(rec.url_after)
 

@@ -15,19 +15,18 @@ whole. It is written at the damaged store's schema version, then migrated as any
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
 import sqlite3
 import time
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.errors import ErrorCode
+from engine.store.codecs import CodecError, decode, sha256
 from engine.store.integrity import is_corruption, read_only
 from engine.store.schema import LATEST_VERSION, SQLITE_HEADER, StoreError, migrate, schema_version
 
@@ -43,12 +42,19 @@ _ORPHANS = (
      "DELETE FROM steps WHERE session_id NOT IN (SELECT id FROM sessions)"),
     ("messages", "", "DELETE FROM messages WHERE session_id NOT IN (SELECT id FROM sessions)"),
     ("plans", "", "DELETE FROM plans WHERE session_id NOT IN (SELECT id FROM sessions)"),
+    # a snapshot kept as a delta (schema 7) cannot be read without its base: left out when that was lost
+    ("blobs", "snapshots whose earlier snapshot (needed to read them) was lost",
+     "DELETE FROM blobs WHERE sha256 NOT IN (WITH RECURSIVE whole(sha) AS (SELECT sha256 FROM blobs WHERE base IS "
+     "NULL UNION SELECT b.sha256 FROM blobs b JOIN whole ON b.base = whole.sha) SELECT sha FROM whole)"),
     ("step_blobs", "pictures and snapshots whose bytes were lost",
      "DELETE FROM step_blobs WHERE sha256 NOT IN (SELECT sha256 FROM blobs) OR NOT EXISTS "
      "(SELECT 1 FROM steps t WHERE t.session_id=step_blobs.session_id AND t.idx=step_blobs.idx)"),
-    ("blobs", "", "DELETE FROM blobs WHERE sha256 NOT IN (SELECT sha256 FROM step_blobs)"),
+    ("blobs", "", "DELETE FROM blobs WHERE sha256 NOT IN (WITH RECURSIVE keep(sha) AS (SELECT sha256 FROM step_blobs "
+     "UNION SELECT b.base FROM blobs b JOIN keep ON b.sha256 = keep.sha WHERE b.base IS NOT NULL) "
+     "SELECT sha FROM keep)"),
     ("fleet_runs", "", "DELETE FROM fleet_runs WHERE fleet_id NOT IN (SELECT id FROM fleets)"),
 )
+_OLD_BLOBS = {"": "DELETE FROM blobs WHERE sha256 NOT IN (SELECT sha256 FROM step_blobs)"}
 _MIN_ROWID = -(2**63)
 
 
@@ -150,8 +156,11 @@ def _copy(src: sqlite3.Connection, part: Path, rec: Recovery) -> None:
         dest.execute("BEGIN")
         for table in TABLES:
             _copy_table(src, dest, table, rec)
+        deltas = _has_table(dest, "blobs") and "base" in _columns(dest, "blobs")
         for table, words, sql in _ORPHANS:
-            if _has_table(dest, table):
+            if "base" in sql and not deltas:  # a store written before schema 7: no snapshot needs another
+                sql = _OLD_BLOBS.get(words) or ""
+            if sql and _has_table(dest, table):
                 gone = dest.execute(sql).rowcount
                 if gone and words:
                     rec.left_out[words] = rec.left_out.get(words, 0) + gone
@@ -215,11 +224,13 @@ def _whole(table: str, cols: list[str], values: tuple) -> bool:
         data = row.get("data")
         if not isinstance(data, bytes | bytearray) or not isinstance(row.get("sha256"), str):
             return False
+        if row.get("checksum") is not None:  # (schema 7's codecs: the stored bytes' own checksum)
+            return sha256(bytes(data)) == row["checksum"]
         try:
-            raw = zlib.decompress(data) if row.get("codec") == "zlib" else bytes(data)
-        except zlib.error:
+            raw = decode(str(row.get("codec")), data)
+        except CodecError:
             return False
-        return hashlib.sha256(raw).hexdigest() == row["sha256"]
+        return sha256(raw) == row["sha256"]
     for col in _JSON_COLUMNS.get(table, ()):
         if col in row:
             try:

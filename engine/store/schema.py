@@ -148,6 +148,13 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE sessions ADD COLUMN fleet_id TEXT",
         "CREATE INDEX sessions_by_fleet ON sessions(fleet_id)",
     ),
+    7: (
+        # blobs kept smaller (engine.store.codecs): a snapshot as a zstd delta against an earlier one (`base`, the
+        # blob it needs to decode), a picture as WebP; `checksum` is the sha256 of the stored bytes of those
+        # codecs. Blobs written before keep codec "zlib" / "raw", no base and no checksum, and read as before
+        "ALTER TABLE blobs ADD COLUMN base TEXT",
+        "ALTER TABLE blobs ADD COLUMN checksum TEXT",
+    ),
 }
 LATEST_VERSION = max(MIGRATIONS)
 

@@ -29,14 +29,12 @@ raises STORE_CORRUPT, which says what to do (`vigil sessions --recover`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
 import sqlite3
 import time
 import uuid
-import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +42,7 @@ from typing import Any
 from engine.errors import ErrorCode
 from engine.models import ChatMessage, Plan, StepRecord
 from engine.secret_values import scrub
+from engine.store.blobs import Blobs, NewPicture, taken_order
 from engine.store.columns import domain_of, now, stored_json, stored_text
 from engine.store.health import StoreHealth, check_before_open
 from engine.store.integrity import CheckMode, is_corruption
@@ -64,6 +63,8 @@ log = logging.getLogger("vigil.store")
 
 BUSY_TIMEOUT_MS = 15000
 FINAL_STATUSES = ("success", "error", "interrupted", "idle")
+# the -wal file is cut back to this after each checkpoint (SQLite otherwise keeps it at its largest, ~4 MB)
+WAL_LIMIT_BYTES = 1 << 20
 
 
 # -- the store ----------------------------------------------------------------------------------
@@ -78,6 +79,7 @@ class Store:
         self._pid = os.getpid()
         self._token = process_token(self._pid) or ""
         self._writer: BackgroundWriter | None = None
+        self.blobs = Blobs(conn, self._lock, path)  # how pictures and snapshots are kept (engine.store.blobs)
 
     @property
     def writer(self) -> BackgroundWriter:
@@ -137,6 +139,7 @@ class Store:
             # overwritten text (a redacted secret) is zeroed, not left in free pages
             conn.execute("PRAGMA secure_delete=ON")
             conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
             migrate(conn, path=path)
         except sqlite3.DatabaseError as e:
             conn.close()
@@ -294,7 +297,12 @@ class Store:
                                  code=ErrorCode.STORE_BUSY)
             # messages, plans and steps go with it, and step_blobs with the steps (ON DELETE CASCADE)
             c.execute("DELETE FROM sessions WHERE id=?", (session_id,))
-            gone = c.execute("DELETE FROM blobs WHERE sha256 NOT IN (SELECT sha256 FROM step_blobs)").rowcount
+            # a snapshot kept by another session may be a delta against one of this session's: its base stays
+            gone = c.execute("DELETE FROM blobs WHERE sha256 NOT IN (WITH RECURSIVE keep(sha) AS (SELECT sha256 FROM "
+                             "step_blobs UNION SELECT b.base FROM blobs b JOIN keep ON b.sha256 = keep.sha WHERE "
+                             "b.base IS NOT NULL) SELECT sha FROM keep)").rowcount
+            self.blobs.forget_session(session_id)
+            self.blobs.forget_decoded()
         return gone
 
     def rename(self, session_id: str, title: str) -> None:
@@ -335,51 +343,70 @@ class Store:
                  files: dict[str, tuple[str, bytes]] | None = None) -> None:
         """Record a step (replacing one with the same index) with its blobs — `blobs`: role → sha256
         already stored by `put_blob`; `files`: role → (kind, bytes) stored here, in the same
-        transaction (e.g. {"screenshot_after": ("screenshot", jpeg)}). Committed when this returns."""
+        transaction (e.g. {"screenshot_after": ("screenshot", jpeg)}). Committed when this returns.
+        A snapshot is kept as a delta against the session's previous one (`engine.store.codecs`), a picture
+        as WebP (`add_step_pictures` takes that off a step's critical path)."""
         action = record.action.to_string() if record.action else None
         blobs = dict(blobs or {})
-        rows = []
-        for role, (kind, data) in (files or {}).items():
-            sha, codec, body = self._pack(kind, data)
-            blobs[role] = sha
-            rows.append((sha, kind, codec, len(data), body, now()))
+        files = files or {}
+        shots = sorted((role for role, (kind, _) in files.items() if kind == "screenshot"), key=taken_order)
+        pictures = {role: self.blobs.prepare_picture(files[role][1], session_id) for role in shots}
         with self._tx() as c:
             self._touch(c, session_id)
-            c.executemany("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) "
-                          "VALUES (?,?,?,?,?,?)",
-                          rows)
+            for role, (kind, data) in files.items():
+                if kind == "snapshot":
+                    blobs[role] = self.blobs.put_snapshot(c, data, session_id)
+                else:
+                    pic = pictures.get(role) or NewPicture.as_given(data)
+                    pic.insert(c, kind)
+                    blobs[role] = pic.sha
             c.execute("INSERT OR REPLACE INTO steps(session_id, idx, status, actor, action, recorded_at, body, "
                       "unverified) VALUES (?,?,?,?,?,?,?,?)",
                       (session_id, record.index, record.status, record.actor, stored_text(action), now(),
-                       stored_json(record.model_dump(mode="json")), int(record.unverified)))
-            for role, sha in (blobs or {}).items():
+                       stored_json(step_body(record)), int(record.unverified)))
+            for role, sha in blobs.items():
                 c.execute("INSERT OR REPLACE INTO step_blobs(session_id, idx, role, sha256) VALUES (?,?,?,?)",
                           (session_id, record.index, role, sha))
+
+    def add_step_pictures(self, session_id: str, index: int, pictures: dict[str, bytes]) -> None:
+        """A stored step's pictures (role → JPEG), added after its record: each transcoded to WebP here unless
+        the same picture is stored already (a step's before picture is the step before's after picture). The
+        recorder calls this on the store's writer thread. Nothing happens when the step is not stored."""
+        ready = {role: self.blobs.prepare_picture(pictures[role], session_id)
+                 for role in sorted(pictures, key=taken_order)}
+        with self._tx() as c:
+            if c.execute("SELECT 1 FROM steps WHERE session_id=? AND idx=?", (session_id, index)).fetchone() is None:
+                return
+            for role, pic in ready.items():
+                pic.insert(c, "screenshot")
+                c.execute("INSERT OR REPLACE INTO step_blobs(session_id, idx, role, sha256) VALUES (?,?,?,?)",
+                          (session_id, index, role, pic.sha))
 
     def add_step_picture(self, session_id: str, index: int, role: str, jpeg: bytes, fields: dict[str, Any]) -> None:
         """A stored step's picture that came after its record (`role`, e.g. "screenshot_after"), and the record's
         `fields` that go with it (its hash), in one transaction. Nothing happens when the step is not stored."""
-        sha, codec, body = self._pack("screenshot", jpeg)
+        pic = self.blobs.prepare_picture(jpeg, session_id)
         with self._tx() as c:
             row = c.execute("SELECT body FROM steps WHERE session_id=? AND idx=?", (session_id, index)).fetchone()
             if row is None:
                 return
             record = json.loads(row[0])
             record.update(fields)
-            c.execute("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) VALUES (?,?,?,?,?,?)",
-                      (sha, "screenshot", codec, len(jpeg), body, now()))
+            pic.insert(c, "screenshot")
             c.execute("UPDATE steps SET body=? WHERE session_id=? AND idx=?", (stored_json(record), session_id, index))
             c.execute("INSERT OR REPLACE INTO step_blobs(session_id, idx, role, sha256) VALUES (?,?,?,?)",
-                      (session_id, index, role, sha))
+                      (session_id, index, role, pic.sha))
 
     def put_blob(self, kind: str, data: bytes) -> str:
-        """Store bytes once by content (sha256 of the bytes given); snapshots are zlib-compressed,
-        images kept as they are. Returns the sha256."""
-        sha, codec, body = self._pack(kind, data)
+        """Store bytes once by content (sha256 of the bytes given): a snapshot as one zstd frame, a picture as
+        WebP (when Pillow reads it and WebP is smaller), anything else as it is. Returns the sha256."""
+        if kind == "snapshot":
+            with self._tx() as c:
+                return self.blobs.put_snapshot(c, data, None)
+        pic = self.blobs.prepare_picture(data) if kind == "screenshot" else NewPicture.as_given(data)
         with self._tx() as c:
-            c.execute("INSERT OR IGNORE INTO blobs(sha256, kind, codec, size, data, created_at) VALUES (?,?,?,?,?,?)",
-                      (sha, kind, codec, len(data), body, now()))
-        return sha
+            pic.insert(c, kind)
+        return pic.sha
 
     def redact(self, session_id: str, secrets: set[str] | frozenset[str]) -> int:
         """Replace every form of these typed secrets in everything stored for the session (title,
@@ -403,17 +430,13 @@ class Store:
                                   (*clean, rowid))
                         changed += 1
         if changed:
-            with self._lock:
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.checkpoint()
         return changed
 
-    @staticmethod
-    def _pack(kind: str, data: bytes) -> tuple[str, str, bytes]:
-        """(sha256 of the bytes, codec, stored bytes): snapshots are zlib-compressed (level 3: measured on a
-        25k-element page, 31 ms and 374 KB against level 6's 76 ms and 304 KB — a step waits for it),
-        images kept as they are."""
-        sha = hashlib.sha256(data).hexdigest()
-        return (sha, "zlib", zlib.compress(data, 3)) if kind == "snapshot" else (sha, "raw", data)
+    def checkpoint(self) -> None:
+        """Fold the -wal file into the store and truncate it (what a step added is then all in the main file)."""
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def finish(self, session_id: str, status: str, reason: str | None = None, answer: str | None = None) -> None:
         """Close a run: status success / error / interrupted / idle, with its reason or answer."""
@@ -424,6 +447,7 @@ class Store:
             self._touch(c, session_id)
             c.execute("UPDATE sessions SET status=?, reason=?, answer=? WHERE id=?",
                       (status, stored_text(reason), stored_text(answer), session_id))
+            self.blobs.forget_session(session_id)  # (a resumed run starts its snapshots and pictures afresh)
 
     # -- reading --------------------------------------------------------------------------------
     _SUMMARY = ("SELECT s.id, s.title, s.domain, s.url, s.status, "
@@ -482,25 +506,25 @@ class Store:
                                                   f"({str(exc).splitlines()[0]})") from exc
 
     def get_blob(self, sha256: str) -> bytes:
-        """The original bytes stored under `sha256`; STORE_CORRUPT when they are not (SQLite keeps no
-        checksums: a damaged byte inside a picture is seen only here)."""
-        with self._lock:
-            row = self._conn.execute("SELECT codec, data FROM blobs WHERE sha256=?", (sha256,)).fetchone()
-        if row is None:
-            raise StoreError(f"No blob {sha256} in {self.path}.", code=ErrorCode.STORE_NO_BLOB)
-        codec, data = row
-        try:
-            raw = zlib.decompress(data) if codec == "zlib" else bytes(data)
-        except zlib.error:
-            raw = None
-        if raw is None or hashlib.sha256(raw).hexdigest() != sha256:
-            # the rest of the store may be sound: only this read is refused
-            raise damaged_record_error(self.path, f"The picture or snapshot {sha256[:12]}… (its bytes no longer "
-                                                  "match their checksum)")
-        return raw
+        """The bytes stored under `sha256`: a snapshot's original bytes; a picture as kept (the JPEG in a store
+        written before schema 7, else WebP, or PNG for one kept as a patch: read it by its content, not as a
+        JPEG; `picture` gives it decoded). STORE_CORRUPT when they no longer read back as written (SQLite keeps
+        no checksums: a damaged byte inside a picture is seen only here)."""
+        return self.blobs.read(sha256)
+
+    def picture(self, sha256: str) -> Any:
+        """A stored picture as a PIL image (RGB; a patched one drawn on the pictures before it); STORE_CORRUPT
+        when its bytes no longer read back as written. Do not change it: it may be kept for the next read."""
+        return self.blobs.picture(sha256)
 
     def integrity_check(self) -> str:
         """SQLite's own full check: "ok" when the file is consistent (said even of a store known to be
         damaged: it is how that is seen)."""
         with self.health.mutex:
             return "; ".join(r[0] for r in self._conn.execute("PRAGMA integrity_check").fetchall())
+
+
+def step_body(record: StepRecord) -> dict[str, Any]:
+    """A step record as stored: its fields that differ from their defaults (a third fewer bytes; the record
+    loads back equal — `StepRecord.model_validate_json`)."""
+    return record.model_dump(mode="json", exclude_defaults=True)
