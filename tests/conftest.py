@@ -53,6 +53,19 @@ def make(qtbot):
     return go
 
 
+def _reads_the_mcp_side(item: pytest.Item) -> bool:
+    return getattr(item, "originalname", "") == "test_mcp" and item.module.__name__.endswith("test_hostile_corpus")
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The hostile corpus's test_mcp tests run last: each only reads the result the MCP side (below) wrote in the
+    background. Collected first (tests/acceptance/), the first of them kept its worker idle until the side got
+    that far (75 s in one suite run); at the end of the session the side has long finished."""
+    last = [i for i in items if _reads_the_mcp_side(i)]
+    if last:
+        items[:] = [i for i in items if not _reads_the_mcp_side(i)] + last
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _hostile_mcp_side(request, tmp_path_factory, _private_vigil_home):
     """The hostile corpus's MCP side starts with the session (on the first worker), when any of its tests is

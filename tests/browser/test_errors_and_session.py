@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -15,6 +13,7 @@ from engine.browser.discovery import find_chromium
 from engine.browser.target import normalize_url
 from engine.errors import BrowserNotFoundError, NavigationError, SnapshotError, UnknownNodeError
 
+from support.cli_inprocess import vigil_in_process
 from support.paths import ROOT
 from support.recording_server import RecordingServer
 
@@ -167,18 +166,17 @@ def test_attach_by_cdp_url(harness, server):
 
 
 def test_cli_snapshot_json_and_errors(server):
-    vigil = [sys.executable, "-m", "engine.cli"]
-    r = subprocess.run(vigil + ["snapshot", server.url("labels.html"), "--json", "--format", "tree"],
-                       capture_output=True, text=True, timeout=120)
+    # `vigil snapshot` run in this process (engine.cli.main): its output and exit status, without three Python
+    # start-ups (tests/cli/test_cli_limits.py runs `vigil snapshot` as processes)
+    r = vigil_in_process("snapshot", server.url("labels.html"), "--json", "--format", "tree")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["payload"]["page"]["context"]["title"] == "Labels"
     assert out["stats"]["tiers"]["semantic"] > 0 and "capture" in out["stats"]["timings_ms"]
     assert any(n["name"] == "Email Address" for n in out["nodes"])
-    r = subprocess.run(vigil + ["snapshot", "http://127.0.0.1:9/"], capture_output=True, text=True, timeout=120)
+    r = vigil_in_process("snapshot", "http://127.0.0.1:9/")
     assert r.returncode == 2 and "Could not open" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run(vigil + ["snapshot", server.url("visibility.html"), "--format", "semantic", "--full-page"],
-                       capture_output=True, text=True, timeout=120)
+    r = vigil_in_process("snapshot", server.url("visibility.html"), "--format", "semantic", "--full-page")
     assert r.returncode == 0 and "Far below" in r.stdout and "tokens" in r.stderr
 
 

@@ -239,8 +239,6 @@ def test_while_a_person_decides_a_step_only_their_own_input_lets_the_page_leave(
     read the question) is held and asked like any exit — refused here, so the other site gets nothing; but
     when the person has just pressed something in the page themselves (through the window: they may be
     taking over to sign in elsewhere), the page is theirs and the exit is let through and reported."""
-    import asyncio
-
     from engine.browser.screencast import InputForwarder
 
     def run(press: bool):
@@ -256,7 +254,10 @@ def test_while_a_person_decides_a_step_only_their_own_input_lets_the_page_leave(
                     fwd = InputForwarder(tab)
                     await fwd.mouse("down", 30, 300)
                     await fwd.mouse("up", 30, 300)
-                await asyncio.sleep(2.0)  # the page's meta refresh (1 s) fires while the step waits here
+                # the page's meta refresh (1 s) fires while the step waits here: until it was held and refused,
+                # or let through and arrived at the other site (at most 4 s)
+                await _until(lambda: rec.other() if press else any(
+                    (r.proposal.details or {}).get("held") for r in asked), 4.0)
                 return Decision.approve()
 
             res = await AgentLoop(tab, ScriptedPlanner([{"action": "wait", "ms": 10}, {"action": "finish"}]),
@@ -276,6 +277,12 @@ def test_while_a_person_decides_a_step_only_their_own_input_lets_the_page_leave(
     exits = res.steps[0].incidents.exits
     assert exits and exits[0].allowed and "while a step waited for the person" in exits[0].reason, exits
     assert rec.other() == ["GET /refresh"], rec.other()
+
+
+async def _until(done, timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while not done() and time.monotonic() < end:
+        await asyncio.sleep(0.05)
 
 
 # -- downloads --------------------------------------------------------------------------------------------

@@ -125,35 +125,56 @@ def _wheel(view, pos: QPointF, dy: int) -> None:
     QApplication.sendEvent(view, ev)
 
 
+# The page's panel is under 1024 px wide, so the documentation shows its narrow layout: a top bar 40 px high,
+# position: fixed (Menu, the logo, Quick search, Go). Once a snapshot at the new scroll has seen those boxes
+# where they were, the overlay keeps them put, also on a frame painted at the old scroll after it landed
+# (CI: "4 of 8 boxes moved by 300.0", the 4 were the bar's).
+FIXED_BAR_PX = 40
+
+
+def _in_fixed_bar(rect) -> bool:
+    return rect[1] >= -0.5 and rect[1] + rect[3] <= FIXED_BAR_PX + 0.5
+
+
 def test_a_scroll_moves_the_boxes_at_once_then_new_links_get_boxes(qtbot, aio, server):  # noqa: F811
     with open_window(qtbot, server.url("real/pydoc/library/json.html"), screen=screen_named("1366x768")) as w:
         wait_fitted(qtbot, w)
+        assert w.sup.snapshot.context.viewport.width < 1024, "the page is not in its narrow layout (fixed top bar)"
         w.act_overlay.setChecked(True)
-        first = w.sup.snapshot
         qtbot.waitUntil(lambda: not w.page.overlay_stale, timeout=5000)
         seen = {b.node_id: b.page_rect for b in w.page.drawn_boxes()}
-        shifted: list = []   # every painted frame while the snapshot drawn lagged the page's scroll
+        shifted: list = []   # every painted frame whose scroll differs from the snapshot drawn
 
         def painted():
             dx, dy = w.page.scroll_shift()
             if dy:
                 at_snapshot = {b.node_id: b.page_rect for b in w.page.overlay_boxes()}
                 drawn = {b.node_id: b.page_rect for b in w.page.drawn_boxes()}
-                moved = [n for n in drawn if abs(drawn[n][1] - (at_snapshot[n][1] + dy)) < 0.6]
-                shifted.append((dy, len(moved), len(drawn)))
+                right = [n for n in drawn if abs(drawn[n][1] - (at_snapshot[n][1] + dy)) < 0.6
+                         or (abs(drawn[n][1] - at_snapshot[n][1]) < 0.6 and _in_fixed_bar(at_snapshot[n]))]
+                shifted.append((dy, len(right), len(drawn)))
         w.page.frame_painted.connect(painted)
-        _wheel(w.page, QPointF(w.page.width() / 2, w.page.height() / 2), -360)   # three notches down
-        try:
-            qtbot.waitUntil(lambda: w.sup.snapshot is not first and w.sup.snapshot.context.scroll_y > 100
-                            and not w.page.overlay_stale, timeout=8000)
-        except qtbot.TimeoutError:
-            raise AssertionError(f"no snapshot after the scroll: page scrollY {w.page._meta.get('scrollOffsetY')}, "
-                                 f"live {w.sup.live.follower.stats}, may run {w.sup.live.may_run()}, "
-                                 f"snapshot y {w.sup.snapshot.context.scroll_y}") from None
+        # A snapshot can land before the frames of the new scroll have come through their masking and been painted
+        # (seen on a loaded machine: 120 ms from frame to paint); then nothing was drawn in between to check, and
+        # the wheel is turned again (at most three times) until a frame shows the page ahead of its snapshot.
+        for _ in range(3):
+            before = w.sup.snapshot
+            _wheel(w.page, QPointF(w.page.width() / 2, w.page.height() / 2), -360)   # three notches down
+            try:
+                qtbot.waitUntil(lambda: w.sup.snapshot is not before  # noqa: B023 - waited on here
+                                and w.sup.snapshot.context.scroll_y > before.context.scroll_y + 100  # noqa: B023
+                                and not w.page.overlay_stale, timeout=8000)
+            except qtbot.TimeoutError:
+                raise AssertionError(
+                    f"no snapshot after the scroll: page scrollY {w.page._meta.get('scrollOffsetY')}, live "
+                    f"{w.sup.live.follower.stats}, may run {w.sup.live.may_run()}, snapshot y "
+                    f"{w.sup.snapshot.context.scroll_y}") from None
+            if shifted:
+                break
         w.page.frame_painted.disconnect(painted)
-        assert shifted, "no frame was painted with the new scroll before the new snapshot landed"
-        for dy, moved, drawn in shifted:   # the boxes moved with the page at once (fixed ones stay: none here)
-            assert moved >= 0.9 * drawn, f"{moved} of {drawn} boxes moved by {dy}"
+        assert shifted, "in three wheel turns, no frame was painted with the new scroll before its snapshot landed"
+        for dy, right, drawn in shifted:   # the boxes moved with the page at once (the fixed top bar's stay)
+            assert right >= 0.9 * drawn, f"{right} of {drawn} boxes moved by {dy} or stayed in the fixed top bar"
         snap = w.sup.snapshot
         fresh = [b for b in w.page.drawn_boxes() if b.node_id not in seen]
         assert fresh, (f"the links that came into view have no boxes ({len(seen)} before, "

@@ -22,6 +22,7 @@ from support.paths import ROOT  # noqa: E402
 
 FAST = StabilityConfig(dom_quiet_ms=120, network_quiet_ms=150, timeout_ms=1500)
 TASK = "click Accept, type Ada Lovelace into Full name, check Gift wrap, click Create account"
+CREATE = "#signup-form button[type=submit]"  # Create account
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def runs(harness):
     async def take_over(i, req, tab):
         if i == 2:  # "Check Gift wrap": the person clicks Create account in the page instead
             btn = (await tab.snapshot()).find("button", "Create account")[0]
-            await tab.click(btn.node_id)
+            await tab.page.click(CREATE)  # the person's own click (Vigil's would wait 3 s on the form's error)
             return Decision(kind="take_over", performed=[PerformedAction(
                 action=Action(name="click", target=btn.node_id),
                 target={"id": btn.node_id, "role": "button", "name": "Create account"})])

@@ -16,6 +16,7 @@ from support.paths import ROOT
 
 FAST = StabilityConfig(dom_quiet_ms=120, network_quiet_ms=150, timeout_ms=1500)
 TASK = "click Accept, type Ada Lovelace into Full name, check Gift wrap, click Create account"
+CREATE = "#signup-form button[type=submit]"  # Create account
 
 
 def _run(harness, decide, task=TASK, max_steps=8):
@@ -106,7 +107,7 @@ def test_a_take_over_that_left_the_box_empty_proposes_it_again_and_a_declined_gi
             took.append(i)
             snap = await tab.snapshot()
             btn = snap.find("button", "Create account")[0]
-            await tab.click(btn.node_id)
+            await tab.page.click(CREATE)  # the person's own click (Vigil's would wait 3 s on the form's error)
             return Decision(kind="take_over", performed=[PerformedAction(
                 action=Action(name="click", target=btn.node_id),
                 target={"id": btn.node_id, "role": "button", "name": "Create account"})])

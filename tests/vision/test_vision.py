@@ -18,6 +18,7 @@ from engine.vision import UNCHANGED_THRESHOLD, ScreenshotTracker, capture_screen
 from engine.vision.screenshot import grab_viewport
 from engine.vision.som import OCCLUDED_COLOUR, ROLE_GROUPS
 
+from support.cli_inprocess import vigil_in_process
 from support.paths import ROOT
 
 BUTTON = ROLE_GROUPS["button"][1]
@@ -216,9 +217,8 @@ def test_som_occluded_node_drawn_distinctly(harness, server):
 
 def test_cli_snapshot_writes_set_of_mark_png(server, tmp_path):
     out = tmp_path / "som.png"
-    cmd = [sys.executable, "-m", "engine.cli", "snapshot", server.url("overlay.html"), "--som", str(out),
-           "--format", "skeleton"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    # in this process (engine.cli.main): what the command writes, without a Python start-up
+    proc = vigil_in_process("snapshot", server.url("overlay.html"), "--som", str(out), "--format", "skeleton")
     assert proc.returncode == 0, proc.stderr
     assert "Covered button" in proc.stdout
     assert "3 marks (1 covered)" in proc.stderr and str(out) in proc.stderr
