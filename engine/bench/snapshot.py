@@ -85,6 +85,27 @@ def shop_css() -> str:
             ".card{border:1px solid #ccc;padding:6px}.fav{cursor:pointer}main{flex:1;padding:8px}")
 
 
+def _facts(snap) -> list[list]:
+    """Every node of a snapshot, as JSON holds it (not the frame's id: the browser makes a new one per run)."""
+    rows = [[n.node_id, n.parent.node_id if n.parent is not None else None, n.tag, n.role, n.name, n.text, n.value,
+             n.states or None, n.bounds, n.visible_ratio, n.flags, n.tier, n.attrs or None, n.scroll, n.occluded_by,
+             n.occluded_by_desc, n.visible_bounds, n.line_rects] for n in snap.nodes()]
+    return json.loads(json.dumps(rows))
+
+
+def _saved_rows(results: list[dict], save: str | None, compare: str | None) -> None:
+    """Write or compare the pages' full walks (`_facts`, held in each result under `_rows`, then dropped)."""
+    saved = json.loads(Path(compare).read_text(encoding="utf-8")) if compare else {}
+    for r in results:
+        rows = r.pop("_rows")
+        if compare:
+            r["equal_saved"] = saved.get(r["page"]) == rows if r["page"] in saved else None
+        if save:
+            saved[r["page"]] = rows
+    if save:
+        Path(save).write_text(json.dumps(saved), encoding="utf-8")
+
+
 def _p50(xs: list[float]) -> float:
     return statistics.median(xs) if xs else 0.0
 
@@ -96,7 +117,10 @@ _SNAP_S = 180.0  # and for Vigil's snapshot
 
 
 async def bench_snapshot(sizes: list[int], reps: int = 5, out=print, big: int = 0,
-                         extras: tuple[str, ...] = EXTRAS) -> dict:
+                         extras: tuple[str, ...] = EXTRAS, save_rows: str | None = None,
+                         compare_rows: str | None = None) -> dict:
+    """`save_rows`: write each page's full walk (node for node) to this JSON file; `compare_rows`: compare each
+    page's full walk with one saved so (by another version of the walker: its output must not change)."""
     from engine import launch
 
     results = []
@@ -124,6 +148,7 @@ async def bench_snapshot(sizes: list[int], reps: int = 5, out=print, big: int = 
                     out(f"… {label}", file=sys.stderr)
                     results.append(await _page_row(browser, label, url, change, reps))
                 big_row = await _big_page(browser, base, big) if big else None
+    _saved_rows(results, save_rows, compare_rows)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     report = {"reps": reps, "pages": results, "python_peak_rss_mb": round(peak_mb, 1), "big": big_row}
     return report
@@ -158,6 +183,11 @@ async def _page_row(browser, label: str, url: str, change: str, reps: int) -> di
             t = time.perf_counter()
             pw_text = await tab.page.aria_snapshot(mode="ai", boxes=True, timeout=_PW_MS)
             pw_times.append((time.perf_counter() - t) * 1000)
+        # node for node: the full walk equals one where every control is hit-tested (no occlusion proven by geometry)
+        rows = _facts(snap)
+        await tab.page.evaluate(_OCCLUSION, [tab.key, "exact"])
+        exact_equal = _facts(await tab.snapshot(force=True, timeout=_SNAP_S)) == rows
+        await tab.page.evaluate(_OCCLUSION, [tab.key, None])
         resnap = await _resnapshot(tab, reps, change)
         # node for node: an incremental snapshot after one more change, then a forced walk
         await tab.page.evaluate(change, 99991)
@@ -178,11 +208,14 @@ async def _page_row(browser, label: str, url: str, change: str, reps: int) -> di
                        "playwright_aria": estimate_tokens(pw_text)},
             "playwright_chars": len(pw_text), "semantic_nodes": sem.node_count,
             "resnapshot": resnap, "equal_to_full": equal, "equal_walk": inc.walk.describe(),
+            "equal_exact_occlusion": exact_equal, "_rows": rows,
         }
     finally:
         await tab.close()
 
 
+# How the walker decides occlusion (walker/occlusion.js): "exact" hit-tests every control, None as it chooses.
+_OCCLUSION = "([k, how]) => { window[k].occlusion = how || undefined; }"
 # Two animation frames: what the settle after an action waits for before the step's snapshot is taken.
 _PAINTED = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 _CHANGE = PRICE_CHANGE
@@ -331,6 +364,10 @@ def format_report(rep: dict) -> str:
               "ids, occl (occlusion hit tests), info; build: Python tree; sem: semantic payload; "
               "tokens: 4 ASCII chars ≈ 1 token.",
               f"Python process peak RSS: {rep['python_peak_rss_mb']} MB", "",
+              "Full walk node for node: = exact — equal to a walk that hit-tests every control (occlusion not proven "
+              "by geometry); = saved — equal to the walk saved by --save-rows (another version of the walker):",
+              *[f"{r.get('page', r['elements']):<24} = exact {_yes(r.get('equal_exact_occlusion'))}"
+                + (f"  = saved {_yes(r['equal_saved'])}" if "equal_saved" in r else "") for r in rep["pages"]], "",
               "Re-snapshot after a one-node change (each measurement after its own change, order rotated; p50 ms);",
               "painted: the clock starts once the page has painted the change (as after a step's settle); at once: "
               "right after it, the browser's rendering of the change included; = full: an incremental snapshot "
@@ -365,6 +402,10 @@ def format_report(rep: dict) -> str:
     return "\n".join(lines)
 
 
+def _yes(v: bool | None) -> str:
+    return "yes" if v else "NO" if v is not None else "(not saved)"
+
+
 def add_bench_parser(bsub) -> None:
     bs = bsub.add_parser("snapshot", help="snapshot speed and size vs Playwright's aria snapshot")
     bs.add_argument("--sizes", default="1000,5000,25000", help="element counts (default 1000,5000,25000)")
@@ -374,6 +415,9 @@ def add_bench_parser(bsub) -> None:
                     help="pages built like real sites, besides the generated sizes: xorigin (its style sheet from "
                          "another origin), inputs (a 5,000-row form), docs (Python's documentation from file://); "
                          "'' for none")
+    bs.add_argument("--save-rows", metavar="FILE", help="write each page's full walk (node for node) to FILE")
+    bs.add_argument("--compare-rows", metavar="FILE",
+                    help="compare each page's full walk with the one --save-rows wrote (by another version of Vigil)")
     bs.add_argument("--json", action="store_true")
 
 
@@ -384,10 +428,13 @@ def bench_command(args) -> int:
     if unknown:
         print(f"Unknown page(s) {', '.join(unknown)}: choose from {', '.join(EXTRAS)}.")
         return 2
-    return run(sizes, args.reps, args.json, getattr(args, "big", 0), extras)
+    return run(sizes, args.reps, args.json, getattr(args, "big", 0), extras, getattr(args, "save_rows", None),
+               getattr(args, "compare_rows", None))
 
 
-def run(sizes: list[int], reps: int, as_json: bool, big: int = 0, extras: tuple[str, ...] = EXTRAS) -> int:
-    rep = asyncio.run(bench_snapshot(sizes, reps, big=big, extras=extras))
+def run(sizes: list[int], reps: int, as_json: bool, big: int = 0, extras: tuple[str, ...] = EXTRAS,
+        save_rows: str | None = None, compare_rows: str | None = None) -> int:
+    rep = asyncio.run(bench_snapshot(sizes, reps, big=big, extras=extras, save_rows=save_rows,
+                                     compare_rows=compare_rows))
     print(json.dumps(rep, indent=2) if as_json else format_report(rep))
     return 0

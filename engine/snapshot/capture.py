@@ -244,7 +244,7 @@ async def _walk_frame(page: PageTarget, frame_id: str, opts: dict, timeout: floa
             data = await _walk(page, frame_id, opts, timeout, memo, full)
     timings["walk"] = timings.get("walk", 0.0) + (time.perf_counter() - t) * 1000
     for k, v in (data.get("t") or {}).items():
-        if k in ("walk", "ids", "occlusion", "info"):
+        if k in ("walk", "ids", "occlusion", "info", "proven"):
             timings["page_" + k] = timings.get("page_" + k, 0.0) + v
     return data
 

@@ -94,6 +94,6 @@
     dpr: window.devicePixelRatio, ver: S.ver, ready: document.readyState,
     rows: out, diff: diff, tok: I.tok, seq: seq, frames: frames, suspects: suspects.length, truncated: truncated,
     inc: { mode: PLAN ? 'incremental' : 'full', why: I.why, walked: walked, copied: copied, xs: I.xneed.length ? I.xneed : undefined },
-    t: { walk: tWalk - t0, ids: tIds - tWalk, occlusion: tOcc - tIds, info: tEnd - tOcc, hits: hits, recovered: recovered },
+    t: { walk: tWalk - t0, ids: tIds - tWalk, occlusion: tOcc - tIds, info: tEnd - tOcc, hits: hits, proof: tProof, proven: trustedN, recovered: recovered },
   });
 }

@@ -41,7 +41,144 @@
     for (const r of changed) if (r[0] < x2 + 1 && r[0] + r[2] > x1 - 1 && r[1] < y2 + 1 && r[1] + r[3] > y1 - 1) return true;
     return false;
   };
+  // A hit on any of these (or inside them) is the control itself: it, its labels, the shadow hosts it lives in.
+  function ownersOf(el) {
+    const owners = new Set([el]);
+    for (const l of labelsFor(el)) owners.add(l);
+    const wl = el.closest('label'); if (wl) owners.add(wl);
+    for (let hst = rootOf(el).host; hst; hst = rootOf(hst).host) owners.add(hst);
+    return owners;
+  }
+  // Occlusion proven by geometry (issue 41): on a page of many controls in view (a 5,000-row form), a hit test
+  // costs milliseconds (Chromium walks every sibling box), so a control of the document tree whose hit points
+  // only boxes of itself, its labels and its containers can reach is not hit-tested: its hit test could not
+  // see anything else. What can be hit is listed: every walked element's box (positioned, fixed, sticky,
+  // transformed, z-indexed overlays included: their boxes are where they are drawn) and every text node's
+  // boxes (text overflowing its element, a negative indent). What the walk cannot list turns the proof off
+  // for the whole page: pseudo-element boxes (any rule with ::before, ::after, ::marker…, a style sheet it
+  // cannot read, list markers, quotes), the top layer (a modal's backdrop, popovers, full screen), SVG drawn
+  // outside its box, MathML, a slider (its thumb overflows its box), a rendered <script>/<style>, closed
+  // shadow roots not found yet, a cut walk. A sample of the proven controls is still hit-tested (below).
+  const PROOF_MIN = 40, BAND = 32, PROOF_ROW_MS = 0.004;
+  // proof: null (not built yet), false (not available) or the painters by band of the viewport; trustedN: the
+  // controls proven clear and not hit-tested
+  let proof = null, tProof = 0, trustedN = 0;
+  const deferred = [];
+  function topNode(n) {   // what a hit test in the document returns for a node: its host in the document tree
+    for (let r = n.getRootNode(); r !== document; r = n.getRootNode()) {
+      if (!r.host) return null;
+      n = r.host;
+    }
+    return n;
+  }
+  function buildProof() {
+    if (occCandidates.length < PROOF_MIN || count > maxNodes || suspects.length || !I.css || I.css.unk || I.css.pse) return false;
+    for (const i of pzRows) {   // (quotes; a list item's marker, unless it has none)
+      const el = memo[i].el;
+      if (el.localName === 'q') return false;
+      const lc = getComputedStyle(el);
+      if (lc.display.indexOf('list-item') >= 0 && (lc.listStyleType !== 'none' || lc.listStyleImage !== 'none')) return false;
+    }
+    for (const q of [':modal', ':popover-open', ':fullscreen']) {
+      try { if (document.querySelector(q)) return false; } catch (e) { return false; }
+    }
+    for (const r of [document].concat(I.roots)) {
+      if (r !== document && !r.isConnected) continue;
+      for (const e of r.querySelectorAll('head,script,style,noscript,template,title,meta,link,base')) {
+        if (getComputedStyle(e).display !== 'none') return false;
+      }
+    }
+    const nb = Math.ceil(VH / BAND) + 1;
+    const bands = [];
+    for (let b = 0; b < nb; b++) bands.push([]);
+    const boxes = [];   // [x1, y1, x2, y2, node as a hit test in the document returns it]
+    const add = (l, t, r, b, node) => {
+      if (r <= l || b <= t) return true;       // (nothing to hit)
+      if (r < 0 || b < 0 || l > VW || t > VH) return true;
+      if (!node) return false;
+      const k = boxes.length;
+      boxes.push([l - 1, t - 1, r + 1, b + 1, node]);
+      const b1 = Math.max(0, Math.floor((t - 1) / BAND)), b2 = Math.min(nb - 1, Math.floor((b + 1) / BAND));
+      for (let z = b1; z <= b2; z++) bands[z].push(k);
+      return true;
+    };
+    for (let i = 0; i < nRows; i++) {
+      const m = memo[i], el = m.el;
+      if (el.namespaceURI === SVG_NS) {
+        if (el.ownerSVGElement) continue;   // (inside an <svg>: within its box, which clips, below)
+        const sc = getComputedStyle(el);
+        if (sc.overflowX === 'visible' || sc.overflowY === 'visible') return false;
+      } else if (m.r && (el.localName === 'math' || (el.localName === 'input' && el.type === 'range'))) return false;   // (a slider's thumb is drawn outside its box)
+      if (m.r && !add(m.r[0], m.r[1], m.r[0] + m.r[2], m.r[1] + m.r[3], rows[i][7] & 4 ? topNode(el) : el)) return false;
+    }
+    // Text, where it is drawn (a Range's boxes: it may overflow its element, or be indented out of it). White space
+    // alone in a flex or grid container is not drawn (CSS Flexbox §4, Grid §6): not measured.
+    const range = document.createRange();
+    const texts = (p, node, lay) => {
+      for (let c = p.firstChild; c; c = c.nextSibling) {
+        if (c.nodeType !== 3 || (lay && !/\S/.test(c.data))) continue;
+        range.selectNodeContents(c);
+        const rc = range.getBoundingClientRect();
+        if (!add(rc.left, rc.top, rc.right, rc.bottom, node)) return false;
+      }
+      return true;
+    };
+    for (let i = 0; i < nRows; i++) {
+      const el = memo[i].el;
+      if (el.namespaceURI === SVG_NS || !el.firstChild && !el.shadowRoot) continue;   // (an <svg>'s words are in its box)
+      const node = rows[i][7] & 4 ? topNode(el) : el;
+      if (!texts(el, node, layOf.has(i))) return false;
+      const sr = el.shadowRoot || S.closed.get(el);
+      if (sr && !texts(sr, node, false)) return false;
+    }
+    return { bands: bands, boxes: boxes };
+  }
+  // Whether the proof is worth building: the hit tests left would cost more than it (its cost grows with the page's
+  // rows, a hit test's with the boxes around the point: measured on the first controls). S.occlusion: 'exact' hit-tests
+  // every control, 'proof' always tries the proof (tests and the benchmark compare the two).
+  function proofWorth(left) {
+    if (proof !== null || S.occlusion === 'proof') return true;
+    if (S.occlusion === 'exact' || occCandidates.length < PROOF_MIN || exactN < 2) return false;
+    return (exactMs / exactN) * left > PROOF_ROW_MS * nRows;
+  }
+  // Whether geometry proves the control clear: every box that meets its hit points is its own, a label's, or a
+  // container's (the hit test would then say it is not occluded).
+  function proofFor(el, x1, y1, x2, y2) {
+    if (occCandidates.length < PROOF_MIN || S.occlusion === 'exact' || rootOf(el) !== document || el.namespaceURI === SVG_NS) return false;
+    if (proof === null) { const t = performance.now(); proof = buildProof(); tProof = performance.now() - t; }
+    if (!proof) return false;
+    const ix = (x2 - x1) / 4, iy = (y2 - y1) / 4;
+    const qx1 = x1 + ix, qy1 = y1 + iy, qx2 = x2 - ix, qy2 = y2 - iy;   // (the five points lie in this box)
+    const b1 = Math.max(0, Math.floor(qy1 / BAND)), b2 = Math.min(proof.bands.length - 1, Math.floor(qy2 / BAND));
+    let owners = null, anc = null;
+    const seen = new Set();
+    for (let z = b1; z <= b2; z++) {
+      for (const k of proof.bands[z]) {
+        if (seen.has(k)) continue;
+        seen.add(k);
+        const bx = proof.boxes[k];
+        if (bx[0] > qx2 || bx[2] < qx1 || bx[1] > qy2 || bx[3] < qy1) continue;
+        const n = bx[4];
+        if (n === el) continue;
+        if (!anc) {
+          anc = new Set();
+          for (let q = el.parentNode; q; q = q.parentNode) {
+            if (q.namespaceURI === SVG_NS) return false;   // (in a <foreignObject>: the picture's shapes are not listed)
+            anc.add(q);
+          }
+        }
+        if (anc.has(n)) continue;
+        if (!owners) owners = ownersOf(el);
+        let mine = false;
+        for (let q = n; q; q = q.parentNode) if (owners.has(q)) { mine = true; break; }
+        if (!mine) return false;
+      }
+    }
+    return true;
+  }
+  let exactMs = 0, exactN = 0, left = occCandidates.length;
   for (const [ri, el, x, y, w, h, clip] of occCandidates) {
+    left--;
     if (!(rows[ri][7] & 8)) continue;     // no longer a click target (a delegating container)
     const x1 = Math.max(x, clip[0], 0), y1 = Math.max(y, clip[1], 0);
     const x2 = Math.min(x + w, clip[0] + clip[2], VW), y2 = Math.min(y + h, clip[1] + clip[3], VH);
@@ -61,6 +198,34 @@
         continue;
       }
     }
+    if (proofWorth(left) && proofFor(el, x1, y1, x2, y2)) { deferred.push([ri, el, x1, y1, x2, y2]); continue; }
+    if (exactN < 8 && proof === null) {   // (the first controls' hit tests are timed: proofWorth)
+      const t = performance.now();
+      hitTest(ri, el, x1, y1, x2, y2);
+      exactMs += performance.now() - t; exactN++;
+    } else hitTest(ri, el, x1, y1, x2, y2);
+  }
+  // The candidates proven clear by geometry: a sample is hit-tested as a check of the proof; if any point of the
+  // sample hits something the proof did not expect, the proof is not trusted and every one of them is hit-tested.
+  if (deferred.length) {
+    // (the first, the last and evenly between: three, and one more per 64)
+    const every = Math.max(1, Math.floor(deferred.length / (2 + (deferred.length >> 6))));
+    let trusted = true;
+    for (let q = 0; q < deferred.length && trusted; q++) {
+      if (q % every !== 0 && q !== deferred.length - 1) continue;
+      const d = deferred[q];
+      if (hitTest(d[0], d[1], d[2], d[3], d[4], d[5]) !== 0) trusted = false;
+      d[0] = -1;
+    }
+    for (const d of deferred) {
+      if (d[0] < 0) continue;
+      if (trusted) { occNow.set(d[1], false); trustedN++; }
+      else hitTest(d[0], d[1], d[2], d[3], d[4], d[5]);
+    }
+  }
+  // The hit test of one control: sets its row's occlusion and occNow; returns how many points hit something that
+  // is neither the control (its label, its host) nor one of its containers.
+  function hitTest(ri, el, x1, y1, x2, y2) {
     const ix = (x2 - x1) / 4, iy = (y2 - y1) / 4;
     const pts = [[(x1 + x2) / 2, (y1 + y2) / 2], [x1 + ix, y1 + iy], [x2 - ix, y1 + iy], [x1 + ix, y2 - iy], [x2 - ix, y2 - iy]];
     const root = rootOf(el);
@@ -73,12 +238,7 @@
       hits++;
       if (!top) continue;
       if (top === el) { n++; ok++; continue; }
-      if (!owners) {
-        owners = new Set([el]);
-        for (const l of labelsFor(el)) owners.add(l);
-        const wl = el.closest('label'); if (wl) owners.add(wl);
-        for (let hst = rootOf(el).host; hst; hst = rootOf(hst).host) owners.add(hst);
-      }
+      if (!owners) owners = ownersOf(el);
       let mine = false;
       for (let q = top; q; q = up(q)) if (owners.has(q)) { mine = true; break; }
       if (mine) { n++; ok++; continue; }
@@ -103,5 +263,6 @@
       }
     }
     occNow.set(el, res);
+    return n - ok;
   }
   const tOcc = performance.now();

@@ -55,8 +55,10 @@
   // {e, a, c, t}: see sibScan]); one it has not read yet makes every flag assumed (`unk`), and its
   // address is asked for (I.xneed, sent back in `inc.xs`).
   function cssFlags() {
+    // pse: some rule may give an element a pseudo-element box (::before, ::marker…), which the walk does not
+    // see: occlusion then proves nothing by geometry (occlusion.js)
     const f = { has: false, sib: false, fw: false, cq: false, unk: 0, xk: '', em: false, any: false, cls: new Set(), att: new Set(),
-      gen: null };
+      gen: null, pse: false };
     const gens = [];
     const seen = new Set();
     const unread = new Map();   // href → sheets at it that could not be read
@@ -65,6 +67,7 @@
         const s = r.selectorText;
         if (s) {
           selFlags(s, f);
+          if (!f.pse && PSE_BOX.test(s)) f.pse = true;
           if (r.style && s.indexOf(':after') + s.indexOf(':before') > -2) genRule(s, r.style.content, gens);
         }
         if (r.start || r.end) selFlags((r.start || '') + ', ' + (r.end || ''), f);   // @scope (a) to (b)
@@ -101,6 +104,7 @@
       if (h && x !== null) I.xneed.push(h);   // (null: the browser could not read it either)
     }
     if (f.unk) { f.has = f.sib = f.fw = f.cq = f.any = true; }
+    if (unread.size) f.pse = true;   // (what the browser read for us does not say which pseudo-elements it styles)
     for (const [h, k] of unread) {   // (generated content in the sheets the browser read for us)
       const x = X && h ? X[h] : undefined;
       if (x && x[4] >= k && x[5] && x[5].g) for (const g of x[5].g) gens.push(g);
@@ -108,6 +112,10 @@
     f.gen = genIndex(gens);
     return f;
   }
+  // A pseudo-element in a selector that can make a box of its own (anything but the ones drawn inside their
+  // element's box or not drawn at all: selection, placeholder, scroll bars, highlights, file button, ::part/::slotted
+  // which style real elements). The legacy one-colon forms count.
+  const PSE_BOX = /::(?!(?:selection|placeholder|-webkit-scrollbar|-webkit-input-placeholder|-webkit-inner-spin-button|-webkit-outer-spin-button|-webkit-search-cancel-button|-webkit-calendar-picker-indicator|file-selector-button|-webkit-file-upload-button|highlight|spelling-error|grammar-error|target-text|search-text|part|slotted|cue)\b)|:(?:before|after|first-letter|first-line)\b/i;
   // A rule that gives ::before or ::after words (a non-empty string, attr(), var() that may hold one):
   // its selectors without the pseudo-element, for genHit (names.js). Empty strings (clearfix), icon-font
   // glyphs and punctuation alone are no words.
