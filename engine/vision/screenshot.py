@@ -97,7 +97,10 @@ def warm_hashing() -> None:
     def load() -> None:
         with contextlib.suppress(Exception):  # (a failure is met again, and reported, where a hash is needed)
             phash_of(Image.new("L", (64, 64)))
-    _warming.append(threading.Thread(target=load, name="vigil-warm-hashing", daemon=True))
+    # not a daemon: the interpreter waits for it at exit. A daemon thread still inside scipy's C++ as the process
+    # ends is unwound by pthread_exit through noexcept frames, and libstdc++ aborts the process ("terminate called
+    # without an active exception": a `vigil run` stopped at once exited -6)
+    _warming.append(threading.Thread(target=load, name="vigil-warm-hashing", daemon=False))
     _warming[0].start()
 
 
