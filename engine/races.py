@@ -1,5 +1,6 @@
 """Awaiting one thing unless another happens first: a page call unless a dialog blocks the page
-(engine.tab), a step's work unless the person presses Stop (engine.loop.runner)."""
+(engine.tab), a step's work unless the person presses Stop (engine.loop.runner); and several at once, none
+left running when one fails (`together`)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,16 @@ async def unless(aw: Awaitable[T], interrupt: Awaitable[Any], *,
             task.exception()  # retrieved, so an error of the abandoned call is not reported as lost
         return False, None
     return True, task.result()
+
+
+async def together(*steps: Awaitable[Any]) -> list[Any]:
+    """The results of `steps`, run at once; the first error is raised once the others are cancelled and reaped
+    (none is left running behind the caller's back)."""
+    tasks = [asyncio.ensure_future(s) for s in steps]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

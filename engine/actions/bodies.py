@@ -40,14 +40,26 @@ async def type_text(c: ActionContext, text: str, clear: bool, submit: bool) -> N
                             "presses Enter, which submits its form. Nothing was typed. Remove the line break, or "
                             "type the text and pass submit=True to submit on purpose.", code=ErrorCode.BAD_ARGUMENT)
     r = await focus(c, clear)
-    async with _watching_keys(c, t):  # keys that land anywhere but this field are stopped
-        await _type_into(c, t, text, clear, submit, bool(r.get("selected")))
+    # one insertion where the page cannot tell it from typing (no key listener …: inp.typing_mode), else keys: read
+    # once the field has the focus (a page may add its listeners then), while the key watch is being armed
+    mode: asyncio.Future[tuple[str, str]] | None = None
+    if not c.masked:
+        mode = asyncio.ensure_future(inp.typing_mode(page, t.session_id, t.object_id, text))
+    try:
+        async with _watching_keys(c, t):  # keys that land anywhere but this field are stopped
+            typing = ("insert", "a secret") if mode is None else await mode
+            await _type_into(c, t, text, clear, submit, bool(r.get("selected")), typing)
+    finally:
+        if mode is not None and not mode.done():
+            mode.cancel()
+            with contextlib.suppress(asyncio.CancelledError, VigilError):
+                await mode
 
 
-async def _type_into(c: ActionContext, t: Target, text: str, clear: bool, submit: bool, selected: bool) -> None:
+async def _type_into(c: ActionContext, t: Target, text: str, clear: bool, submit: bool, selected: bool,
+                     typing: tuple[str, str]) -> None:
     page, what = c.page, describe(t.node)
-    # one insertion where the page cannot tell it from typing (no key listener …: inp.typing_mode), else keys
-    mode, why = ("insert", "a secret") if c.masked else await inp.typing_mode(page, t.session_id, t.object_id, text)
+    mode, why = typing
     insert = mode == "insert" and not c.masked
     c.data["typing"] = {"mode": "keys" if mode == "keys" else "insertion", "why": why}
     if clear and selected and not (insert and text):  # (an insertion replaces the selected text)

@@ -8,6 +8,7 @@ result with an error code and a message for a person and a model — never as an
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -271,9 +272,11 @@ class PageActions:
                             point=c.point, data=c.data, timings_ms=timings)
 
     async def _pre_state(self, c: ActionContext) -> PreState:
-        snap = await self.snapshots.snapshot()  # the page as it is now (cached when nothing changed)
-        reading = await read_stream(self.page, time.time() * 1000)
-        facts = await probe(self.page, c.target, "state") if c.target else {}
+        # three reads of the page as it is now, before any input (none changes it): sent at once
+        snap, reading, facts = await asyncio.gather(
+            self.snapshots.snapshot(),  # (cached when nothing changed)
+            read_stream(self.page, time.time() * 1000),
+            probe(self.page, c.target, "state") if c.target else _nothing())
         return PreState(url=snap.url, nav_count=self.page.nav_count, mutations=reading.mutations,
                         t_ms=time.time() * 1000, snapshot=snap, node_id=c.target.node.node_id if c.target else None,
                         facts=facts, scroll=(snap.context.scroll_x, snap.context.scroll_y))
@@ -351,6 +354,10 @@ class PageActions:
                               # found again by a stored locator (issue [14]), not by score: which one
                               "locator": m.locator.code() if m.locator is not None else None}
         return m.node.node_id
+
+
+async def _nothing() -> dict:
+    return {}
 
 
 def _ms(t: float) -> float:

@@ -17,7 +17,8 @@ one whose mark is the page's mark then — and that began after the last request
 and after the last moving animation the settle saw — is the after picture: nothing changed after its
 frame. When none qualifies, a new one is asked for then. A picture begun at an outcome check whose mark
 is the last one's takes that one's frame (no second capture). The step does not wait for a picture still
-being taken: `LatePicture` sends it after the step's record, before the planner is asked for the next step."""
+being taken: `LatePicture` sends it after the step's record, before the next step is proposed (the planner
+may be asked meanwhile: an MCP client gets the step's result without waiting for its picture)."""
 
 from __future__ import annotations
 
@@ -279,9 +280,9 @@ class StepPictures:
 class LatePicture:
     """A step's after picture still being taken when the step's result was ready: the step's record is published
     without it, and the picture follows it (`StepPictureTaken`: the store keeps it with the step, the window shows
-    it; the record itself gets its hash). The loop waits for it before the planner is asked for the next step
-    and before the run ends, so a run's pictures are all in when it returns; a cancelled run does not wait (the
-    step stays stored, without that picture)."""
+    it; the record itself gets its hash). The loop waits for it before the next step is proposed (once the planner
+    has answered) and before the run ends, so a run's pictures are all in when it returns; a cancelled run does not
+    wait (the step stays stored, without that picture)."""
 
     def __init__(self, take: Take, publish: Callable[[StepPictureTaken], None]) -> None:
         self._take, self._publish = take, publish
@@ -313,11 +314,14 @@ class LatePicture:
             artifacts=StepArtifacts(screenshot_after=shot.jpeg, snapshot_after=snap_after) if keep else None))
 
     async def wait(self) -> None:
-        """Until the last step's after picture is in and published (nothing when none is under way)."""
-        task, self._task = self._task, None
+        """Until the last step's after picture is in and published (nothing when none is under way). A wait that is
+        cancelled (a stop while the planner is asked) leaves the picture coming: the run's end waits for it."""
+        task = self._task
         if task is not None:
             with contextlib.suppress(Exception):
-                await task
+                await asyncio.shield(task)
+            if self._task is task:
+                self._task = None
 
     def drop(self) -> None:
         """Stop waiting for it (a cancelled run)."""

@@ -72,6 +72,7 @@ from engine.models import (
 from engine.models.browsing import PageIncidents
 from engine.models.loop import Actor, Policy, TaskStatus
 from engine.observe.stability import on_quiet
+from engine.races import together
 from engine.secret_values import scrub
 from engine.snapshot.dom_snapshot import DomSnapshot
 from engine.snapshot.vnode import VirtualNode
@@ -108,7 +109,7 @@ class AgentLoop:
         self.max_steps, self.target_timeout_ms = max_steps, target_timeout_ms
         self.pictures = StepPictures(lambda: self.page, enabled=screenshots)
         # the last step's after picture while it is still being taken: its record is already published, the
-        # picture follows it (StepPictureTaken) before the planner is asked for the next step and before the run ends
+        # picture follows it (StepPictureTaken) before the next step is proposed and before the run ends
         self.late_picture = LatePicture(self.pictures.take, lambda ev: self.bus.publish(ev))
         # with `artifacts`, each executed step's StepRecorded event carries the before/after JPEGs and
         # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
@@ -238,21 +239,23 @@ class AgentLoop:
                 self._work_on(await self.watch.back_to_opener())
             self.watch.begin_step(index)
             self.journal.set_state("observing")
-            snap = await self.observer.observe(index)
+            # the tabs' titles and the page's events are read while the page is observed (none waits for another);
+            # the events again after it when it was not the page the last step left, settled and unchanged (they
+            # must include what changed while it settled)
+            left = self.pictures.settled_snapshot()
+            snap, tabs, events = await together(self.observer.observe(index), self.watch.tabs(),
+                                                 self.observer.events(10_000))
+            if left is None or snap is not left:
+                events = await self.observer.events(10_000)
             self.start_domain = self.start_domain or snap.context.domain
             obs = Observation(task=self.task, step_index=index, snapshot=snap, url=snap.url, page=self.page,
-                              tabs=await self.watch.tabs(),
-                              recent_events=await self.observer.events(10_000), history=list(self.journal.records),
+                              tabs=tabs, recent_events=events, history=list(self.journal.records),
                               last_result=turn.result if turn else None, feedback=turn.feedback if turn else None,
                               plan=self.journal.plan,  # never changed in place (RunJournal): no copy to make
                               last_outcome=turn.outcome if turn else None)
             timings = {"observe": ms_since(t0)}
             # page text the planner is about to read that reads like orders to it: warned, and asked
             self._warnings = [h.describe() for h in find_instructions(snap, obs.recent_events)]
-            # the last step's after picture is in before the planner is asked (a capture shows the frame the
-            # browser paints after it was asked: what the page does while the next step is planned — a person's
-            # own input, the world moving on — must not get into it); it overlapped the record and this observation
-            await self.late_picture.wait()
             proposal, msg = await self._propose(obs, timings)
             turn = await self._step(index, proposal, snap, msg, timings)
         if self.stopping.requested:
@@ -263,8 +266,16 @@ class AgentLoop:
     async def _propose(self, obs: Observation, timings: dict[str, float]) -> tuple[ProposedStep, ChatMessage]:
         self.journal.set_state("planning")
         t = time.monotonic()
-        p = await ask_planner(self.planner, obs, self.stopping)
-        timings["model"] = ms_since(t)  # the planner's time (a model's or backend's round trips included)
+
+        async def planned() -> ProposedStep:
+            p = await ask_planner(self.planner, obs, self.stopping)
+            timings["model"] = ms_since(t)  # the planner's time (a model's or backend's round trips included)
+            return p
+        # the last step's after picture (asked of the browser before this observation) is in before the next step is
+        # proposed, judged or run: nothing of the next step gets into it. It is waited for while the planner is
+        # asked (an MCP client gets the last step's result without waiting for it, and its next call's checks
+        # overlap it)
+        p, _ = await together(planned(), self.late_picture.wait())
         self._exchange = exchange_of(self.planner)
         try:  # what leaves the loop never carries typed secrets
             guess = resolve_target(obs.snapshot, p.action.target) if p.action.target is not None else None
@@ -431,10 +442,12 @@ class AgentLoop:
         # where the action's time went: the action itself, the page settling, the verification
         split_action(draft.timings_ms, ms_since(t_act), result.timings_ms or {})
         self.journal.set_state("verifying")
-        snap_after, pending = await self._page_after(result, acted_on, picture, draft.timings_ms)
-        shot_after = taken(pending)
-        # the step's page events: those since its action began (not the page's load a moment before it)
+        # the step's page events: those since its action began (not the page's load a moment before it), read
+        # while the page after it is looked at (the settle is over: both read the page the step left)
         since_act = int(ms_since(t_act)) + EVENT_SLACK_MS
+        (snap_after, pending), step_events = await together(
+            self._page_after(result, acted_on, picture, draft.timings_ms), self.observer.events(since_act))
+        shot_after = taken(pending)
         settled = bool((result.data or {}).get("settled")) and result.success
         self.pictures.left(snap_after, pending if not pending.done() else shot_after, settled)
         artifacts = None
@@ -448,7 +461,7 @@ class AgentLoop:
         if result.verification is not None:
             self.bus.publish(VerificationDone(step_index=draft.index, result=result.verification))
         failed, note = verdict(result, expect, incidents, self._dead())
-        events = await self.observer.events(since_act) + incident_events(incidents)
+        events = step_events + incident_events(incidents)
         # where the step left the page: its snapshot's document address (Playwright's page.url follows a
         # navigation on its own connection and may still say the page before on a loaded machine)
         url_after = snap_after.url if snap_after is not None and snap_after.url else self.observer.url()
@@ -497,7 +510,7 @@ class AgentLoop:
         snap_after = verified_snapshot(self.page, result, acted_on) or await after_snapshot(self.page)
         t_shot = time.monotonic()
         # a picture still being taken is not waited for: the record is published without it, and the picture
-        # follows (StepPictureTaken), before the planner is asked for the next step
+        # follows (StepPictureTaken), before the next step is proposed
         pending = await self.pictures.after(picture, self.page is acted_on)
         timings["screenshots"] = round(timings.get("screenshots", 0) + ms_since(t_shot), 1)
         return snap_after, pending

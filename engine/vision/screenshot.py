@@ -243,7 +243,9 @@ async def grab_viewport(page: PageTarget | HasTarget, *, fmt: str, css_scale: fl
         boxes += await _secret_boxes(target, values)  # and where they are now: a moving field stays covered
     size = (max(1, round(css_w * css_scale)), max(1, round(css_h * css_scale)))
     if abs(css_scale - dpr) > 1e-3 or boxes:
-        data = _finished(data, fmt, size, boxes, css_scale, quality)
+        # (decoding, scaling and encoding again take ~15-25 ms of CPU: on a worker thread, which Pillow runs without
+        # the GIL, the event loop meanwhile goes on with the step's settle, verification and record)
+        data = await asyncio.to_thread(_finished, data, fmt, size, boxes, css_scale, quality)
     return data, vv
 
 
@@ -336,11 +338,19 @@ async def capture_screenshot(page: PageTarget | HasTarget, *, max_width: int = 1
     that same frame, so both always show the same moment."""
     if full:
         png, vv = await grab_viewport(page, fmt="png", timeout=timeout)
-        img: Image.Image = Image.open(io.BytesIO(png))
+        data = png
     else:
         png = None
         data, vv = await grab_viewport(page, fmt="jpeg", max_width=max_width, quality=quality, timeout=timeout)
-        img = Image.open(io.BytesIO(data))  # (its size is in the header: decoded only when it must be resized)
+    # (the work on the pixels, off the event loop as in grab_viewport)
+    return await asyncio.to_thread(_payload, data, png, vv, max_width, quality)
+
+
+def _payload(data: bytes, png: bytes | None, vv: dict, max_width: int, quality: int) -> Screenshot:
+    """The Screenshot of a capture: `data` (the JPEG, or with `png` the full-resolution PNG) made a JPEG at most
+    `max_width` wide, with its pHash."""
+    full = png is not None
+    img: Image.Image = Image.open(io.BytesIO(data))  # (its size is in the header: decoded only when it must be resized)
     if full or img.width > max_width:
         img.load()
     reencode = full or img.width > max_width  # the browser rounds: never send more than asked
