@@ -165,6 +165,24 @@ def test_attach_by_cdp_url(harness, server):
     harness.run(go(), timeout=90)
 
 
+def test_the_cdp_socket_to_a_local_browser_is_not_compressed(harness):
+    """Deflating every DevTools message cost both ends CPU on every step for nothing on a loopback socket."""
+    async def go():
+        from engine.browser.cdp import CDPConnection
+
+        extensions = harness.browser.cdp._ws.protocol.extensions
+        assert extensions == [], extensions
+        # the same endpoint by another loopback name is local too
+        other = await CDPConnection.connect(harness.browser.cdp.url.replace("127.0.0.1", "localhost"))
+        try:
+            assert other._ws.protocol.extensions == []
+            assert "product" in await other.send("Browser.getVersion")
+        finally:
+            await other.close()
+
+    harness.run(go(), timeout=60)
+
+
 def test_cli_snapshot_json_and_errors(server):
     # `vigil snapshot` run in this process (engine.cli.main): its output and exit status, without three Python
     # start-ups (tests/cli/test_cli_limits.py runs `vigil snapshot` as processes)
