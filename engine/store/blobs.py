@@ -12,7 +12,7 @@ from collections import OrderedDict
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from engine.errors import ErrorCode
 from engine.store.codecs import (
@@ -200,12 +200,18 @@ class Blobs:
             raise self._damaged_blob(sha)
         return kind, codec, data, base
 
-    def _image(self, sha: str, hops: int) -> Any:
+    def _cached(self, cache: OrderedDict[str, Any], sha: str) -> Any:
+        """`sha`'s entry in one of the decoded caches (now its most recently used), or None."""
         with self._lock:
-            cached = self._images.get(sha)
+            cached = cache.get(sha)
             if cached is not None:
-                self._images.move_to_end(sha)
-                return cached
+                cache.move_to_end(sha)
+            return cached
+
+    def _image(self, sha: str, hops: int) -> Any:
+        cached = self._cached(self._images, sha)
+        if cached is not None:
+            return cached
         _, codec, data, base = self._row(sha, hops)
         if codec == "webp-patch":
             return self._patched(sha, data, base, hops)
@@ -233,11 +239,9 @@ class Blobs:
                 self._images.popitem(last=False)
 
     def _read_blob(self, sha: str, hops: int) -> bytes:
-        with self._lock:
-            cached = self._decoded.get(sha)
-            if cached is not None:
-                self._decoded.move_to_end(sha)
-                return cached
+        cached = self._cached(self._decoded, sha)
+        if cached is not None:
+            return cast(bytes, cached)
         kind, codec, data, base = self._row(sha, hops)
         if codec == "webp-patch":
             return png(self._patched(sha, data, base, hops))

@@ -63,9 +63,7 @@ def step_picture(store: Store, data: SessionData, index: int, side: str, *, lege
         w = max(3, round(3 * res.scale))
         d.rectangle((x0 - 2 * w, y0 - 2 * w, x1 + 2 * w - 1, y1 + 2 * w - 1), outline=(250, 204, 21), width=w)
         d.rectangle((x0 - 3 * w, y0 - 3 * w, x1 + 3 * w - 1, y1 + 3 * w - 1), outline=(0, 0, 0), width=1)
-    buf = io.BytesIO()
-    out.save(buf, format="JPEG", quality=quality)
-    return StepPicture(side, buf.getvalue(), len(res.marks), target if mark is not None else None)
+    return StepPicture(side, _jpeg(out, quality), len(res.marks), target if mark is not None else None)
 
 
 def as_jpeg(data: bytes, quality: int = 80) -> bytes:
