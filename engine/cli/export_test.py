@@ -1,10 +1,9 @@
 """`vigil export ID --playwright test_x.py`: the session as a runnable pytest-playwright test (see
-engine.store.export_playwright); with --html/--json too, the report and trace as `vigil export` writes them."""
+engine.store.export_playwright); with --html/--json/--trace too, the report and traces as `vigil export` writes them."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 
 def add_playwright_option(sub: argparse._SubParsersAction) -> None:
@@ -17,17 +16,7 @@ def add_playwright_option(sub: argparse._SubParsersAction) -> None:
 
 
 def export_playwright_command(args: argparse.Namespace) -> int:
-    from engine.errors import VigilError
-    from engine.store import Store
-    from engine.store.export_playwright import export_playwright
-    try:
-        with Store.open() as store:
-            out = export_playwright(store, args.id, args.playwright)
-    except VigilError as exc:
-        print(f"vigil export: {exc.code}: {exc.message}", file=sys.stderr)
-        return 2
-    print(out)
-    if args.html or args.json:
-        from engine.cli.sessions import export_command
-        return export_command(args)
-    return 0
+    """The test, with whatever else was asked for (--html, --json, --trace), written together by `vigil export`
+    (the report links the test and the trace written with it)."""
+    from engine.cli.sessions import export_command
+    return export_command(args)

@@ -1,9 +1,11 @@
 """`vigil run "TASK" --url URL [--planner heuristic|openai|backend|script] [--script FILE]
-[--base-url URL --model NAME] [--backend-url URL] --approve ask|auto|auto-safe [--max-steps N] [--json] [--headed]`
+[--base-url URL --model NAME] [--backend-url URL] --approve ask|auto|auto-safe [--max-steps N] [--json] [--headed]
+[--trace PATH]`
 
 Prints one line per step (or, with --json, only the RunResult as JSON on stdout; the approval
 prompt then goes to stderr). Exit codes: 0 finished, 1 failed or stopped, 2 bad arguments or
-script, or a page that could not be opened.
+script, or a page that could not be opened, or a `--trace` zip that could not be written (the run is recorded:
+`vigil export ID --trace PATH` writes it again).
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import argparse
 import asyncio
 import sqlite3
 import sys
+import tempfile
+import zipfile
+from pathlib import Path
 from typing import TextIO
 
 from engine.errors import VigilError
@@ -54,6 +59,10 @@ def add_loop_options(r: argparse.ArgumentParser, *, max_steps_default: int | Non
     r.add_argument("--timeout", type=float, default=30.0, help="seconds to load the start page (default 30)")
     r.add_argument("--no-record", action="store_true",
                    help="do not keep this run in the session store (`vigil sessions` lists the kept ones)")
+    r.add_argument("--trace", metavar="PATH",
+                   help="when the run ends, write its recorded session as a Playwright trace zip (playwright "
+                        "show-trace PATH), as vigil export ID --trace PATH does, with Playwright's own trace of the "
+                        "run beside it (network, console, DOM snapshots; form values and typed secrets scrubbed)")
 
 
 def _fail(msg: str, code: str = "BAD_ARGUMENT", command: str = "run") -> int:
@@ -119,13 +128,19 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
     from engine.loop.gates import AutoApprove, TerminalGate
     from engine.loop.planner import close_planner
     from engine.loop.runner import AgentLoop
+    from engine.store.live_trace import LiveTrace
 
     def fail(msg: str, code: str = "BAD_ARGUMENT") -> int:
         return _fail(msg, code, command)
 
     if args.max_steps < 1:
         return fail("--max-steps must be at least 1.")
+    unwritable = _trace_problem(args)
+    if unwritable:  # (said before anything runs: a run is not repeated for a trace that could not be written)
+        await close_planner(planner)
+        return fail(unwritable)
     recorder = None
+    live_files: dict[str, bytes] = {}  # Playwright's own trace of the run, scrubbed (with --trace)
     if not args.no_record:
         from engine.store import Store
         from engine.store.recorder import SessionRecorder
@@ -167,10 +182,15 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
                 await close_planner(planner)
                 return fail(f"{recorder.cause} Nothing was run. To run without keeping the session, add "
                             "--no-record.", recorder.cause_code)
+            live = LiveTrace(loop) if getattr(args, "trace", None) else None
+            if live is not None:
+                await live.start()
             try:
                 result = await loop.run(task)
             finally:
                 await close_planner(planner)
+                if live is not None:
+                    live_files = await _live_files(live, loop)
             if recorder is not None:
                 recorder.finish(result)
     except VigilError as exc:  # the browser could not start
@@ -188,7 +208,54 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
         elif recorder.session_id:
             print(f"vigil {command}: kept as session {recorder.session_id[:8]} (vigil export "
                   f"{recorder.session_id[:8]} --html report.html)", file=sys.stderr)
+            if getattr(args, "trace", None) and not _write_trace(recorder.session_id, args.trace, command,
+                                                                 live_files):
+                return 2
     return result.exit_code
+
+
+def _trace_problem(args: argparse.Namespace) -> str:
+    """Why `--trace PATH` cannot be honoured ("" when it can): it exports the recorded session, into a folder
+    that exists."""
+    path = getattr(args, "trace", None)
+    if not path:
+        return ""
+    if args.no_record:
+        return "--trace writes the recorded session: it cannot go with --no-record."
+    from engine.store.report import _check
+    try:
+        _check(Path(path).expanduser(), "Playwright trace")
+    except VigilError as exc:
+        return exc.message
+    return ""
+
+
+async def _live_files(live, loop) -> dict[str, bytes]:
+    """Playwright's trace of the run, stopped and scrubbed of every secret the run typed (engine.store.live_trace)."""
+    from engine.store.live_trace import scrub_live
+    with tempfile.TemporaryDirectory(prefix="vigil-trace-") as tmp:
+        raw = await live.stop(Path(tmp) / "live.zip")
+        try:
+            return scrub_live(raw.read_bytes(), loop.journal.secrets) if raw is not None else {}
+        except (OSError, ValueError, zipfile.BadZipFile) as exc:  # the trace from the store is written all the same
+            print(f"vigil: Playwright's own trace of the run is left out: {exc}", file=sys.stderr)
+            return {}
+
+
+def _write_trace(session_id: str, path: str, command: str, live_files: dict[str, bytes]) -> bool:
+    """The recorded session's Playwright trace at `path` (with Playwright's own, when it was taken); False (said on
+    stderr) when it could not be written."""
+    from engine.store import Store
+    from engine.store.report import write_export
+    try:
+        with Store.open() as store:
+            [out] = write_export(store, session_id, trace_path=path, trace_extra=live_files)
+    except VigilError as exc:
+        print(f"vigil {command}: {exc.code}: the Playwright trace was not written: {exc.message} (vigil export "
+              f"{session_id[:8]} --trace PATH writes it again)", file=sys.stderr)
+        return False
+    print(f"vigil {command}: Playwright trace written to {out} (playwright show-trace {out})", file=sys.stderr)
+    return True
 
 
 async def ground_words(tab, text: str) -> Action:

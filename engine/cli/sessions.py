@@ -1,4 +1,5 @@
-"""`vigil sessions [--json] [--delete ID …] [--recover]`, `vigil export ID --html PATH [--json PATH]` and
+"""`vigil sessions [--json] [--delete ID …] [--recover]`, `vigil export ID [--html PATH] [--json PATH] [--trace PATH]
+[--playwright PATH]` (written together, the report links the trace and the test) and
 `vigil replay ID [--approve ask|auto|auto-safe] [--url URL]`.
 
 Session IDs may be shortened to any unique prefix of at least 4 characters (as `vigil sessions`
@@ -29,13 +30,15 @@ def add_session_parsers(sub) -> None:
                    help="a damaged store (STORE_CORRUPT): copy every session that can still be read into a new store "
                         "beside it (the damaged file is only read), and say how to put it in place")
 
-    e = sub.add_parser("export", help="write a recorded session as a self-contained HTML report, a JSON trace and/or a "
-                         "Playwright test")
+    e = sub.add_parser("export", help="write a recorded session as a self-contained HTML report, a JSON trace, a "
+                         "Playwright trace and/or a Playwright test")
     e.add_argument("id", nargs="?", help="session id (or a unique prefix of at least 4 characters)")
     e.add_argument("--fleet", metavar="ID", help="with --html: one summary page of a fleet (every run, its outcome, "
                                                  "steps and time, linking to each run's report, written beside it)")
     e.add_argument("--html", metavar="PATH", help="the HTML report (images inline, opens without network)")
     e.add_argument("--json", metavar="PATH", help="the JSON trace")
+    e.add_argument("--trace", metavar="PATH", help="a Playwright trace zip (playwright show-trace PATH): each step a "
+                                                   "group with its pictures, decision and verdict")
 
     from engine.cli.run import add_loop_options
     r = sub.add_parser("replay", help="run a recorded session's actions again, with approval",
@@ -135,14 +138,16 @@ def export_command(args: argparse.Namespace) -> int:
         print("vigil export: BAD_ARGUMENT: say which session (vigil export ID --html report.html), or --fleet ID.",
               file=sys.stderr)
         return 2
-    if not args.html and not args.json:
-        print("vigil export: BAD_ARGUMENT: say what to write: --html report.html, --json trace.json and/or "
-              "--playwright test_x.py.", file=sys.stderr)
+    test = getattr(args, "playwright", None)  # (the option is engine.cli.export_test's)
+    if not (args.html or args.json or args.trace or test):
+        print("vigil export: BAD_ARGUMENT: say what to write: --html report.html, --json trace.json, --trace "
+              "trace.zip and/or --playwright test_x.py.", file=sys.stderr)
         return 2
     try:
         with Store.open(check="now") as store:
             sid = store.resolve_id(args.id)
-            paths = write_export(store, sid, html_path=args.html, json_path=args.json)
+            paths = write_export(store, sid, html_path=args.html, json_path=args.json, trace_path=args.trace,
+                                 test_path=test)
     except VigilError as exc:
         return _fail("export", exc)
     for p in paths:
@@ -153,7 +158,7 @@ def export_command(args: argparse.Namespace) -> int:
 def _export_fleet(args: argparse.Namespace) -> int:
     from engine.store import Store
     from engine.store.fleet_report import write_fleet_summary
-    if args.id or args.json or getattr(args, "playwright", None) or not args.html:
+    if args.id or args.json or args.trace or getattr(args, "playwright", None) or not args.html:
         print("vigil export: BAD_ARGUMENT: a fleet exports as one summary page: vigil export --fleet ID --html "
               "fleet.html (each run's report is written beside it).", file=sys.stderr)
         return 2

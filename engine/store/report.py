@@ -18,6 +18,10 @@ Lone UTF-16 surrogates (which pages do produce) become U+FFFD, so writing never 
 controls (U+202E and friends) in the report's text show as markers, `⟦U+202E⟧` (`engine.models.text`), so no
 name can turn the words around it; the JSON trace keeps every value as it was recorded.
 
+Written together (`write_export`, `vigil export ID --html … --trace … --playwright …`), the report links the
+Playwright trace zip (`engine.store.export_trace`) and the Playwright test (`engine.store.export_playwright`) by
+their paths relative to the report's folder: keep them beside it.
+
 The JSON trace (`"format": "vigil-trace/1"`) holds the session row, messages, every plan version
 and every step as the models dump themselves (`model_dump(mode="json")`), each step with a `blobs`
 map of its stored screenshots/snapshots by sha256 — references, not bytes (`vigil` keeps them).
@@ -38,6 +42,7 @@ import json
 import os
 import re
 import tempfile
+import urllib.parse
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,6 +51,7 @@ from engine.errors import ErrorCode, VigilError
 from engine.models import StepRecord
 from engine.models.text import bidi_safe
 from engine.store.downloads import session_downloads
+from engine.store.export_trace import trace_zip
 from engine.store.pictures import step_picture
 from engine.store.session_data import SessionData
 from engine.store.store import Store
@@ -158,7 +164,7 @@ def export_html(store: Store, session_id: str) -> str:
     return _document(store, store.load(session_id))
 
 
-def _document(store: Store, data: SessionData) -> str:
+def _document(store: Store, data: SessionData, files: dict[str, str] | None = None) -> str:
     s = data.session
     failed = sum(1 for r in data.steps if r.status != "completed")
     outcome = s.answer or s.reason
@@ -178,7 +184,7 @@ def _document(store: Store, data: SessionData) -> str:
            + "".join(f'<a href="#step-{r.index + 1}">Step {r.index + 1}</a>' for r in data.steps) + "</nav>")
     titles: dict[str, str | None] = {}  # snapshot sha256 → page title; consecutive steps share snapshots
     steps = "".join(_step(store, data, r, titles) for r in data.steps) or '<p class="muted">No steps were recorded.</p>'
-    body = (head + nav + _plan(data) + _chat(data) + _downloads(data)
+    body = (head + _files(files or {}) + nav + _plan(data) + _chat(data) + _downloads(data)
             + f'<section id="steps"><h2>Steps</h2>{steps}</section>'
             f'<footer>Exported {_t(_when(datetime.now(UTC).isoformat()))} by Vigil. This file is '
             'self-contained: no scripts, no network; page and model text is shown as text.</footer>')
@@ -188,6 +194,25 @@ def _document(store: Store, data: SessionData) -> str:
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<title>Vigil report — {_t(s.title)}</title><style>{CSS}</style></head>'
             f'<body><main>{body}</main></body></html>\n')
+
+
+_FILES = {"Playwright trace": ("the run in Playwright's Trace Viewer", "playwright show-trace {}"),
+          "Playwright test": ("the run as a pytest-playwright test", "pytest {}"),
+          "JSON trace": ("every recorded fact as JSON", "")}
+
+
+def _files(files: dict[str, str]) -> str:
+    """Links to the files exported with this report (relative hrefs: keep them beside it)."""
+    if not files:
+        return ""
+    rows = []
+    for what, href in files.items():
+        words, command = _FILES[what]
+        name = urllib.parse.unquote(href)
+        rows.append(f'<li><a href="{_t(href)}">{_t(name)}</a> — {_t(what)}: {_t(words)}'
+                    + (f" ({_code(command.format(name))})" if command else "") + "</li>")
+    return (f'<section id="files" class="card"><h2>Exported with this report</h2><ul>{"".join(rows)}</ul>'
+            '</section>')
 
 
 def _downloads(data: SessionData) -> str:
@@ -382,22 +407,47 @@ def _write_atomic(path: Path, payload: bytes, what: str) -> None:
 
 
 def write_export(store: Store, session_id: str, html_path: str | Path | None = None,
-                 json_path: str | Path | None = None) -> list[Path]:
-    """Write the HTML report and/or the JSON trace of a session; returns the paths written.
-    Raises VigilError BAD_ARGUMENT (naming the path) when a path cannot be written."""
-    targets = [(Path(p).expanduser(), what) for p, what in ((html_path, "HTML report"), (json_path, "JSON trace"))
-               if p is not None]
+                 json_path: str | Path | None = None, *, trace_path: str | Path | None = None,
+                 test_path: str | Path | None = None, trace_extra: dict[str, bytes] | None = None) -> list[Path]:
+    """Write the HTML report, the JSON trace, the Playwright trace zip and/or the Playwright test of a session;
+    returns the paths written. The report is written last and links the trace zip and the test written with it
+    (by a path relative to the report's folder). Raises VigilError BAD_ARGUMENT (naming the path) when a path
+    cannot be written, before anything is written. `trace_extra`: files to add to the trace zip (Playwright's own
+    trace of the run, already scrubbed: `engine.store.live_trace`)."""
+    given = ((html_path, "HTML report"), (json_path, "JSON trace"), (trace_path, "Playwright trace"),
+             (test_path, "Playwright test"))
+    targets = [(Path(p).expanduser(), what) for p, what in given if p is not None]
     if not targets:
-        raise VigilError("Nothing to export: give a path for the HTML report (--html) and/or the JSON trace "
-                         "(--json).", code=ErrorCode.BAD_ARGUMENT)
-    if len(targets) == 2 and targets[0][0].resolve() == targets[1][0].resolve():
-        raise VigilError(f"The HTML report and the JSON trace cannot both be written to {str(targets[0][0])!r}.",
+        raise VigilError("Nothing to export: give a path for the HTML report (--html), the JSON trace (--json), "
+                         "the Playwright trace (--trace) and/or the Playwright test (--playwright).",
                          code=ErrorCode.BAD_ARGUMENT)
+    seen: dict[Path, str] = {}
     for path, what in targets:
         _check(path, what)
+        if path.resolve() in seen:
+            raise VigilError(f"The {seen[path.resolve()]} and the {what} cannot both be written to {str(path)!r}.",
+                             code=ErrorCode.BAD_ARGUMENT)
+        seen[path.resolve()] = what
     data = store.load(session_id)
-    for path, what in targets:
-        text = (_document(store, data) if what == "HTML report"
-                else json.dumps(_trace(data), ensure_ascii=False, indent=2) + "\n")
-        _write_atomic(path, _clean(text).encode("utf-8"), what)
+    written = {what: path for path, what in targets}
+    if test_path is not None:
+        from engine.store.export_playwright import export_playwright
+        export_playwright(store, session_id, written["Playwright test"])
+    if trace_path is not None:
+        _write_atomic(written["Playwright trace"], trace_zip(store, data, trace_extra), "Playwright trace")
+    if json_path is not None:
+        text = json.dumps(_trace(data), ensure_ascii=False, indent=2) + "\n"
+        _write_atomic(written["JSON trace"], _clean(text).encode("utf-8"), "JSON trace")
+    if html_path is not None:
+        report = written["HTML report"]
+        files = {what: _relative(path, report.parent) for what, path in written.items() if what != "HTML report"}
+        _write_atomic(report, _clean(_document(store, data, files)).encode("utf-8"), "HTML report")
     return [path for path, _ in targets]
+
+
+def _relative(path: Path, folder: Path) -> str:
+    """`path` as a link from a page in `folder`: relative when it can be, else a file: URL."""
+    try:
+        return urllib.parse.quote(Path(os.path.relpath(path.resolve(), folder.resolve())).as_posix())
+    except ValueError:  # another drive (Windows)
+        return path.resolve().as_uri()

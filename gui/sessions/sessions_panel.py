@@ -2,7 +2,8 @@
 
 Filter, rename (F2 on the title, or Rename), and the actions on the selected session: Open (a
 double-click on the row, Enter, or Open: a read-only view), Export… (asks where, then writes the HTML
-report and the JSON trace) and Delete… (asks first) are carried out here, through the window's
+report with the JSON trace and the Playwright trace beside it), Export as test…, Export trace… (a Playwright trace
+zip) and Delete… (asks first) are carried out here, through the window's
 controller; Replay and New session concern the run, so the window does them (`replay_requested`,
 `new_session_requested`). Titles, URLs and domains come from pages and tasks, so every cell and label
 is plain text, and none of it goes into a tooltip (Qt guesses tooltip formats).
@@ -156,7 +157,11 @@ class SessionsPanel(QWidget):
         self.open_btn.setToolTip("A read-only view of the session: plan, chat, steps and their screenshots")
         self.rename_btn = QPushButton("Rename")
         self.export_btn = QPushButton("Export…")
-        self.export_btn.setToolTip("Write an HTML report (screenshots inline) and a JSON trace")
+        self.export_btn.setToolTip("Write an HTML report (screenshots inline) with a JSON trace and a Playwright trace "
+                                   "beside it")
+        self.export_trace_btn = QPushButton("Export trace…")
+        self.export_trace_btn.setToolTip("Write a Playwright trace zip: open it with `playwright show-trace` or at "
+                                         "trace.playwright.dev (each step a group with its pictures and verdict)")
         self.export_test_btn = QPushButton("Export as test…")
         self.export_test_btn.setToolTip("Write a runnable pytest-playwright test of the session's executed steps, "
                                         "with a check per verified step (secrets read from environment variables)")
@@ -170,6 +175,7 @@ class SessionsPanel(QWidget):
         self.rename_btn.clicked.connect(self.start_rename)
         self.export_btn.clicked.connect(lambda: self._on_selected(self.ask_export))
         self.export_test_btn.clicked.connect(lambda: self._on_selected(self.ask_export_test))
+        self.export_trace_btn.clicked.connect(lambda: self._on_selected(self.ask_export_trace))
         self.replay_btn.clicked.connect(lambda: self._on_selected(self.replay_requested.emit))
         for b in self.action_buttons():
             row.addWidget(b)
@@ -182,7 +188,7 @@ class SessionsPanel(QWidget):
     def action_buttons(self) -> list[QPushButton]:
         """The actions on the selected session, in the order they are laid out."""
         return [self.open_btn, self.replay_btn, self.rename_btn, self.export_btn, self.export_test_btn,
-                self.delete_btn]
+                self.export_trace_btn, self.delete_btn]
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt name
         if obj is self.table.viewport() and event.type() == QEvent.Type.Resize:
@@ -370,7 +376,7 @@ class SessionsPanel(QWidget):
 
     def _update_buttons(self) -> None:
         has = self.library is not None and not self.damage and self.selected_id() is not None
-        for b in (self.open_btn, self.rename_btn, self.export_btn, self.export_test_btn):
+        for b in (self.open_btn, self.rename_btn, self.export_btn, self.export_test_btn, self.export_trace_btn):
             b.setEnabled(has)
         self.replay_btn.setEnabled(has and not self._running)
         self.delete_btn.setEnabled(has and not (self._running and self.selected_id() == self.current))
@@ -457,7 +463,7 @@ class SessionsPanel(QWidget):
         return True
 
     def ask_export(self, session_id: str) -> QFileDialog:
-        """Ask where to write the HTML report (the JSON trace goes next to it), then write both."""
+        """Ask where to write the HTML report (the JSON and Playwright traces go next to it), then write them."""
         s = self.summary(session_id)
         stem = re.sub(r"[^A-Za-z0-9._-]+", "-", s.title if s is not None else "session").strip("-.")[:48] or "session"
         folder = self._export_dir or str(Path.home())
@@ -474,7 +480,7 @@ class SessionsPanel(QWidget):
         return dlg
 
     async def export_to(self, session_id: str, html_path: str) -> list[Path]:
-        """Write the HTML report to `html_path` and the JSON trace beside it (same stem, .json)."""
+        """Write the HTML report to `html_path`, the JSON trace (.json) and Playwright trace (.trace.zip) beside it."""
         if self.library is None:
             return []
         self._export_dir = str(Path(html_path).expanduser().parent)
@@ -516,6 +522,37 @@ class SessionsPanel(QWidget):
             self.error.emit(f"Export as test failed: {exc.message}")
             return None
         self.status.emit(f"Exported session {session_id[:8]} as a test: {path} (run it with pytest)", 15000)
+        return path
+
+    def ask_export_trace(self, session_id: str) -> QFileDialog:
+        """Ask where to write the Playwright trace (a .zip), then write it."""
+        s = self.summary(session_id)
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", s.title if s is not None else "session").strip("-.")[:48] or "session"
+        folder = self._export_dir or str(Path.home())
+        dlg = QFileDialog(self, "Export trace", str(Path(folder) / f"{stem}-{session_id[:8]}.trace.zip"),
+                          "Playwright trace (*.zip)")
+        dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dlg.setDefaultSuffix("zip")
+        if QGuiApplication.platformName() in ("offscreen", "minimal"):
+            dlg.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+        dlg.fileSelected.connect(lambda path: spawn(self.export_trace_to(session_id, path)))
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.export_dialog = dlg
+        dlg.open()  # not exec(): a nested event loop would stall the engine
+        return dlg
+
+    async def export_trace_to(self, session_id: str, zip_path: str) -> Path | None:
+        """Write the session's Playwright trace to `zip_path`; the path, or None (said in the banner)."""
+        if self.library is None:
+            return None
+        self._export_dir = str(Path(zip_path).expanduser().parent)
+        try:
+            path = await self.library.export_trace(session_id, zip_path)
+        except VigilError as exc:
+            self.error.emit(f"Export trace failed: {exc.message}")
+            return None
+        self.status.emit(f"Exported session {session_id[:8]} as a Playwright trace: {path} (open it with "
+                         "playwright show-trace)", 15000)
         return path
 
     def close_windows(self) -> None:

@@ -80,9 +80,23 @@ class SessionLibrary:
             None, lambda: export_playwright(self._store, session_id, path))
 
     async def export(self, session_id: str, html_path: str | Path) -> builtins.list[Path]:  # `list` here is the method
-        """Write the HTML report to `html_path` and the JSON trace beside it (same stem, .json), off the
-        event loop; VigilError when it cannot be written."""
+        """Write the HTML report to `html_path`, and beside it (same stem) the JSON trace (.json) and the Playwright
+        trace (.trace.zip), which the report links; off the event loop; VigilError when they cannot be written."""
         html = Path(html_path).expanduser()
         paths = await asyncio.get_running_loop().run_in_executor(
-            None, lambda: write_export(self._store, session_id, html_path=html, json_path=html.with_suffix(".json")))
+            None, lambda: write_export(self._store, session_id, html_path=html, json_path=html.with_suffix(".json"),
+                                       trace_path=trace_beside(html)))
         return list(paths)
+
+    async def export_trace(self, session_id: str, zip_path: str | Path) -> Path:
+        """Write the session as a Playwright trace zip (engine.store.export_trace), off the event loop; VigilError
+        when it cannot be written."""
+        path = Path(zip_path).expanduser()
+        [out] = await asyncio.get_running_loop().run_in_executor(
+            None, lambda: write_export(self._store, session_id, trace_path=path))
+        return out
+
+
+def trace_beside(html: Path) -> Path:
+    """The Playwright trace written with a report: report.html → report.trace.zip."""
+    return html.with_suffix(".trace.zip")

@@ -129,8 +129,8 @@ def test_every_session_action_is_shown_whole_in_a_narrow_panel(qtbot, make, widt
     panel = make(SessionsPanel)
     _shown(qtbot, panel, width)
     buttons = [*panel.action_buttons(), panel.refresh_btn, panel.new_btn]
-    assert {b.text() for b in panel.action_buttons()} == {"Open", "Rename", "Export…", "Export as test…", "Replay",
-                                                          "Delete…"}
+    assert {b.text() for b in panel.action_buttons()} == {"Open", "Rename", "Export…", "Export as test…",
+                                                          "Export trace…", "Replay", "Delete…"}
     for b in buttons:
         assert _whole_and_inside(b, panel), (b.text(), b.geometry(), panel.size())
     # no two overlap

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -244,9 +245,25 @@ def test_export_from_the_panel(qtbot, aio, server, home, tmp_path):
         html = out.read_text(encoding="utf-8")
         assert TASK in html and "<html" in html.lower()
         assert sid in out.with_suffix(".json").read_text(encoding="utf-8")
+        # the Playwright trace beside the report, which links it
+        assert zipfile.ZipFile(out.with_suffix(".trace.zip")).read("trace.trace").count(b'"tracingGroup"') >= 1
+        assert '<a href="report.trace.zip">' in html and "playwright show-trace report.trace.zip" in html
+        # Export trace…: the trace alone, where the person says
+        qtbot.mouseClick(w.sessions.export_trace_btn, Qt.LeftButton)
+        dlg = w.sessions.export_dialog
+        assert dlg is not None and dlg.isVisible() and dlg.windowTitle() == "Export trace"
+        zipped = tmp_path / "out" / "run.zip"
+        dlg.selectFile(str(zipped))
+        dlg.accept()
+        qtbot.waitUntil(lambda: zipped.exists() and "Playwright trace" in w.statusBar().currentMessage(),
+                        timeout=15000)
+        events = zipfile.ZipFile(zipped).read("trace.trace").decode("utf-8")
+        assert '"title": "Step 1: ' in events and "screencast-frame" in events
         # a path that cannot be written: the reason in the banner
         assert run(qtbot, w.sessions.export_to(sid, str(tmp_path / "missing-dir" / "x.html"))) == []
         assert w.banner.isVisible() and "Export failed" in w.banner.text()
+        assert run(qtbot, w.sessions.export_trace_to(sid, str(tmp_path / "missing-dir" / "x.zip"))) is None
+        assert "Export trace failed" in w.banner.text()
 
 
 def test_corrupt_store_is_reported_left_alone_and_runs_still_work(qtbot, aio, server, home):
