@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engine.assets import asset
 from engine.local_server import serve_directory
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
 SIZES = (100, 1000, 10_000)
 WINDOW = 100  # the long run's first and last steps compared
 
@@ -89,7 +89,7 @@ async def bench_script(sizes: tuple[int, ...] = SIZES, measure: int = 200, long:
     from engine import launch
     from engine.store import Store
 
-    with serve_directory(ASSETS / "demo") as demo, tempfile.TemporaryDirectory() as tmp:
+    with serve_directory(asset("demo")) as demo, tempfile.TemporaryDirectory() as tmp:
         url = demo + "index.html"
         store = Store.open(Path(tmp, "script.db")) if record else None
         try:

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.assets import asset
 from engine.bench.real import CORPUS_DIR
 from engine.local_server import serve_directory
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
 PHASES = ("observe", "model", "effect", "approval", "act", "settle", "verify", "screenshots")
 
 
@@ -282,7 +282,7 @@ async def bench_step(rounds: int = 5, long_steps: int = 0, record: bool = True) 
     from engine.store.recorder import SessionRecorder
 
     pages: list[dict[str, Any]] = []
-    with serve_directory(ASSETS / "demo") as demo, serve_directory(CORPUS_DIR) as corpus, \
+    with serve_directory(asset("demo")) as demo, serve_directory(CORPUS_DIR) as corpus, \
             tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp, "step.db")) as store:
         suites = [("demo shop", demo + "index.html", demo, DEMO),
                   ("demo shop", demo + "index.html", demo, [NAVIGATE]),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import glob
 import os
+import shlex
 import shutil
+import sys
 from pathlib import Path
 
 from engine.errors import BrowserNotFoundError
@@ -16,8 +18,10 @@ DEBIAN_CHROMIUM = "/usr/bin/chromium"
 # for headless runs for the same reason. Used for headless launches when it is installed.
 DEBIAN_HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 
-FIX = ("Install Debian's Chromium with `sudo apt-get install chromium` (or run `make run`, which "
-       "does it), or point VIGIL_CHROMIUM at a Chromium/Chrome executable.")
+# names this interpreter's own playwright, so the command works as printed for a pip, pipx or checkout install
+FIX = ("Install Debian's Chromium with `sudo apt-get install chromium` (in a checkout `make run` does it), or "
+       f"Playwright's with `{shlex.quote(sys.executable)} -m playwright install chromium`, or point VIGIL_CHROMIUM "
+       "at a Chromium/Chrome executable.")
 
 # Flags measured to work on these machines: no background traffic on a closed network,
 # no GPU, and no first-run UI.

@@ -9,13 +9,10 @@ import asyncio
 import contextlib
 import os
 import sys
-from pathlib import Path
 
 from engine.errors import VigilError
 from engine.models import FORMATS
 from engine.models.text import bidi_safe_streams
-
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     from engine.mcp import add_parser as add_mcp_parser
     add_mcp_parser(sub)
 
+    from engine.cli.desktop_entry import add_desktop_entry_parser
+    add_desktop_entry_parser(sub)
+
     d = sub.add_parser("run-demo", help="serve the bundled demo shop and snapshot it")
     d.add_argument("--format", choices=FORMATS, default="semantic")
     # the window is the gui package's (the engine never imports Qt): `vigil gui` reaches it through gui.app.launcher,
@@ -54,16 +54,17 @@ def _parser() -> argparse.ArgumentParser:
 
 async def _run_demo(args: argparse.Namespace) -> int:
     from engine import launch
+    from engine.assets import asset
     from engine.local_server import serve_directory
 
-    with serve_directory(ASSETS / "demo") as base:
+    with serve_directory(asset("demo")) as base:
         async with launch() as browser:
             tab = await browser.new_tab(base + "index.html")
             snap = await tab.snapshot()
             out = snap.serialize(args.format)
             print(out.text)
             print(f"-- demo shop at {base}: {snap.stats.nodes} nodes, {snap.stats.interactive} interactive, "
-                  f"{out.tokens} tokens ({args.format}). The supervisor window arrives with the GUI.", file=sys.stderr)
+                  f"{out.tokens} tokens ({args.format}). In the window: vigil gui --demo", file=sys.stderr)
     return 0
 
 
@@ -132,6 +133,9 @@ def _command(args: argparse.Namespace) -> int:
         if args.cmd == "mcp":
             from engine.mcp import run as run_mcp
             return run_mcp(args)
+        if args.cmd == "desktop-entry":
+            from engine.cli.desktop_entry import desktop_entry_command
+            return desktop_entry_command(args)
         if args.cmd == "run-demo":
             return asyncio.run(_run_demo(args))
         _parser().print_help()

@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.assets import asset
 from engine.browser.discovery import find_chromium
 from engine.errors import BrowserNotFoundError
 from engine.mcp.probe import Reply, stdio_probe, vigil_command
@@ -42,7 +43,6 @@ from engine.snapshot.serialize.tokens import estimate_tokens
 
 PLAYWRIGHT_MCP = "@playwright/mcp@0.0.83"
 ROOT = Path(__file__).resolve().parent.parent.parent
-DEMO = ROOT / "assets" / "demo"
 LARGE = 5000
 
 
@@ -229,7 +229,7 @@ async def bench_mcp(reps: int = 3, playwright: bool = True, pages: tuple[str, ..
     report: dict = {"playwright_mcp": PLAYWRIGHT_MCP if exe is not None else f"not measured: {why}", "pages": {}}
     with tempfile.TemporaryDirectory() as site, tempfile.TemporaryDirectory() as work, \
             tempfile.TemporaryDirectory() as home:
-        shutil.copytree(DEMO, Path(site) / "demo")
+        shutil.copytree(asset("demo"), Path(site) / "demo")
         (Path(site) / "large.html").write_text(generate_page(LARGE), encoding="utf-8")
         urls = {"demo": "demo/index.html", "large": "large.html"}
         with serve_directory(site) as base:

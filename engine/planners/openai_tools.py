@@ -4,14 +4,13 @@ and the system prompt that lists them (`assets/prompts/planner_system.md`)."""
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
+from engine.assets import asset
 from engine.errors import ErrorCode, VigilError
 from engine.loop.untrusted import UNTRUSTED_RULE
 from engine.planners.payload import CONTEXT_KINDS
 from engine.snapshot.serialize.semantic import LEGEND
 
-PROMPT_FILE = Path(__file__).resolve().parents[2] / "assets" / "prompts" / "planner_system.md"
 DIRECTIONS = ["up", "down", "left", "right", "top", "bottom"]
 _STR = {"type": "string"}
 _ID = _STR  # an element ID, `i` in the element list (the prompt says so once)
@@ -65,10 +64,11 @@ def signature(name: str) -> str:
 @functools.lru_cache(maxsize=2)
 def system_prompt(mode: str) -> str:
     """The system prompt for `mode` ("tools" or "json"), from assets/prompts/planner_system.md."""
+    prompt_file = asset("prompts", "planner_system.md")
     try:
-        text = PROMPT_FILE.read_text(encoding="utf-8")
+        text = prompt_file.read_text(encoding="utf-8")
     except OSError as exc:
-        raise VigilError(f"Cannot read the planner prompt {PROMPT_FILE}: {exc}. Reinstall Vigil "
+        raise VigilError(f"Cannot read the planner prompt {prompt_file}: {exc}. Reinstall Vigil "
                          "(the file ships in assets/prompts/).", code=ErrorCode.PLANNER_CONFIG) from None
     main, _, replies = text.partition("<!-- reply: tools -->")
     tools_reply, _, json_reply = replies.partition("<!-- reply: json -->")

@@ -14,8 +14,24 @@ def qt_event_loop() -> Any:
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    made = QApplication.instance() is None
     app = QApplication.instance() or QApplication([sys.argv[0]])
     QApplication.setQuitOnLastWindowClosed(False)
+    if made:
+        _identify(app)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     return loop
+
+
+def _identify(app: Any) -> None:
+    """Vigil's icon on every window, and the tie to the menu entry `vigil desktop-entry` installs (a desktop shell
+    groups the windows under it, with its icon)."""
+    from PySide6.QtGui import QIcon
+
+    from engine.assets import asset
+
+    app.setDesktopFileName("vigil")
+    icon = asset("icons", "vigil.svg")
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))

@@ -7,12 +7,10 @@ import asyncio
 import contextlib
 import signal
 import sys
-from pathlib import Path
 
 from gui.app.display import display_problem as _display_problem  # gui.app.launcher asks it here too
 from gui.app.mcp_launch import McpLaunch  # gui.app.launcher takes it from here
 
-DEMO_SITE = Path(__file__).resolve().parents[2] / "assets" / "demo"  # the bundled demo shop (`--demo`)
 DEMO_TASK = ("click Accept, type Ada Lovelace into Full name, type ada@example.com into Email Address, "
              "check Gift wrap and click Create account")
 
@@ -68,8 +66,9 @@ def _serve_clients(url: str | None, mcp: McpLaunch, *, headless: bool, demo: boo
 
     if not demo:
         return run_mcp_clients_gui(url or mcp.url, mcp, headless=headless, policy=mcp.policy, prog=prog)
+    from engine.assets import asset
     from engine.local_server import serve_directory
-    with serve_directory(DEMO_SITE) as base:
+    with serve_directory(asset("demo")) as base:  # the bundled demo shop
         return run_mcp_clients_gui(base + "index.html", mcp, headless=headless, policy=mcp.policy, prog=prog)
 
 
@@ -93,8 +92,9 @@ def run_gui(url: str | None = None, *, screenshot: str | None = None, quit_after
     code = 0
     server_cm = None
     if demo:
+        from engine.assets import asset
         from engine.local_server import serve_directory
-        server_cm = serve_directory(DEMO_SITE)
+        server_cm = serve_directory(asset("demo"))  # the bundled demo shop
         url = server_cm.__enter__() + "index.html"
         task = task or DEMO_TASK
 
