@@ -32,6 +32,7 @@ from support.gui_helpers import (
     wait_overlay_fresh,
 )
 from support.paths import ROOT
+from support.xvfb import xvfb_run
 
 SHOTS = os.environ.get("VIGIL_GUI_SHOTS")
 IN_XVFB = os.environ.get("VIGIL_GUI_SCREEN") == "current"  # this module run again by the Xvfb test
@@ -147,7 +148,6 @@ def test_window_fits_the_screen(qtbot, aio, demo, settings, size):
         assert after != before and after == view.width()
 
 
-@pytest.mark.xdist_group("xvfb")  # one worker starts the X servers, one at a time (xvfb-run -a can race)
 def test_window_fits_under_xvfb():
     """The same checks under a real X server (Xvfb at 1024x640), in a child process."""
     if IN_XVFB:
@@ -156,7 +156,7 @@ def test_window_fits_under_xvfb():
         pytest.fail("xvfb-run is not installed, so the window was not tried under a real X server. Install "
                     "Debian's `xvfb` package (apt-get install xvfb; `make setup` does it).")
     env = {**os.environ, "VIGIL_GUI_SCREEN": "current", "QT_QPA_PLATFORM": "xcb"}
-    p = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1024x640x24", sys.executable, "-m", "pytest", "-q",
+    p = subprocess.run([*xvfb_run("1024x640x24"), sys.executable, "-m", "pytest", "-q",
                         "-p", "no:cacheprovider", f"{Path(__file__).name}::test_window_fits_the_screen"],
                        capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent, env=env)
     assert p.returncode == 0 and "1 passed" in p.stdout, (p.stdout[-3000:], p.stderr[-2000:])

@@ -21,6 +21,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QPainter, QPixmap
 
 from support.gui_helpers import screen_named
+from support.xvfb import xvfb_run
 
 SHOTS = os.environ.get("VIGIL_GUI_SHOTS")
 IN_XVFB = os.environ.get("VIGIL_GUI_SCREEN") == "current"
@@ -243,13 +244,12 @@ def _xvfb(wm: str | None, tmp_path: Path, stored) -> None:
     test = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", Path(__file__).name, "-k",
             "fits_its_screen or opens_whole"]
     cmd = ["sh", "-c", f'{wm} >/dev/null 2>&1 & sleep 1; exec "$@"', "sh", *test] if wm else test
-    p = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1366x768x24", *cmd], capture_output=True, text=True,
+    p = subprocess.run([*xvfb_run("1366x768x24"), *cmd], capture_output=True, text=True,
                        timeout=300, cwd=Path(__file__).parent, env=env)
     assert p.returncode == 0 and "2 passed" in p.stdout, (p.stdout[-3000:], p.stderr[-2000:])
 
 
 @pytest.mark.skipif(IN_XVFB, reason="this is the run under Xvfb itself")
-@pytest.mark.xdist_group("xvfb")  # one worker starts the X servers, one at a time (xvfb-run -a can race)
 @pytest.mark.parametrize("wm", [None, "openbox"])
 def test_the_windows_fit_under_xvfb_at_1366x768(wm, tmp_path, stored):
     _xvfb(wm, tmp_path, stored)
