@@ -11,6 +11,7 @@ import os
 import secrets
 import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -114,6 +115,7 @@ class Browser(Generic[TabT]):
                                          ) from None
             contexts = self.pw_browser.contexts
             self.context = contexts[0] if contexts else await self.pw_browser.new_context(viewport=size)
+            ws_url = await _same_browser(self.pw_browser, ws_url)
         else:
             self.executable = executable or find_chromium(headless)
             port = _free_port()
@@ -449,6 +451,32 @@ async def _wait_ws(port: int, timeout: float) -> str:
             last = exc
             await asyncio.sleep(0.05)
     raise BrowserLaunchError(f"Chromium started but its DevTools endpoint on port {port} never answered ({last}).")
+
+
+async def _same_browser(pw_browser: Any, ws_url: str) -> str:
+    """The DevTools URL of the very browser Playwright attached to. A browserless endpoint
+    (`ws://host:port/?token=…`, `/chromium?token=…`) starts a new Chromium for every websocket: Vigil's own socket
+    to the same URL got another browser (a step then failed with "No target with given id found"). Its running
+    browsers are listed at /sessions: the one holding a page target of Playwright's browser is this one, reached at
+    its `browserWSEndpoint` (with the same token). Any other URL is the browser's own and is kept."""
+    parts = urllib.parse.urlsplit(ws_url)
+    query = urllib.parse.parse_qs(parts.query)
+    if "token" not in query or parts.path.startswith(("/devtools/browser/", "/session/")):
+        return ws_url
+    try:
+        cdp = await pw_browser.new_browser_cdp_session()
+        targets = {t["targetId"] for t in (await cdp.send("Target.getTargets"))["targetInfos"]}
+        scheme = "https" if parts.scheme == "wss" else "http"
+        listed = await asyncio.to_thread(_http_json, f"{scheme}://{parts.netloc}/sessions?{parts.query}")
+    except Exception as exc:  # noqa: BLE001 - Playwright's errors, an endpoint that lists nothing
+        raise BrowserLaunchError(f"The endpoint {ws_url.split('?')[0]} started a browser for each connection "
+                                 f"and its running browsers could not be listed ({exc}). Give the running "
+                                 "browser's ws://…/devtools/browser/ID URL instead.") from None
+    for entry in listed if isinstance(listed, list) else []:
+        if entry.get("id") in targets and entry.get("browserWSEndpoint"):
+            return f"{entry['browserWSEndpoint']}?{parts.query}"
+    raise BrowserLaunchError(f"The endpoint {ws_url.split('?')[0]} started a browser for each connection, and the "
+                             "one Vigil attached to is not among its running browsers (/sessions).")
 
 
 def _resolve_ws(cdp_url: str) -> str:
