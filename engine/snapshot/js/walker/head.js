@@ -1,6 +1,11 @@
 // Pass 1 of a snapshot, run in one document (main world) through Runtime.callFunctionOn.
 // This file opens the walker (part 1 of 7); the other parts in this folder are the sections of its
 // body, joined in order by engine/browser/target.py (WALKER_PARTS). finish.js closes it.
+// The source is a factory, evaluated once per document (engine/snapshot/capture.py keeps its result as
+// the state's `walk`): helpers and constant tables live at its level, so each is one function object
+// across walks and V8 can optimise it to its top tier (closures made anew per walk never got there).
+// What one walk holds is a factory-level `let` set by its part's phase function (xxxPhase, run in
+// order by vigilWalk in finish.js) and dropped after the reply (release).
 // Walks the whole document — open and closed shadow roots included — and returns one JSON
 // string: a flat, pre-ordered list of element rows plus page facts. Child frames are not
 // entered: each iframe element is listed in `frames` and walked in its own context by Python.
@@ -24,17 +29,8 @@
 // extra: 0 or {st: states, a: attributes, sc: scroll, ob: occluder id, obd: its description,
 //        vb: the visible part of the box [x, y, w, h] when a scroll area or overflow box cuts it,
 //        lr: the line boxes [[x, y, w, h], …] of an inline element wrapped over two or more lines}
-function vigilWalk(KEY, opts) {
-  const t0 = performance.now();
-  let S = window[KEY];
-  if (!S) throw new Error('vigil state missing');
-  opts = opts || {};
-  const prefix = opts.prefix || '';
-  const OX = opts.ox || 0, OY = opts.oy || 0;          // offset of this document in top coordinates
-  const VW = window.innerWidth, VH = window.innerHeight;
-  // Clip of this frame's viewport, in local coordinates (parent frames may hide part of it).
-  const C0 = opts.clip ? opts.clip : [0, 0, VW, VH];
-  const MAXT = opts.maxText || 200;
+(function vigilWalker() {
+  let KEY, opts;   // this walk's arguments
   const wf = (s) => (s && s.isWellFormed && !s.isWellFormed()) ? s.toWellFormed() : s;
   // Names and texts as a person reads them: zero-width characters and soft hyphens dropped,
   // whitespace collapsed (accname does the same; `get\u200b/pets` is "get/pets").
@@ -44,7 +40,6 @@ function vigilWalk(KEY, opts) {
   // Text the same colour as what is behind it cannot be read: compare computed rgb() colours.
   const WHITE = 'rgb(255, 255, 255)';
   const rgbOf = (c) => { const m = /^rgba?\((\d+), (\d+), (\d+)/.exec(c); return m ? [+m[1], +m[2], +m[3]] : null; };
-  const colourPairs = new Map();   // a page has few colours: each pair is compared once
   const sameColour = (a, b) => {
     if (a === b) return true;
     const key = a + '|' + b;
@@ -126,7 +121,6 @@ function vigilWalk(KEY, opts) {
   const BLOCK_ROLES = new Set(['', 'generic', 'paragraph', 'listitem', 'cell', 'gridcell', 'columnheader', 'rowheader',
     'heading', 'caption', 'term', 'definition', 'blockquote', 'code', 'note', 'tooltip', 'status', 'alert', 'log',
     'option', 'figure', 'article', 'emphasis', 'strong', 'mark', 'time', 'insertion', 'deletion']);
-  const TB_MAX = opts.maxBlockText || 2000;   // text of a text block (a paragraph, a code block)
 
   const limitText = (s, n) => (s.length > n ? s.slice(0, n) + '… (' + (s.length - n) + ' more characters)' : s);
   // Preformatted text keeps its lines and their indentation; trailing spaces and runs of blank
@@ -143,20 +137,6 @@ function vigilWalk(KEY, opts) {
     for (let i = 0; i < ks.length; i++) if (ks[i].startsWith('__reactContainer$') || ks[i].startsWith('_reactListening')) return true;
     return false;
   };
-
-  S.lastFrames = [];
-  const ctxCache = new Map();
-  const rows = [];
-  const frames = [];
-  const fresh = [];      // [rowIndex, element] for elements seen the first time
-  const suspects = [];   // custom elements that may hide a closed shadow root we do not know yet
-  const pendingNames = []; // interactive, unnamed form controls: label hunting after the walk
-  const occCandidates = [];
-  // Styles and layout brought up to date first: a focused element that became hidden loses focus then.
-  if (document.documentElement) document.documentElement.getBoundingClientRect();
-  let focused = document.activeElement;
-  while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
-  if (focused && S.closed.has(focused)) { const a = S.closed.get(focused).activeElement; if (a) focused = a; }
 
   const rootOf = (el) => el.getRootNode();
   // Whether an absolutely placed box's `clip` / `clip-path` cuts it to (almost) nothing.
@@ -198,3 +178,35 @@ function vigilWalk(KEY, opts) {
     const r = rootOf(el);
     return (r.getElementById ? r.getElementById(id) : null) || document.getElementById(id);
   };
+
+  // Per walk: set by headPhase() (the walk runs the parts' phases in order).
+  let t0, S, prefix, OX, OY, VW, VH, C0, MAXT, colourPairs, TB_MAX, ctxCache, rows, frames, fresh, suspects,
+    pendingNames, occCandidates, focused;
+  function headPhase() {
+    t0 = performance.now();
+    S = window[KEY];
+    if (!S) throw new Error('vigil state missing');
+    opts = opts || {};
+    prefix = opts.prefix || '';
+    OX = opts.ox || 0, OY = opts.oy || 0;          // offset of this document in top coordinates
+    VW = window.innerWidth, VH = window.innerHeight;
+    // Clip of this frame's viewport, in local coordinates (parent frames may hide part of it).
+    C0 = opts.clip ? opts.clip : [0, 0, VW, VH];
+    MAXT = opts.maxText || 200;
+    colourPairs = new Map();   // a page has few colours: each pair is compared once
+    TB_MAX = opts.maxBlockText || 2000;   // text of a text block (a paragraph, a code block)
+
+    S.lastFrames = [];
+    ctxCache = new Map();
+    rows = [];
+    frames = [];
+    fresh = [];      // [rowIndex, element] for elements seen the first time
+    suspects = [];   // custom elements that may hide a closed shadow root we do not know yet
+    pendingNames = []; // interactive, unnamed form controls: label hunting after the walk
+    occCandidates = [];
+    // Styles and layout brought up to date first: a focused element that became hidden loses focus then.
+    if (document.documentElement) document.documentElement.getBoundingClientRect();
+    focused = document.activeElement;
+    while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
+    if (focused && S.closed.has(focused)) { const a = S.closed.get(focused).activeElement; if (a) focused = a; }
+  }

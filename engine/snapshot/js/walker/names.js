@@ -1,6 +1,6 @@
 // Walker part 2 of 7: names, roles and states of an element (accname, implicit roles, labels).
-// A section of vigilWalk's body (head.js opens the function): the parts share its scope and
-// are joined in order by engine/browser/target.py (WALKER_PARTS).
+// A section of the walker factory (head.js opens it): the parts share its scope and are joined in order
+// by engine/browser/target.py (WALKER_PARTS). Its phase function runs once per walk, in order.
 
   // Text of an element's content for name-from-content roles: text, img alt, aria-label of
   // children; hidden subtrees skipped when cheaply known.
@@ -40,10 +40,6 @@
     }
     return squash(out);
   }
-
-  // label[for] lookups: one query per document/shadow root, not `el.labels` (which walks the
-  // whole document on first use for every input — quadratic on big forms).
-  const labelMaps = new Map();
   function labelsFor(el) {
     const r = rootOf(el);
     let m = labelMaps.get(r);
@@ -257,10 +253,6 @@
   const FIELD_SEL = 'input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=reset]):not([type=image]),' +
     'select,textarea,[role=combobox],[role=textbox],[role=listbox],[role=searchbox],[role=spinbutton],[contenteditable=""],[contenteditable=true]';
   const holdsField = (p) => p.firstElementChild !== null && !!p.querySelector(FIELD_SEL);
-
-  // The role, and in ROLE_ARIA whether it is accessibility data (not one array per element).
-  // hasRole: false when the element is known to have no role attribute.
-  let ROLE_ARIA = false;
   function roleOf(el, tag, hasRole) {
     const r = hasRole === false ? null : el.getAttribute('role');
     if (r) {
@@ -343,3 +335,15 @@
   const isSecret = (el) => S.secret(el);
   // What an element's attribute names say (see the walk): bits.
   const A_ARIA = 1, A_AHID = 2, A_ALB = 4, A_ROLE = 8, A_TI = 16, A_ON = 32, A_TID = 64;
+
+  // Per walk: set by namesPhase() (the walk runs the parts' phases in order).
+  let labelMaps, ROLE_ARIA;
+  function namesPhase() {
+    // label[for] lookups: one query per document/shadow root, not `el.labels` (which walks the
+    // whole document on first use for every input — quadratic on big forms).
+    labelMaps = new Map();
+
+    // The role, and in ROLE_ARIA whether it is accessibility data (not one array per element).
+    // hasRole: false when the element is known to have no role attribute.
+    ROLE_ARIA = false;
+  }

@@ -1,41 +1,9 @@
 // Walker part 6 of 7: occlusion: hit tests over the visible part of each box.
-// A section of vigilWalk's body (head.js opens the function): the parts share its scope and
-// are joined in order by engine/browser/target.py (WALKER_PARTS).
+// A section of the walker factory (head.js opens it): the parts share its scope and are joined in order
+// by engine/browser/target.py (WALKER_PARTS). Its phase function runs once per walk, in order.
 
   // Occlusion: a multi-point hit test over the visible part of the box — the centre and four points
-  // at 25 % / 75 % of its width and height: inside the shape of any box (a border-radius draws at
-  // most an ellipse, which holds them), and clear of the thin edges neighbours overlap (a grid's
-  // column-resize handles). A hit on the element,
-  // on its label, on the shadow host it lives in (a checkbox inside <sl-checkbox>) or anything
-  // inside those is the element. A hit on one of its own ancestors means the point fell through
-  // the element (a rounded corner, a transparent edge): it says nothing. Anything else covers it.
-  let hits = 0;
   const up = (n) => n.parentNode || (n.nodeType === 11 ? n.host : null);
-  const map = new Map();
-  for (let i = 0; i < nRows; i++) map.set(memo[i].el, i);
-  // An incremental walk hit-tests again only where something changed: the boxes of the rows in changed
-  // subtrees and of the ancestors whose box moved (where they are and where they were), and of the
-  // elements gone. A control copied from the last walk whose visible part meets none of them keeps its
-  // last result (its cover's description is read again).
-  const occNow = new Map();
-  let changed = null;
-  if (P && P.occ) {
-    changed = [];
-    const add = (r) => { if (r && r[2] > 0 && r[3] > 0) changed.push(r); };
-    for (let z = 0; z < walkedRows.length; z++) {
-      const m = memo[walkedRows[z]];
-      const k = P.map.get(m.el);
-      const old = k !== undefined ? P.memo[k].r : null;
-      if (walkedForced[z] || !old || !m.r || old[0] !== m.r[0] || old[1] !== m.r[1] || old[2] !== m.r[2] || old[3] !== m.r[3]) {
-        add(m.r);
-        add(old);
-      }
-    }
-    for (let q = 0; q < P.memo.length && changed.length <= 400; q++) if (!map.has(P.memo[q].el)) add(P.memo[q].r);
-    if (changed.length > 400) changed = null;
-  }
-  const WALKED = new Uint8Array(nRows);
-  for (const ri of walkedRows) WALKED[ri] = 1;
   const coverDesc = (b) => wf(cut(b.localName + (b.id ? '#' + b.id : '') + ' "' + contentText(b, 80) + '"', 120));
   const meets = (x1, y1, x2, y2) => {
     for (const r of changed) if (r[0] < x2 + 1 && r[0] + r[2] > x1 - 1 && r[1] < y2 + 1 && r[1] + r[3] > y1 - 1) return true;
@@ -60,10 +28,6 @@
   // outside its box, MathML, a slider (its thumb overflows its box), a rendered <script>/<style>, closed
   // shadow roots not found yet, a cut walk. A sample of the proven controls is still hit-tested (below).
   const PROOF_MIN = 40, BAND = 32, PROOF_ROW_MS = 0.004;
-  // proof: null (not built yet), false (not available) or the painters by band of the viewport; trustedN: the
-  // controls proven clear and not hit-tested
-  let proof = null, tProof = 0, trustedN = 0;
-  const deferred = [];
   function topNode(n) {   // what a hit test in the document returns for a node: its host in the document tree
     for (let r = n.getRootNode(); r !== document; r = n.getRootNode()) {
       if (!r.host) return null;
@@ -176,53 +140,6 @@
     }
     return true;
   }
-  let exactMs = 0, exactN = 0, left = occCandidates.length;
-  for (const [ri, el, x, y, w, h, clip] of occCandidates) {
-    left--;
-    if (!(rows[ri][7] & 8)) continue;     // no longer a click target (a delegating container)
-    const x1 = Math.max(x, clip[0], 0), y1 = Math.max(y, clip[1], 0);
-    const x2 = Math.min(x + w, clip[0] + clip[2], VW), y2 = Math.min(y + h, clip[1] + clip[3], VH);
-    if (x2 <= x1 || y2 <= y1) continue;
-    if (changed && !WALKED[ri]) {
-      const pr = P.occ.get(el);
-      if (pr !== undefined && !meets(x1, y1, x2, y2)) {
-        occNow.set(el, pr);
-        if (pr) {
-          W(ri)[7] |= 2;
-          if (pr !== true) {
-            const ex = rows[ri][14] = rows[ri][14] ? Object.assign({}, rows[ri][14]) : {};
-            ex.ob = pr[0];
-            ex.obd = coverDesc(pr[2]);
-          }
-        }
-        continue;
-      }
-    }
-    if (proofWorth(left) && proofFor(el, x1, y1, x2, y2)) { deferred.push([ri, el, x1, y1, x2, y2]); continue; }
-    if (exactN < 8 && proof === null) {   // (the first controls' hit tests are timed: proofWorth)
-      const t = performance.now();
-      hitTest(ri, el, x1, y1, x2, y2);
-      exactMs += performance.now() - t; exactN++;
-    } else hitTest(ri, el, x1, y1, x2, y2);
-  }
-  // The candidates proven clear by geometry: a sample is hit-tested as a check of the proof; if any point of the
-  // sample hits something the proof did not expect, the proof is not trusted and every one of them is hit-tested.
-  if (deferred.length) {
-    // (the first, the last and evenly between: three, and one more per 64)
-    const every = Math.max(1, Math.floor(deferred.length / (2 + (deferred.length >> 6))));
-    let trusted = true;
-    for (let q = 0; q < deferred.length && trusted; q++) {
-      if (q % every !== 0 && q !== deferred.length - 1) continue;
-      const d = deferred[q];
-      if (hitTest(d[0], d[1], d[2], d[3], d[4], d[5]) !== 0) trusted = false;
-      d[0] = -1;
-    }
-    for (const d of deferred) {
-      if (d[0] < 0) continue;
-      if (trusted) { occNow.set(d[1], false); trustedN++; }
-      else hitTest(d[0], d[1], d[2], d[3], d[4], d[5]);
-    }
-  }
   // The hit test of one control: sets its row's occlusion and occNow; returns how many points hit something that
   // is neither the control (its label, its host) nor one of its containers.
   function hitTest(ri, el, x1, y1, x2, y2) {
@@ -265,4 +182,92 @@
     occNow.set(el, res);
     return n - ok;
   }
-  const tOcc = performance.now();
+
+  // Per walk: set by occlusionPhase() (the walk runs the parts' phases in order).
+  let hits, map, occNow, changed, WALKED, proof, tProof, trustedN, deferred, exactMs, exactN, left, tOcc;
+  function occlusionPhase() {
+    // at 25 % / 75 % of its width and height: inside the shape of any box (a border-radius draws at
+    // most an ellipse, which holds them), and clear of the thin edges neighbours overlap (a grid's
+    // column-resize handles). A hit on the element,
+    // on its label, on the shadow host it lives in (a checkbox inside <sl-checkbox>) or anything
+    // inside those is the element. A hit on one of its own ancestors means the point fell through
+    // the element (a rounded corner, a transparent edge): it says nothing. Anything else covers it.
+    hits = 0;
+    map = new Map();
+    for (let i = 0; i < nRows; i++) map.set(memo[i].el, i);
+    // An incremental walk hit-tests again only where something changed: the boxes of the rows in changed
+    // subtrees and of the ancestors whose box moved (where they are and where they were), and of the
+    // elements gone. A control copied from the last walk whose visible part meets none of them keeps its
+    // last result (its cover's description is read again).
+    occNow = new Map();
+    changed = null;
+    if (P && P.occ) {
+      changed = [];
+      const add = (r) => { if (r && r[2] > 0 && r[3] > 0) changed.push(r); };
+      for (let z = 0; z < walkedRows.length; z++) {
+        const m = memo[walkedRows[z]];
+        const k = P.map.get(m.el);
+        const old = k !== undefined ? P.memo[k].r : null;
+        if (walkedForced[z] || !old || !m.r || old[0] !== m.r[0] || old[1] !== m.r[1] || old[2] !== m.r[2] || old[3] !== m.r[3]) {
+          add(m.r);
+          add(old);
+        }
+      }
+      for (let q = 0; q < P.memo.length && changed.length <= 400; q++) if (!map.has(P.memo[q].el)) add(P.memo[q].r);
+      if (changed.length > 400) changed = null;
+    }
+    WALKED = new Uint8Array(nRows);
+    for (const ri of walkedRows) WALKED[ri] = 1;
+    // proof: null (not built yet), false (not available) or the painters by band of the viewport; trustedN: the
+    // controls proven clear and not hit-tested
+    proof = null, tProof = 0, trustedN = 0;
+    deferred = [];
+    exactMs = 0, exactN = 0, left = occCandidates.length;
+    for (const [ri, el, x, y, w, h, clip] of occCandidates) {
+      left--;
+      if (!(rows[ri][7] & 8)) continue;     // no longer a click target (a delegating container)
+      const x1 = Math.max(x, clip[0], 0), y1 = Math.max(y, clip[1], 0);
+      const x2 = Math.min(x + w, clip[0] + clip[2], VW), y2 = Math.min(y + h, clip[1] + clip[3], VH);
+      if (x2 <= x1 || y2 <= y1) continue;
+      if (changed && !WALKED[ri]) {
+        const pr = P.occ.get(el);
+        if (pr !== undefined && !meets(x1, y1, x2, y2)) {
+          occNow.set(el, pr);
+          if (pr) {
+            W(ri)[7] |= 2;
+            if (pr !== true) {
+              const ex = rows[ri][14] = rows[ri][14] ? Object.assign({}, rows[ri][14]) : {};
+              ex.ob = pr[0];
+              ex.obd = coverDesc(pr[2]);
+            }
+          }
+          continue;
+        }
+      }
+      if (proofWorth(left) && proofFor(el, x1, y1, x2, y2)) { deferred.push([ri, el, x1, y1, x2, y2]); continue; }
+      if (exactN < 8 && proof === null) {   // (the first controls' hit tests are timed: proofWorth)
+        const t = performance.now();
+        hitTest(ri, el, x1, y1, x2, y2);
+        exactMs += performance.now() - t; exactN++;
+      } else hitTest(ri, el, x1, y1, x2, y2);
+    }
+    // The candidates proven clear by geometry: a sample is hit-tested as a check of the proof; if any point of the
+    // sample hits something the proof did not expect, the proof is not trusted and every one of them is hit-tested.
+    if (deferred.length) {
+      // (the first, the last and evenly between: three, and one more per 64)
+      const every = Math.max(1, Math.floor(deferred.length / (2 + (deferred.length >> 6))));
+      let trusted = true;
+      for (let q = 0; q < deferred.length && trusted; q++) {
+        if (q % every !== 0 && q !== deferred.length - 1) continue;
+        const d = deferred[q];
+        if (hitTest(d[0], d[1], d[2], d[3], d[4], d[5]) !== 0) trusted = false;
+        d[0] = -1;
+      }
+      for (const d of deferred) {
+        if (d[0] < 0) continue;
+        if (trusted) { occNow.set(d[1], false); trustedN++; }
+        else hitTest(d[0], d[1], d[2], d[3], d[4], d[5]);
+      }
+    }
+    tOcc = performance.now();
+  }

@@ -1,59 +1,8 @@
 // Walker part 5 of 7: the whole-tree passes: subtree ends, delegating containers, text blocks, labels, IDs.
-// A section of vigilWalk's body (head.js opens the function): the parts share its scope and
-// are joined in order by engine/browser/target.py (WALKER_PARTS).
+// A section of the walker factory (head.js opens it): the parts share its scope and are joined in order
+// by engine/browser/target.py (WALKER_PARTS). Its phase function runs once per walk, in order.
 
-  const nRows = rows.length;
-  // Where each subtree ends, and which subtrees lean on boxes above them.
-  const END = new Int32Array(nRows);
-  for (let i = nRows - 1; i >= 0; i--) {
-    if (END[i] < i + 1) END[i] = i + 1;
-    const p = rows[i][0];
-    if (p >= 0 && END[p] < END[i]) END[p] = END[i];
-  }
-  {
-    let budget = 400000;
-    for (const [ri, cb] of escRows) {
-      for (let p = rows[ri][0]; p >= 0 && budget-- > 0; p = rows[p][0]) {
-        if (cb !== null && memo[p].el === cb) break;
-        NC[p] = 1;
-      }
-      if (budget <= 0) { for (let i = 0; i < nRows; i++) NC[i] = 1; break; }
-    }
-  }
-  // Text-block inputs of every row, index-free (kids relative to their row) for later copies.
-  for (const ri of compRows) {
-    const m = memo[ri];
-    if (m.cp) continue;
-    const c = comp.get(ri);
-    const k = new Array(c.kids.length);
-    for (let z = 0; z < k.length; z++) k[z] = c.kids[z] - ri;
-    m.cp = { raw: c.raw, rn: c.rawN || null, cuts: c.cuts, k: k, nfc: c.nfc };
-  }
-  // The whole-tree passes work on copies: the rows above stay as the walk made them, for reuse.
-  // (copied on first write: W(i))
-  const RAW = rows.slice();
   const W = (i) => { let r = rows[i]; if (r === RAW[i]) r = rows[i] = r.slice(); return r; };
-
-  // A container whose only sign of interactivity is a click listener and which holds other
-  // controls is delegating its children's clicks (a framework root, a list's handler): it is not
-  // a click target itself. A listener on a leaf — nothing interactive inside — still makes one.
-  if (lstOnly.length) {
-    const below = new Uint8Array(rows.length);
-    for (let i = rows.length - 1; i > 0; i--) {
-      const p = rows[i][0];
-      if (p >= 0 && ((rows[i][7] & 8) || below[i])) below[p] = 1;
-    }
-    for (const [ri, role0, tier0] of lstOnly) {
-      if (!below[ri]) continue;
-      const r = W(ri);
-      r[7] &= ~8; r[3] = role0 || ''; r[8] = tier0; r[4] = '';
-    }
-  }
-  composeText();
-  // A container some child of which its layout places out of document order reads its children by
-  // their boxes (flag 131072, see head.js; a bit test per row).
-  for (let i = 1; i < nRows; i++) if (rows[i][7] & 262144) { const p = rows[i][0]; if (p >= 0 && !(rows[p][7] & 131072)) W(p)[7] |= 131072; }
-  const tWalk = performance.now();
 
   // Text blocks. A block (a paragraph, a list item, a cell, a code block) whose content is text
   // mixed with inline elements — links, code, emphasis, highlighted tokens — gets as its text that
@@ -149,85 +98,6 @@
       }
     }
   }
-
-  // Label hunting for controls that are still unnamed.
-  for (const [ri, el] of pendingNames) W(ri)[4] = wf(cut(huntLabel(el), 250));
-
-  // A label that names a control through its aria-labelledby (a component's floating label, which
-  // focuses the control when clicked) is part of that control, as a <label for> is (walk.js).
-  {
-    let rowOf = null;
-    for (let ri = 0; ri < nRows; ri++) {
-      const r = rows[ri];
-      const lb = (r[7] & 8) && r[14] && r[14].a ? r[14].a['aria-labelledby'] : null;
-      if (!lb) continue;
-      if (!rowOf) { rowOf = new Map(); for (let q = 0; q < nRows; q++) rowOf.set(memo[q].el, q); }
-      for (const id of lb.split(/\s+/)) {
-        const t = id && byIdIn(memo[ri].el, id);
-        const q = t ? rowOf.get(t) : undefined;
-        if (q === undefined || q === ri) continue;
-        const lr = rows[q];
-        if ((lr[7] & 8) && lr[3] === '' && lr[8] === 1 && !(lr[14] && lr[14].a && lr[14].a.tabindex !== undefined)) {
-          const g = W(q); g[7] &= ~8;
-        }
-      }
-    }
-  }
-  // A widget's visible field. A custom select's combobox is often a bare input inside the box a
-  // person sees and clicks (its chosen value, its chevron): a sliver of it, or moved off-screen
-  // once a value is chosen. That box — the nearest click target above the combobox, without a
-  // role of its own, holding no other field — is the combobox's box: the combobox takes its place,
-  // visibility and hit test (and, when its own value is empty, the words the field shows), and the
-  // field is no click target of its own. A chevron or an arrow inside it is part of it.
-  {
-    const cands = new Map();
-    for (let q = 0; q < occCandidates.length; q++) cands.set(occCandidates[q][0], q);
-    for (let ri = 0; ri < nRows; ri++) {
-      const r = rows[ri];
-      if (r[3] !== 'combobox' || !(r[7] & 8) || !(r[7] & 1)) continue;
-      let f = r[0], F = -1;
-      for (let d = 0; f >= 0 && d < 7; d++, f = rows[f][0]) {
-        const fr = rows[f];
-        if ((fr[7] & 9) === 9 && fr[3] === '' && fr[8] === 1) { F = f; break; }
-        if (fr[3] !== '' || (fr[7] & 8)) break;
-      }
-      if (F < 0) continue;
-      const fr = rows[F];
-      if (fr[11] < 8 || fr[12] < 8 || fr[12] > 120 || fr[13] <= 0 || (fr[7] & 2048)) continue;
-      let other = false;
-      for (let d = F + 1; d < END[F] && !other; d++) {
-        if (d === ri) { d = END[ri] - 1; continue; }
-        const dr = rows[d];
-        if ((dr[7] & 2057) === 9 && dr[13] > 0 && (dr[3] === 'combobox' || dr[3] === 'textbox' || dr[3] === 'searchbox' || dr[3] === 'listbox')) other = true;
-      }
-      if (other) continue;
-      const c = W(ri);
-      c[9] = fr[9]; c[10] = fr[10]; c[11] = fr[11]; c[12] = fr[12]; c[13] = fr[13];
-      c[7] = (c[7] & ~(2048 | (7 << 12))) | (fr[7] & (2048 | (7 << 12)));
-      if ((c[14] && c[14].vb) || (fr[14] && fr[14].vb)) {
-        const ex = c[14] = Object.assign({}, c[14] || {});
-        if (fr[14] && fr[14].vb) ex.vb = fr[14].vb; else delete ex.vb;
-      }
-      if (!c[6] && !(c[7] & 16)) {
-        const v = fieldWords(F, ri);
-        if (v) c[6] = wf(cut(v, 500));
-      }
-      const g = W(F);
-      g[7] &= ~8;
-      // (an unnamed icon inside the field that only opens the menu, as the field does, is part of it)
-      for (let d = F + 1; d < END[F]; d++) {
-        if (d === ri) { d = END[ri] - 1; continue; }
-        const dr = rows[d];
-        if ((dr[7] & 8) && dr[3] === '' && dr[8] === 1 && !dr[4] && !dr[5]) W(d)[7] &= ~8;
-      }
-      const qf = cands.get(F), qc = cands.get(ri);
-      if (qf !== undefined) {
-        const e = occCandidates[qf].slice();
-        e[0] = ri;
-        if (qc !== undefined) occCandidates[qc] = e; else occCandidates.push(e);
-      } else if (qc !== undefined) occCandidates[qc] = [ri, null, 0, 0, 0, 0, C0];   // (no box in view: not hit-tested)
-    }
-  }
   // The words a widget's field shows: its chosen value(s), not a placeholder, not a remove button.
   function fieldWords(F, ci) {
     const out = [];
@@ -243,43 +113,178 @@
     return out.join(', ');
   }
 
-  // Stable IDs for elements seen for the first time: a framework may have destroyed and
-  // re-created an element we knew; give it its old ID back when tag, role, name and the
-  // text of its row match — the nearest such retired ID wins, however far rows shifted.
-  let recovered = 0;
-  if (fresh.length) {
-    const retired = new Map();
-    if (S.info.size) {
-      for (const [oid, inf] of S.info) {
-        const ref = S.byId.get(oid);
-        const old = ref && ref.deref();
-        if (old && old.isConnected) continue;
-        let arr = retired.get(inf.k);
-        if (!arr) retired.set(inf.k, arr = []);
-        arr.push([oid, inf.x, inf.y]);
+  // Per walk: set by passesPhase() (the walk runs the parts' phases in order).
+  let nRows, END, RAW, tWalk, recovered, tIds;
+  function passesPhase() {
+    nRows = rows.length;
+    // Where each subtree ends, and which subtrees lean on boxes above them.
+    END = new Int32Array(nRows);
+    for (let i = nRows - 1; i >= 0; i--) {
+      if (END[i] < i + 1) END[i] = i + 1;
+      const p = rows[i][0];
+      if (p >= 0 && END[p] < END[i]) END[p] = END[i];
+    }
+    {
+      let budget = 400000;
+      for (const [ri, cb] of escRows) {
+        for (let p = rows[ri][0]; p >= 0 && budget-- > 0; p = rows[p][0]) {
+          if (cb !== null && memo[p].el === cb) break;
+          NC[p] = 1;
+        }
+        if (budget <= 0) { for (let i = 0; i < nRows; i++) NC[i] = 1; break; }
       }
     }
-    for (const [ri, el] of fresh) {
-      const row = rows[ri];
-      let nid = null;
-      if (retired.size && ((row[7] & 8) || (row[8] === 2 && row[4]))) {
-        const arr = retired.get(keyOf(el, row));
-        if (arr && arr.length) {
-          let best = 0, bd = Infinity;
-          for (let i = 0; i < arr.length; i++) {
-            const d = Math.abs(arr[i][1] - row[9]) + Math.abs(arr[i][2] - row[10]);
-            if (d < bd) { bd = d; best = i; }
+    // Text-block inputs of every row, index-free (kids relative to their row) for later copies.
+    for (const ri of compRows) {
+      const m = memo[ri];
+      if (m.cp) continue;
+      const c = comp.get(ri);
+      const k = new Array(c.kids.length);
+      for (let z = 0; z < k.length; z++) k[z] = c.kids[z] - ri;
+      m.cp = { raw: c.raw, rn: c.rawN || null, cuts: c.cuts, k: k, nfc: c.nfc };
+    }
+    // The whole-tree passes work on copies: the rows above stay as the walk made them, for reuse.
+    // (copied on first write: W(i))
+    RAW = rows.slice();
+
+    // A container whose only sign of interactivity is a click listener and which holds other
+    // controls is delegating its children's clicks (a framework root, a list's handler): it is not
+    // a click target itself. A listener on a leaf — nothing interactive inside — still makes one.
+    if (lstOnly.length) {
+      const below = new Uint8Array(rows.length);
+      for (let i = rows.length - 1; i > 0; i--) {
+        const p = rows[i][0];
+        if (p >= 0 && ((rows[i][7] & 8) || below[i])) below[p] = 1;
+      }
+      for (const [ri, role0, tier0] of lstOnly) {
+        if (!below[ri]) continue;
+        const r = W(ri);
+        r[7] &= ~8; r[3] = role0 || ''; r[8] = tier0; r[4] = '';
+      }
+    }
+    composeText();
+    // A container some child of which its layout places out of document order reads its children by
+    // their boxes (flag 131072, see head.js; a bit test per row).
+    for (let i = 1; i < nRows; i++) if (rows[i][7] & 262144) { const p = rows[i][0]; if (p >= 0 && !(rows[p][7] & 131072)) W(p)[7] |= 131072; }
+    tWalk = performance.now();
+
+    // Label hunting for controls that are still unnamed.
+    for (const [ri, el] of pendingNames) W(ri)[4] = wf(cut(huntLabel(el), 250));
+
+    // A label that names a control through its aria-labelledby (a component's floating label, which
+    // focuses the control when clicked) is part of that control, as a <label for> is (walk.js).
+    {
+      let rowOf = null;
+      for (let ri = 0; ri < nRows; ri++) {
+        const r = rows[ri];
+        const lb = (r[7] & 8) && r[14] && r[14].a ? r[14].a['aria-labelledby'] : null;
+        if (!lb) continue;
+        if (!rowOf) { rowOf = new Map(); for (let q = 0; q < nRows; q++) rowOf.set(memo[q].el, q); }
+        for (const id of lb.split(/\s+/)) {
+          const t = id && byIdIn(memo[ri].el, id);
+          const q = t ? rowOf.get(t) : undefined;
+          if (q === undefined || q === ri) continue;
+          const lr = rows[q];
+          if ((lr[7] & 8) && lr[3] === '' && lr[8] === 1 && !(lr[14] && lr[14].a && lr[14].a.tabindex !== undefined)) {
+            const g = W(q); g[7] &= ~8;
           }
-          nid = arr[best][0];
-          arr.splice(best, 1);
-          recovered++;
         }
       }
-      if (nid === null) { nid = prefix + S.next; S.next++; }
-      S.ids.set(el, nid);
-      S.byId.set(nid, new WeakRef(el));
-      row[1] = nid;
-      RAW[ri][1] = nid;   // a row walked now: not shared with the previous walk
     }
+    // A widget's visible field. A custom select's combobox is often a bare input inside the box a
+    // person sees and clicks (its chosen value, its chevron): a sliver of it, or moved off-screen
+    // once a value is chosen. That box — the nearest click target above the combobox, without a
+    // role of its own, holding no other field — is the combobox's box: the combobox takes its place,
+    // visibility and hit test (and, when its own value is empty, the words the field shows), and the
+    // field is no click target of its own. A chevron or an arrow inside it is part of it.
+    {
+      const cands = new Map();
+      for (let q = 0; q < occCandidates.length; q++) cands.set(occCandidates[q][0], q);
+      for (let ri = 0; ri < nRows; ri++) {
+        const r = rows[ri];
+        if (r[3] !== 'combobox' || !(r[7] & 8) || !(r[7] & 1)) continue;
+        let f = r[0], F = -1;
+        for (let d = 0; f >= 0 && d < 7; d++, f = rows[f][0]) {
+          const fr = rows[f];
+          if ((fr[7] & 9) === 9 && fr[3] === '' && fr[8] === 1) { F = f; break; }
+          if (fr[3] !== '' || (fr[7] & 8)) break;
+        }
+        if (F < 0) continue;
+        const fr = rows[F];
+        if (fr[11] < 8 || fr[12] < 8 || fr[12] > 120 || fr[13] <= 0 || (fr[7] & 2048)) continue;
+        let other = false;
+        for (let d = F + 1; d < END[F] && !other; d++) {
+          if (d === ri) { d = END[ri] - 1; continue; }
+          const dr = rows[d];
+          if ((dr[7] & 2057) === 9 && dr[13] > 0 && (dr[3] === 'combobox' || dr[3] === 'textbox' || dr[3] === 'searchbox' || dr[3] === 'listbox')) other = true;
+        }
+        if (other) continue;
+        const c = W(ri);
+        c[9] = fr[9]; c[10] = fr[10]; c[11] = fr[11]; c[12] = fr[12]; c[13] = fr[13];
+        c[7] = (c[7] & ~(2048 | (7 << 12))) | (fr[7] & (2048 | (7 << 12)));
+        if ((c[14] && c[14].vb) || (fr[14] && fr[14].vb)) {
+          const ex = c[14] = Object.assign({}, c[14] || {});
+          if (fr[14] && fr[14].vb) ex.vb = fr[14].vb; else delete ex.vb;
+        }
+        if (!c[6] && !(c[7] & 16)) {
+          const v = fieldWords(F, ri);
+          if (v) c[6] = wf(cut(v, 500));
+        }
+        const g = W(F);
+        g[7] &= ~8;
+        // (an unnamed icon inside the field that only opens the menu, as the field does, is part of it)
+        for (let d = F + 1; d < END[F]; d++) {
+          if (d === ri) { d = END[ri] - 1; continue; }
+          const dr = rows[d];
+          if ((dr[7] & 8) && dr[3] === '' && dr[8] === 1 && !dr[4] && !dr[5]) W(d)[7] &= ~8;
+        }
+        const qf = cands.get(F), qc = cands.get(ri);
+        if (qf !== undefined) {
+          const e = occCandidates[qf].slice();
+          e[0] = ri;
+          if (qc !== undefined) occCandidates[qc] = e; else occCandidates.push(e);
+        } else if (qc !== undefined) occCandidates[qc] = [ri, null, 0, 0, 0, 0, C0];   // (no box in view: not hit-tested)
+      }
+    }
+
+    // Stable IDs for elements seen for the first time: a framework may have destroyed and
+    // re-created an element we knew; give it its old ID back when tag, role, name and the
+    // text of its row match — the nearest such retired ID wins, however far rows shifted.
+    recovered = 0;
+    if (fresh.length) {
+      const retired = new Map();
+      if (S.info.size) {
+        for (const [oid, inf] of S.info) {
+          const ref = S.byId.get(oid);
+          const old = ref && ref.deref();
+          if (old && old.isConnected) continue;
+          let arr = retired.get(inf.k);
+          if (!arr) retired.set(inf.k, arr = []);
+          arr.push([oid, inf.x, inf.y]);
+        }
+      }
+      for (const [ri, el] of fresh) {
+        const row = rows[ri];
+        let nid = null;
+        if (retired.size && ((row[7] & 8) || (row[8] === 2 && row[4]))) {
+          const arr = retired.get(keyOf(el, row));
+          if (arr && arr.length) {
+            let best = 0, bd = Infinity;
+            for (let i = 0; i < arr.length; i++) {
+              const d = Math.abs(arr[i][1] - row[9]) + Math.abs(arr[i][2] - row[10]);
+              if (d < bd) { bd = d; best = i; }
+            }
+            nid = arr[best][0];
+            arr.splice(best, 1);
+            recovered++;
+          }
+        }
+        if (nid === null) { nid = prefix + S.next; S.next++; }
+        S.ids.set(el, nid);
+        S.byId.set(nid, new WeakRef(el));
+        row[1] = nid;
+        RAW[ri][1] = nid;   // a row walked now: not shared with the previous walk
+      }
+    }
+    tIds = performance.now();
   }
-  const tIds = performance.now();

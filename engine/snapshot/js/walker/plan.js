@@ -1,17 +1,8 @@
 // Walker part 3 of 7: incremental walks: what the previous walk left, and whether this one may reuse it.
-// A section of vigilWalk's body (head.js opens the function): the parts share its scope and
-// are joined in order by engine/browser/target.py (WALKER_PARTS).
+// A section of the walker factory (head.js opens it): the parts share its scope and are joined in order
+// by engine/browser/target.py (WALKER_PARTS). Its phase function runs once per walk, in order.
 
   // ---- incremental walks -------------------------------------------------------------------
-  // The previous walk's rows (before the whole-tree passes) and what each row was computed from
-  // are kept in S.inc.prev. A later walk re-walks only what can have changed — dirty subtrees
-  // (mutations, form state, focus, hover, listeners, image loads, inner scrolls, animations),
-  // rows that read other parts of the page (form controls and their labels, aria-labelledby) and
-  // their ancestors — and copies every other subtree whose context and box are unchanged. The
-  // whole-tree passes (delegating containers, text blocks, label hunting, IDs, occlusion) then
-  // run over all rows as in a full walk. Anything it cannot bound (styles, fonts, viewport or page
-  // scroll, :has() rules, layout animations, too many changes) makes a full walk, and says why.
-  const I = S.inc || (S.inc = incState());
   function incState() {
     const st = { prev: null, seq: 0, recs: [], over: false, style: false, marks: new Set(), observed: new WeakSet(),
       roots: [], css: null, xneed: [], refs: null, why: '', tok: Math.random().toString(36).slice(2), sent: 0 };
@@ -240,7 +231,6 @@
   }
   // Why a walk cannot be bounded by what the CSS does: the rule, or the sheet that could not be read.
   const cssWhy = (css, what) => (css.unk ? 'a cross-origin style sheet could not be read' : 'a style sheet uses ' + what);
-  const optsKey = JSON.stringify([prefix, OX, OY, C0, opts.maxText || 200, opts.maxBlockText || 2000]);
   const deepFocus = () => {
     let f = document.activeElement;
     while (f && f.shadowRoot && f.shadowRoot.activeElement) f = f.shadowRoot.activeElement;
@@ -476,7 +466,6 @@
     I.refs = { map: map, n: I.roots.length };
     return map;
   }
-  let HOVER = null;  // the pointer's :hover chain, read once per walk
   function fail(why) { I.why = why; return null; }
   const floatMargins = (c) => c.marginTop + ' ' + c.marginRight + ' ' + c.marginBottom + ' ' + c.marginLeft + ' ' + c.float + ' ' + c.shapeOutside;
   // Animations and transitions under way change boxes and styles without a mutation.
@@ -496,4 +485,20 @@
     }
     return out;
   }
-  const ANIM = runningAnims();
+
+  // Per walk: set by planPhase() (the walk runs the parts' phases in order).
+  let I, optsKey, HOVER, ANIM;
+  function planPhase() {
+    // The previous walk's rows (before the whole-tree passes) and what each row was computed from
+    // are kept in S.inc.prev. A later walk re-walks only what can have changed — dirty subtrees
+    // (mutations, form state, focus, hover, listeners, image loads, inner scrolls, animations),
+    // rows that read other parts of the page (form controls and their labels, aria-labelledby) and
+    // their ancestors — and copies every other subtree whose context and box are unchanged. The
+    // whole-tree passes (delegating containers, text blocks, label hunting, IDs, occlusion) then
+    // run over all rows as in a full walk. Anything it cannot bound (styles, fonts, viewport or page
+    // scroll, :has() rules, layout animations, too many changes) makes a full walk, and says why.
+    I = S.inc || (S.inc = incState());
+    optsKey = JSON.stringify([prefix, OX, OY, C0, opts.maxText || 200, opts.maxBlockText || 2000]);
+    HOVER = null;  // the pointer's :hover chain, read once per walk
+    ANIM = runningAnims();
+  }

@@ -1,19 +1,8 @@
 // Walker part 4 of 7: the walk itself: every element once, pre-order, or a copy of its unchanged subtree.
-// A section of vigilWalk's body (head.js opens the function): the parts share its scope and
-// are joined in order by engine/browser/target.py (WALKER_PARTS).
+// A section of the walker factory (head.js opens it): the parts share its scope and are joined in order
+// by engine/browser/target.py (WALKER_PARTS). Its phase function runs once per walk, in order.
 
   // Walk: iterative, pre-order; a stack of
-  //   [node, parentRow, clip, posClip, inShadow, parentPointer, atomicAncestor, deadAncestor, transparentAncestor,
-  //    composer (see composeText), slotted (1: a light child of a host with an open root, 2: a closed one)]
-  // `clip` clips a node in normal flow; `posClip` clips an absolutely positioned node there: the clip
-  // inside its nearest positioned ancestor (its containing block), so an overflow:hidden box that
-  // is not positioned does not clip it. Fixed nodes (modal dialogs and popovers too) take this
-  // frame's viewport. Overflow set on <html>, or on <body> while <html> has none, is the viewport's
-  // (CSS overflow propagation: how modal libraries lock scrolling), so it clips nothing by its box.
-  // A light child of a shadow host renders where its slot is: clip, visibility, cursor and the
-  // control it sits in come from that slot (walked first), and a child no slot takes is not shown.
-  const stack = [], stackCx = [];
-  const slotCtx = new Map();
   const pushChildren = (host, parentRow, clip, posClip, inShadow, ptr, atomic, dead, transp, pcomp, ahid, bg, posEl, forced) => {
     const sr = host.shadowRoot || S.closed.get(host);
     if (sr) I.observe(sr);
@@ -39,43 +28,10 @@
   };
   // The context part of a row's memo (see sameCtx), shared by the children of one context.
   const ctxMemo = (c) => c[14] || (c[14] = [c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[10], c[11], c[12]]);
-  const rootEl = document.documentElement;
-  if (!rootEl) return JSON.stringify({ empty: true, url: location.href, title: '', vw: VW, vh: VH });
-  const PLAN = plan();
-  const P = PLAN ? I.prev : null;
-  const DSUB = PLAN ? PLAN.sub : null, DTOUCH = PLAN ? PLAN.touched : null;
-  stack.push(rootEl); stackCx.push([-1, C0, C0, 0, false, false, false, false, null, 0, false, WHITE, null, !PLAN, null]);
-  const SX = window.scrollX, SY = window.scrollY;
-  const DOC_SCROLLER = document.scrollingElement, BODY = document.body;   // read once, not per element
-  let count = 0;
-  const maxNodes = opts.maxNodes || 200000;
-  let htmlClips = false;       // <html> has its own overflow: <body>'s is then not propagated
-  // For text blocks (see composeText): per row, whether it is laid out inline; the raw text of
-  // inline rows without element children; and, for rows whose inline content may be composed,
-  // where each element child sits in their raw text and which rows those children became.
-  const inl = [];
-  const rawT = new Map();
-  const rawTN = new Map();     // (the same as written, where text-transform changes it: for names)
-  const comp = new Map();
-  const compRows = [];
-  const cutsScratch = [];
-  const lstOnly = [];          // [row, role, tier]: rows whose only sign of interactivity is a listener or a tab stop
-  // Per row, what the next incremental walk needs (index-free, so a copied subtree shares them).
-  const memo = [];
-  const NC = [];               // 1: the subtree's layout may depend on boxes outside it (fixed, sticky, absolute)
-  const escRows = [];          // walked rows positioned against something above them
-  const scrollers = [], controls = [], remote = [], floats = [];
-  let newFloat = false;
-  const pzRows = [];           // rows that may draw a box the walk does not list (a list marker, quotes)
-  let walked = 0, copied = 0;
-  const walkedRows = [], walkedForced = [];
   const closedPart = (el, tag) => {
     const d = el.parentElement;
     return !!d && d.localName === 'details' && !d.open && !(tag === 'summary' && d.querySelector(':scope > summary') === el);
   };
-  // Flex and grid containers met in this walk (row → 1 flex, 2 grid): their children may be placed out
-  // of document order (flag 262144).
-  const layOf = new Map();
   const sameClip = (a, b) => a === b || (a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3] && a[4] === b[4]);
   function sameCtx(c, clipIn, posIn, inShadow, parentPtr, atomicAnc, deadAnc, transpAnc, ahidAnc, bgAnc, posEl) {
     return sameClip(c[0], clipIn) && sameClip(c[1], posIn) && c[2] === inShadow && c[3] === parentPtr && c[4] === atomicAnc &&
@@ -545,9 +501,60 @@
     if (el.firstElementChild || isHost) pushChildren(el, rowIndex, childClip, cbHere ? childClip : posIn, inShadow > 2 ? inShadow - 2 : inShadow, ptr, atomicHere, dead, transp, cpHere, ahid, bg, posElHere, forced);
     return true;
   }
-  while (stack.length) {
-    const el = stack.pop(), C = stackCx.pop();
-    if (!walkOne(el, C)) break;
+
+  // Per walk: set by walkPhase() (the walk runs the parts' phases in order).
+  let stack, stackCx, slotCtx, rootEl, PLAN, P, DSUB, DTOUCH, SX, SY, DOC_SCROLLER, BODY, count, maxNodes, htmlClips,
+    inl, rawT, rawTN, comp, compRows, cutsScratch, lstOnly, memo, NC, escRows, scrollers, controls, remote, floats,
+    newFloat, pzRows, walked, copied, walkedRows, walkedForced, layOf;
+  function walkPhase() {
+    //   [node, parentRow, clip, posClip, inShadow, parentPointer, atomicAncestor, deadAncestor, transparentAncestor,
+    //    composer (see composeText), slotted (1: a light child of a host with an open root, 2: a closed one)]
+    // `clip` clips a node in normal flow; `posClip` clips an absolutely positioned node there: the clip
+    // inside its nearest positioned ancestor (its containing block), so an overflow:hidden box that
+    // is not positioned does not clip it. Fixed nodes (modal dialogs and popovers too) take this
+    // frame's viewport. Overflow set on <html>, or on <body> while <html> has none, is the viewport's
+    // (CSS overflow propagation: how modal libraries lock scrolling), so it clips nothing by its box.
+    // A light child of a shadow host renders where its slot is: clip, visibility, cursor and the
+    // control it sits in come from that slot (walked first), and a child no slot takes is not shown.
+    stack = [], stackCx = [];
+    slotCtx = new Map();
+    rootEl = document.documentElement;
+    if (!rootEl) return JSON.stringify({ empty: true, url: location.href, title: '', vw: VW, vh: VH });
+    PLAN = plan();
+    P = PLAN ? I.prev : null;
+    DSUB = PLAN ? PLAN.sub : null, DTOUCH = PLAN ? PLAN.touched : null;
+    stack.push(rootEl); stackCx.push([-1, C0, C0, 0, false, false, false, false, null, 0, false, WHITE, null, !PLAN, null]);
+    SX = window.scrollX, SY = window.scrollY;
+    DOC_SCROLLER = document.scrollingElement, BODY = document.body;   // read once, not per element
+    count = 0;
+    maxNodes = opts.maxNodes || 200000;
+    htmlClips = false;       // <html> has its own overflow: <body>'s is then not propagated
+    // For text blocks (see composeText): per row, whether it is laid out inline; the raw text of
+    // inline rows without element children; and, for rows whose inline content may be composed,
+    // where each element child sits in their raw text and which rows those children became.
+    inl = [];
+    rawT = new Map();
+    rawTN = new Map();     // (the same as written, where text-transform changes it: for names)
+    comp = new Map();
+    compRows = [];
+    cutsScratch = [];
+    lstOnly = [];          // [row, role, tier]: rows whose only sign of interactivity is a listener or a tab stop
+    // Per row, what the next incremental walk needs (index-free, so a copied subtree shares them).
+    memo = [];
+    NC = [];               // 1: the subtree's layout may depend on boxes outside it (fixed, sticky, absolute)
+    escRows = [];          // walked rows positioned against something above them
+    scrollers = [], controls = [], remote = [], floats = [];
+    newFloat = false;
+    pzRows = [];           // rows that may draw a box the walk does not list (a list marker, quotes)
+    walked = 0, copied = 0;
+    walkedRows = [], walkedForced = [];
+    // Flex and grid containers met in this walk (row → 1 flex, 2 grid): their children may be placed out
+    // of document order (flag 262144).
+    layOf = new Map();
+    while (stack.length) {
+      const el = stack.pop(), C = stackCx.pop();
+      if (!walkOne(el, C)) break;
+    }
+    // A float that was not there makes the lines of the blocks after it wrap anew: walk it all.
+    if (newFloat) return vigilWalk(KEY, Object.assign({}, opts, { full: true, why: 'a floating box appeared' }));
   }
-  // A float that was not there makes the lines of the blocks after it wrap anew: walk it all.
-  if (newFloat) return vigilWalk(KEY, Object.assign({}, opts, { full: true, why: 'a floating box appeared' }));
