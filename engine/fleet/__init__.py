@@ -64,6 +64,15 @@ context per run (`Browser.open_context`: cookies and storage apart); endpoints �
 busy live endpoint. An endpoint that cannot be reached is skipped (runs go to the others); one that dies
 marks its runs failed with a reason naming it, the rest go on. `Endpoint`: label, url, busy, runs, dead.
 
+Selenium Grid (engine.fleet.grid)
+---------------------------------
+`Fleet(spec, grid="http://hub:4444", retry_lost=False, keepalive=5.0)` (or the fleet file's `grid:`): a W3C session
+per run (`GridClient.lease()`: POST /session → `se:cdp` → `Browser` attached; `GET /session/ID/url` and a short CDP
+call every `keepalive` s; DELETE /session/ID at its end, however it ends). `pool.sessions`: one Endpoint per session
+(`label` names the grid node and session, `session`: GridSession id/cdp/node). `FleetRun.waiting_for` is "a browser"
+while the grid queues its request; `FleetRun.lost` / `.retried` say where a run's browser went away (`--retry-lost`
+starts it again on a new session, at most MAX_RETRIES times). A `grid` that is not a Selenium Grid is one endpoint.
+
 Kept and resumable (engine.fleet.resume, engine.store.fleets)
 -------------------------------------------------------------
 With a store, the fleet is recorded (`FleetBook`: `fleets` and `fleet_runs` tables; each run a session whose

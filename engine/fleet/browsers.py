@@ -6,7 +6,12 @@ cookies and storage apart). With endpoints (`--browsers http://host:9222,ws://â€
 each run gets a fresh context on the least busy endpoint that is alive. An endpoint that cannot be
 reached is marked dead (`Endpoint.dead` says why) and the next one is tried; one that dies later (its
 Playwright connection says disconnected, or its DevTools socket closes) is marked dead and the runs on
-it are told (`on_dead`), so the fleet ends them as errors naming the endpoint."""
+it are told (`on_dead`), so the fleet ends them as errors naming the endpoint.
+
+With a Selenium Grid (`grid=http://hub:4444`) each run gets a session of its own (`engine.fleet.grid`): asked for
+when the run starts (a queued request tells `on_waiting`: "waiting for a browser"), kept alive while it runs,
+deleted when it ends; a session whose node stops answering is marked dead like an endpoint, naming the node and
+the session."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from typing import Any
 
 from engine.browser.browser import Browser
 from engine.errors import ErrorCode, VigilError
+from engine.fleet.grid import KEEPALIVE_S, GridClient, GridError
 from engine.tab import Tab
 
 log = logging.getLogger("vigil.fleet")
@@ -39,7 +45,9 @@ class Endpoint:
     busy: int = 0                        # runs on it now
     runs: int = 0                        # runs it was given, in all
     dead: str | None = None              # why it is not used any more
+    session: Any = None                  # a grid's session (engine.fleet.grid.GridSession) this run holds
     _started: bool = field(default=False, repr=False)
+    _lease: contextlib.AsyncExitStack | None = field(default=None, repr=False)
 
     @property
     def alive(self) -> bool:
@@ -52,9 +60,15 @@ class BrowserPool:
     ones are left running)."""
 
     def __init__(self, endpoints: list[str] | None = None, *, headless: bool = True, timeout: float = 15.0,
-                 local: Browser[Tab] | None = None) -> None:
+                 local: Browser[Tab] | None = None, grid: str | None = None,
+                 keepalive: float = KEEPALIVE_S) -> None:
         urls = [u.strip() for u in (endpoints or []) if u.strip()]
         self.endpoints = [Endpoint(label=u, url=u) for u in urls] or [Endpoint(label=LOCAL)]
+        # a Selenium Grid: `endpoints` holds the grid's own row; each run's session is an Endpoint of its own
+        self.grid = GridClient(grid, headless=headless, keepalive=keepalive) if grid else None
+        if self.grid is not None:
+            self.endpoints = [Endpoint(label=self.grid.url, url=self.grid.url)]
+        self.sessions: list[Endpoint] = []
         self.local = local  # a Browser already launched to use instead of launching one (left open at the end)
         self.headless, self.timeout = headless, timeout
         self.on_dead: Callable[[Endpoint], None] | None = None
@@ -68,6 +82,13 @@ class BrowserPool:
     async def start(self) -> None:
         """Connect to every endpoint (launch the local Chromium). Unreachable endpoints are marked dead;
         NoBrowserError (naming each and why) when none can be used."""
+        if self.grid is not None:  # only whether it answers: sessions are asked for per run
+            try:
+                await self.grid.status()
+            except GridError as exc:
+                self.endpoints[0].dead = exc.message
+                raise NoBrowserError(exc.message) from None
+            return
         await asyncio.gather(*(self._start(e) for e in self.endpoints))
         if not any(e.alive for e in self.endpoints):
             raise NoBrowserError("No browser could be used: " + "; ".join(f"{e.label}: {e.dead}"
@@ -110,8 +131,11 @@ class BrowserPool:
                 self.mark_dead(e, "its DevTools connection closed" if closed else "its connection closed")
         return e.dead is None
 
-    async def acquire(self) -> tuple[Endpoint, Browser[Tab]]:
-        """A fresh context on the least busy live endpoint; NoBrowserError when none is left."""
+    async def acquire(self, on_waiting: Callable[[], None] | None = None) -> tuple[Endpoint, Browser[Tab]]:
+        """A fresh context on the least busy live endpoint (a grid: a session of its own, `on_waiting()` while the
+        grid queues the request); NoBrowserError when none is left."""
+        if self.grid is not None:
+            return await self._lease(self.grid, on_waiting)
         while True:
             async with self._lock:
                 alive = [e for e in self.endpoints if self.check(e)]
@@ -130,16 +154,42 @@ class BrowserPool:
                 msg = getattr(exc, "message", None) or str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 self.mark_dead(e, f"a new browser context could not be opened there ({msg})")
 
+    async def _lease(self, grid: GridClient, on_waiting: Callable[[], None] | None) -> tuple[Endpoint, Browser[Tab]]:
+        e = Endpoint(label=grid.url, url=grid.url, busy=1, runs=1)
+        stack = contextlib.AsyncExitStack()
+        try:
+            s, browser = await stack.enter_async_context(grid.lease(
+                on_waiting=on_waiting, on_lost=lambda s, why: self.mark_dead(e, f"it stopped answering: {why}")))
+        except VigilError as exc:
+            await stack.aclose()
+            raise NoBrowserError(exc.message) from None
+        e.label, e.session, e.base, e._lease = f"{grid.url} ({s.describe()})", s, browser, stack
+        self.sessions.append(e)
+        self.endpoints[0].busy += 1
+        self.endpoints[0].runs += 1
+        return e, browser
+
     async def release(self, e: Endpoint, browser: Browser[Tab] | None) -> None:
         e.busy = max(0, e.busy - 1)
+        if e._lease is not None:  # a grid's session: close its browser, delete the session
+            stack, e._lease = e._lease, None
+            self.endpoints[0].busy = max(0, self.endpoints[0].busy - 1)
+            with contextlib.suppress(Exception):
+                await asyncio.shield(stack.aclose())
+            return
         if browser is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(browser.close(), 15)
 
     async def close(self) -> None:
         self._closing = True
+        for e in self.sessions:
+            if e._lease is not None:
+                await self.release(e, None)
+        if self.grid is not None:
+            await self.grid.close()
         for e in self.endpoints:
-            if e.base is not None and e.base is not self.local:
+            if e.base is not None and e.base is not self.local and self.grid is None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(e.base.close(), 20)
                 e.base = None

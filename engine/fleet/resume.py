@@ -26,7 +26,8 @@ def _ts(iso: str | None) -> float | None:
 
 def resume_fleet(store: Any, fleet_id: str, *, path: str | None = None, parallel: int | None = None,
                  approve: str | None = None, browsers: list[str] | None = None, max_steps: int | None = None,
-                 headless: bool = True, timeout: float = 30.0) -> Fleet:
+                 headless: bool = True, timeout: float = 30.0, grid: str | None = None,
+                 retry_lost: bool = False) -> Fleet:
     """A Fleet that goes on with the recorded fleet `fleet_id` (a unique prefix will do). Options not given
     are those the fleet last ran with. FleetSpecError / StoreError when it cannot be resumed."""
     from engine.store.fleets import FleetBook
@@ -69,4 +70,5 @@ def resume_fleet(store: Any, fleet_id: str, *, path: str | None = None, parallel
                  approve=approve or str(opts.get("approve") or "ask"),
                  browsers=browsers if browsers is not None else list(opts.get("browsers") or []),
                  max_steps=max_steps or int(opts.get("max_steps") or 30), store=store, fleet_id=rec.id,
-                 headless=headless, timeout=timeout, keep=keep)
+                 headless=headless, timeout=timeout, keep=keep, grid=grid or opts.get("grid") or None,
+                 retry_lost=retry_lost)

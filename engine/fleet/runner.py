@@ -28,6 +28,7 @@ log = logging.getLogger("vigil.fleet")
 
 RunState = Literal["queued", "running", "waiting", "done", "failed", "stopped"]
 FINISHED: tuple[RunState, ...] = ("done", "failed", "stopped")
+MAX_RETRIES = 2   # --retry-lost: new sessions a lost run gets at most
 STATE_WORDS: dict[str, str] = {s: status_word(s) for s in ("queued", "running", "waiting", *FINISHED)}
 
 
@@ -62,6 +63,9 @@ class FleetRun:
     started_at: float | None = None     # time.time()
     ended_at: float | None = None
     kept: bool = False                  # finished in an earlier attempt (`--resume` keeps it)
+    waiting_for: str | None = None      # "a browser" while a grid queues its session request
+    lost: str | None = None             # its browser or grid session went away: where and at which step
+    retried: list[str] = field(default_factory=list)  # with --retry-lost: each earlier attempt lost, and where
     tab: Tab | None = field(default=None, repr=False)
     loop: AgentLoop | None = field(default=None, repr=False)
     result: RunResult | None = field(default=None, repr=False)
@@ -93,6 +97,8 @@ class FleetRun:
         """The run's line of `vigil fleet --json`."""
         out: dict[str, Any] = {"name": self.name, "task": self.task, "status": self.state,
                                "session": self.session_id, "browser": self.browser, "steps": self.steps}
+        if self.retried:
+            out["retried"] = list(self.retried)
         if self.state == "done":
             out["answer"] = self.answer
         else:
@@ -138,7 +144,8 @@ class Fleet:
 
     def __init__(self, spec: FleetSpec, *, parallel: int = 1, approve: str = "ask", browsers: list[str] | None = None,
                  max_steps: int = 30, store: Any = None, fleet_id: str | None = None, headless: bool = True,
-                 timeout: float = 30.0, keep: dict[int, FleetRun] | None = None, browser: Any = None) -> None:
+                 timeout: float = 30.0, keep: dict[int, FleetRun] | None = None, browser: Any = None,
+                 grid: str | None = None, retry_lost: bool = False, keepalive: float | None = None) -> None:
         if parallel < 1:
             raise VigilError("--parallel must be at least 1.", code=ErrorCode.BAD_ARGUMENT)
         if max_steps < 1:
@@ -150,7 +157,12 @@ class Fleet:
         self.store, self.headless, self.timeout = store, headless, timeout
         self.id = fleet_id or new_fleet_id()
         self.queue = ApprovalQueue()
-        self.pool = BrowserPool(self.browsers, headless=headless, local=browser)
+        self.grid, self.retry_lost = grid or spec.grid, retry_lost
+        if self.grid:
+            from engine.fleet.grid import KEEPALIVE_S
+            self.pool = BrowserPool(headless=headless, grid=self.grid, keepalive=keepalive or KEEPALIVE_S)
+        else:
+            self.pool = BrowserPool(self.browsers, headless=headless, local=browser)
         self.runs = [(keep or {}).get(s.index) or FleetRun(spec=s) for s in spec.runs]
         self._listeners: list[Callable[[FleetChange], None]] = []
         self._stopping: str | None = None
@@ -298,6 +310,7 @@ class Fleet:
         todo = [r for r in self.runs if not r.finished]
         try:
             if todo:
+                await self._grid_or_endpoint()
                 try:
                     await self.pool.start()
                 except NoBrowserError as exc:
@@ -316,10 +329,29 @@ class Fleet:
         self._emit(FleetChange("finished"))
         return FleetResult(self.id, self.runs, round(time.monotonic() - t0, 2))
 
+    async def _grid_or_endpoint(self) -> None:
+        """A `grid` URL that is not a Selenium Grid (ws://…, a DevTools http://host:9222) is used as today's
+        endpoints are: one browser, a context per run."""
+        from engine.fleet.grid import is_selenium_grid
+
+        if self.pool.grid is None or await is_selenium_grid(self.pool.grid.url):
+            return
+        assert self.grid is not None
+        await self.pool.close()
+        self.browsers = [self.grid]
+        self.pool = BrowserPool(self.browsers, headless=self.headless)
+        self.pool.on_dead = self._endpoint_dead
+
     async def _guarded(self, run: FleetRun, sem: asyncio.Semaphore) -> None:
         try:
             async with sem:
                 await self._one(run)
+                while run.state == "failed" and run.lost and self.retry_lost and len(run.retried) < MAX_RETRIES \
+                        and not (run._stop_reason or self._stopping):
+                    run.retried.append(f"session {run.session_id or '-'} {run.lost}: {run.reason}")
+                    log.info("run %s is started again on a new browser: %s", run.name, run.retried[-1])
+                    run.lost, run.session_id = None, None
+                    await self._one(run)
         except Exception as exc:  # a bug must not take the other runs down; the run says what broke
             log.exception("fleet run %s", run.name)
             self._end(run, "failed", f"{type(exc).__name__}: {exc}")
@@ -341,10 +373,12 @@ class Fleet:
         endpoint = browser = recorder = None
         try:
             try:
-                endpoint, browser = await self.pool.acquire()
+                endpoint, browser = await self.pool.acquire(on_waiting=lambda: self._waiting_browser(run))
             except NoBrowserError as exc:
+                run.waiting_for = None
                 self._end(run, "failed", exc.message)
                 return
+            run.waiting_for = None
             run.browser = endpoint.label
             self._endpoints[run.index] = endpoint
             self._set(run, "running")
@@ -395,8 +429,10 @@ class Fleet:
             return None
         from engine.store.recorder import SessionRecorder
         recorder = SessionRecorder(self.store)
-        sid = recorder.start(loop, run.task, tab.url, planner=run.spec.planner, policy=policy,
-                             metadata={"fleet": self.id, "fleetRun": run.name})
+        meta: dict[str, Any] = {"fleet": self.id, "fleetRun": run.name}
+        if run.retried:  # started again after its browser was lost: the record says where and at which step
+            meta["retryOf"] = list(run.retried)
+        sid = recorder.start(loop, run.task, tab.url, planner=run.spec.planner, policy=policy, metadata=meta)
         if sid is None:
             log.warning("run %s is not recorded: %s", run.name, recorder.error)
             return None
@@ -415,11 +451,18 @@ class Fleet:
 
     def _blame(self, endpoint: Endpoint, reason: str) -> str:
         """A run's error on an endpoint that went away names the endpoint."""
-        if endpoint.url is not None and not self.pool.check(endpoint):
+        if endpoint.url is not None and not self.pool.check(endpoint) and endpoint.label not in reason:
             return f"the browser at {endpoint.label} went away ({endpoint.dead}): {reason}"
         return reason
 
     def _endpoint_dead(self, endpoint: Endpoint) -> None:
         for r in self.runs:
-            if self._endpoints.get(r.index) is endpoint and r.loop is not None:
-                r.loop.fail_run(f"the browser at {endpoint.label} went away ({endpoint.dead})")
+            if self._endpoints.get(r.index) is endpoint and not r.finished:
+                r.lost = f"lost at step {r.steps + 1} on {endpoint.label}"
+                if r.loop is not None:
+                    r.loop.fail_run(f"the browser at {endpoint.label} went away ({endpoint.dead})")
+
+    def _waiting_browser(self, run: FleetRun) -> None:
+        """The grid queued this run's session request: said as "waiting for a browser", not a timeout."""
+        run.waiting_for = "a browser"
+        self._emit(FleetChange("run", run))

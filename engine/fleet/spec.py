@@ -45,7 +45,7 @@ from engine.models import POLICIES
 PLANNER_NAMES = ("heuristic", "openai", "backend", "script")
 RUN_KEYS = frozenset({"name", "task", "url", "planner", "script", "model", "base_url", "backend_url", "vision",
                       "tools", "approve", "max_steps"})
-TOP_KEYS = frozenset({"name", "defaults", "runs", "template", "rows"})
+TOP_KEYS = frozenset({"name", "defaults", "runs", "template", "rows", "grid"})
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 MAX_RUNS = 10_000
 
@@ -94,6 +94,7 @@ class FleetSpec(BaseModel):
     path: str                      # the fleet file, absolute ("" for a spec built in code)
     runs: list[RunSpec] = Field(default_factory=list)
     digest: str = ""               # sha256 of the file (and its rows file), to tell a changed file on --resume
+    grid: str | None = None        # `grid:` — a Selenium Grid (http://hub:4444) or a DevTools endpoint (ws://…)
 
     def run_named(self, name: str) -> RunSpec:
         for r in self.runs:
@@ -145,6 +146,11 @@ def load_fleet(source: str | Path | dict, *, base_dir: str | Path | None = None)
         raise FleetSpecError(f"{where}: `defaults` must be a mapping of run options.")
     _check_keys(defaults, f"{where}, defaults")
     name = str(data.get("name") or (path.stem if path else "fleet"))
+    grid = data.get("grid")
+    if grid is not None and (not isinstance(grid, str) or not grid.startswith(("http://", "https://", "ws://",
+                                                                              "wss://"))):
+        raise FleetSpecError(f"{where}: `grid` must be a URL: a Selenium Grid (http://hub:4444) or a DevTools "
+                             f"endpoint (http://host:9222, ws://…), not {grid!r}.")
     if "runs" in data and ("template" in data or "rows" in data):
         raise FleetSpecError(f"{where}: give either `runs`, or `template` with `rows` — not both.")
     raws: list[tuple[dict, dict[str, str] | None, int | None]] = []
@@ -179,7 +185,7 @@ def load_fleet(source: str | Path | dict, *, base_dir: str | Path | None = None)
             raise FleetSpecError(f"{where}: runs {seen[s.name] + 1} and {s.index + 1} are both named {s.name!r}; "
                                  "names must be unique (they name the runs in the queue and the report).")
         seen[s.name] = s.index
-    return FleetSpec(name=name, path=str(path) if path else "", runs=specs, digest=digest)
+    return FleetSpec(name=name, path=str(path) if path else "", runs=specs, digest=digest, grid=grid or None)
 
 
 def _read_rows(path: Path) -> list[tuple[int, dict[str, str]]]:

@@ -8,6 +8,7 @@ meanings under different names (a session's `success`/`error`/`interrupted`, a f
 - stopped — a person or a request stopped it before its end (`interrupted` with any other reason, `stopped`);
 - interrupted — its Vigil process ended before it did (a crash, a kill: the store marks such sessions on its
   next opening, a fleet whose process is gone reads so too);
+- waiting for a browser — a run whose grid queued its session request (every slot busy), not a timeout;
 - queued, running, waiting for you, idle (a window's session that has not run), finished (a fleet whose runs
   all ended)."""
 
@@ -25,7 +26,9 @@ WORDS: dict[str, str] = {
     "interrupted": "stopped",
     "idle": "idle",
     "finished": "finished",
+    "browser": "waiting for a browser",
 }
+WAITING_BROWSER = WORDS["browser"]
 PROCESS_ENDED = "ended before the run finished"   # the store's reason for a session whose process died
 
 
