@@ -1,8 +1,8 @@
 """`vigil gui --fleet FILE`: the Fleet view on its own (gui.fleet.fleet_window), with the same options as
-`vigil fleet` (--parallel, --approve, --browsers, --max-steps). The fleet is checked before any window
-opens (a bad file is exit 2 with what is wrong); each run is kept as a session under the fleet's ID; the
-window stays open on the outcome until it is closed, and the terminal says how to export or resume it. (The
-main window's "Fleet…" is gui.fleet.fleet_dialog.)"""
+`vigil fleet` (--parallel, --approve, --browsers or --grid, --retry-lost, --max-steps). The fleet is checked
+before any window opens (a bad file is exit 2 with what is wrong); each run is kept as a session under the
+fleet's ID; the window stays open on the outcome until it is closed, and the terminal says how to export or
+resume it. (The main window's "Fleet…" is gui.fleet.fleet_dialog.)"""
 
 from __future__ import annotations
 
@@ -24,11 +24,16 @@ def fleet_from_args(args: Any) -> tuple[Any, Any]:
             from engine.errors import ErrorCode, VigilError
             raise VigilError(f"{opt} must be at least 1.", code=ErrorCode.BAD_ARGUMENT)
     browsers = parse_browsers(args.browsers)
+    grid = parse_browsers(args.grid)[0] if getattr(args, "grid", None) else None
+    if grid and browsers:
+        from engine.errors import ErrorCode, VigilError
+        raise VigilError("give either --browsers or --grid, not both.", code=ErrorCode.BAD_ARGUMENT)
     spec = load_fleet(args.fleet)
     store = Store.open()
     try:
         fleet = Fleet(spec, parallel=args.parallel or 1, approve=args.approve or "ask", browsers=browsers,
-                      max_steps=args.max_steps or 30, store=store, headless=not args.headed)
+                      max_steps=args.max_steps or 30, store=store, headless=not args.headed, grid=grid,
+                      retry_lost=bool(getattr(args, "retry_lost", False)))
     except Exception:
         store.close()
         raise

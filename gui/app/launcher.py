@@ -32,6 +32,10 @@ def _gui_parser() -> argparse.ArgumentParser:
     p.add_argument("--approve", choices=("ask", "auto-safe", "auto"), default=None,
                    help="with --fleet: the policy of runs that set none; with --mcp: every client's (default ask)")
     p.add_argument("--browsers", metavar="URL[,URL…]", help="with --fleet: remote DevTools endpoints for the runs")
+    p.add_argument("--grid", metavar="URL", help="with --fleet: a Selenium Grid (http://hub:4444) to ask a browser "
+                                                 "session of per run (default: the fleet file's grid:)")
+    p.add_argument("--retry-lost", action="store_true",
+                   help="with --fleet: a run whose browser or grid node went away starts again on a new one")
     p.add_argument("--max-steps", type=int, default=None, help="with --fleet: per run, unless it sets its own")
     return p
 
