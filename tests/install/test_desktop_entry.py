@@ -1,13 +1,15 @@
 """The Desktop Entry Vigil writes for an install whose path needs quoting (spaces, $, a backslash, a quote, %):
-the Exec key quoted and escaped as the freedesktop spec says, checked by Debian's desktop-file-validate when it is
-installed. (An ordinary install is written, validated and removed by test_wheel.py, through the installed vigil.)"""
+the Exec key quoted and escaped as the freedesktop spec says, checked by Debian's desktop-file-validate (`make
+setup` installs it). (An ordinary install is written, validated and removed by test_wheel.py, through the
+installed vigil.)"""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 from engine.cli.desktop_entry import entry_text, exec_quote
+
+from support.tools import need
 
 
 def test_exec_quotes_only_what_needs_it_and_escapes_twice(tmp_path):
@@ -18,11 +20,11 @@ def test_exec_quotes_only_what_needs_it_and_escapes_twice(tmp_path):
     # the quoting's backslashes are doubled once more by the string escape rule, which is read first
     assert 'Exec="/a b/\\\\$x\\\\\\\\w/50%%/vigil" gui\n' in text
     assert "TryExec=/a b/$x\\\\w/50%/vigil\n" in text
-    if shutil.which("desktop-file-validate"):
-        path = tmp_path / "vigil.desktop"
-        path.write_text(text, encoding="utf-8")
-        checked = subprocess.run(["desktop-file-validate", str(path)], capture_output=True, text=True)
-        assert checked.returncode == 0 and not checked.stdout.strip(), checked.stdout + checked.stderr
+    need("desktop-file-validate", "desktop-file-utils")
+    path = tmp_path / "vigil.desktop"
+    path.write_text(text, encoding="utf-8")
+    checked = subprocess.run(["desktop-file-validate", str(path)], capture_output=True, text=True)
+    assert checked.returncode == 0 and not checked.stdout.strip(), checked.stdout + checked.stderr
 
 
 def test_the_windows_carry_vigils_icon_and_the_menu_entrys_name(qapp):

@@ -25,6 +25,7 @@ from PIL import Image
 
 from support.ocr import read_text
 from support.paths import ROOT
+from support.tools import need
 
 SOURCES = ("engine", "gui", "assets", "pyproject.toml", "README.md")
 
@@ -137,7 +138,7 @@ def test_the_window_opens_the_demo_from_another_folder(installed):
 
 def _check_entry(path: Path, vigil: Path) -> None:
     """The keys a menu needs, read as a desktop file reads (no interpolation, case kept); and Debian's
-    desktop-file-validate on top when it is installed (desktop-file-utils)."""
+    desktop-file-validate on top (desktop-file-utils; `make setup` installs it)."""
     cp = configparser.ConfigParser(interpolation=None, strict=True)
     cp.optionxform = str  # type: ignore[assignment,method-assign]
     cp.read(path, encoding="utf-8")
@@ -145,9 +146,9 @@ def _check_entry(path: Path, vigil: Path) -> None:
     assert (e["Type"], e["Name"], e["Icon"], e["Terminal"]) == ("Application", "Vigil", "vigil", "false")
     assert e["Exec"] == f"{vigil} gui" and e["TryExec"] == str(vigil)
     assert e["Categories"].endswith(";")
-    if shutil.which("desktop-file-validate"):
-        checked = subprocess.run(["desktop-file-validate", str(path)], capture_output=True, text=True)
-        assert checked.returncode == 0 and not checked.stdout.strip(), checked.stdout + checked.stderr
+    need("desktop-file-validate", "desktop-file-utils")
+    checked = subprocess.run(["desktop-file-validate", str(path)], capture_output=True, text=True)
+    assert checked.returncode == 0 and not checked.stdout.strip(), checked.stdout + checked.stderr
 
 
 def test_desktop_entry_installs_for_the_user_and_points_at_this_vigil(installed):
