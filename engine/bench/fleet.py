@@ -8,6 +8,10 @@
 - `--remote`: the same runs spread over two Chromium processes this bench starts with
   `--remote-debugging-port=0` (the port read from DevToolsActivePort), one of them killed once half the
   runs are done: every run must be accounted for (done, or failed naming the endpoint that went away).
+- `--grid URL`: instead, the same runs as `vigil fleet --grid URL` (a browser session asked of the grid per run)
+  and as `vigil fleet` on a local Chromium, alternating, each `--rounds` times at each --parallel: wall time,
+  steps per second and time to first step (from the fleet's start to a run's first step: median and slowest run,
+  read from the sessions it recorded).
 
 Every figure comes from `vigil` as a person runs it (a child process per measurement)."""
 
@@ -17,6 +21,7 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +44,10 @@ def add_bench_parser(sub: Any) -> None:
     b.add_argument("--parallel", default="1,2,4", help="the --parallel values to measure (default 1,2,4)")
     b.add_argument("--no-sequential", action="store_true", help="skip the N sequential `vigil run` processes")
     b.add_argument("--no-remote", action="store_true", help="skip the two-endpoint run")
+    b.add_argument("--grid", metavar="URL", help="measure the runs on this grid (a Selenium Grid, http://hub:4444, "
+                                                 "or a browserless ws:// URL) against a local Chromium instead")
+    b.add_argument("--rounds", type=int, default=1, help="with --grid: grid and local runs, alternating, this many "
+                                                         "times each (default 1)")
     b.add_argument("--json", action="store_true", help="print the figures as one JSON object")
 
 
@@ -163,6 +172,8 @@ def bench_command(args: argparse.Namespace) -> int:
     if args.runs < 1 or not pars or min(pars) < 1:
         print("vigil bench fleet: --runs and every --parallel value must be at least 1", file=sys.stderr)
         return 2
+    if getattr(args, "grid", None):
+        return _grid_command(args, pars)
     report: dict[str, Any] = {"runs": args.runs, "steps_per_run": 8, "cpus": os.cpu_count(), "rows": []}
     say = (lambda *a: print(*a, file=sys.stderr, flush=True)) if args.json else \
         (lambda *a: print(*a, flush=True))
@@ -254,6 +265,72 @@ def _remote(path: str, tmp: str, n: int, say: Any) -> dict[str, Any]:
         f"accounted for ({by['done']} done, {by['failed']} failed, {named} of them naming {url_b}), "
         f"{out['wall_s']} s")
     return out
+
+
+def _first_steps(home: str, t0: float) -> list[float]:
+    """Seconds from `t0` (time.time()) to each recorded session's first step, from the store in `home`."""
+    from engine.store import Store
+
+    found = list(Path(home).rglob("*.db"))
+    if not found:
+        return []
+    out = []
+    with Store.open(found[0]) as store:
+        for row in store.list_sessions():
+            steps = store.load(row.id).steps
+            if steps:
+                out.append(round(min(st.started_at for st in steps) - t0, 2))
+    return sorted(out)
+
+
+def _grid_row(label: str, path: str, home: str, parallel: int, extra: list[str]) -> dict[str, Any]:
+    t0 = time.time()
+    data, child = _fleet(path, home, parallel, extra)
+    row = _figures(label, data["runs"], child.seconds, child.peak_kb)
+    firsts = _first_steps(home, t0)
+    row.update(parallel=parallel, first_step_median_s=statistics.median(firsts) if firsts else None,
+               first_step_slowest_s=firsts[-1] if firsts else None,
+               failed=[f"{r['name']}: {r.get('reason')}" for r in data["runs"] if r.get("status") != "done"][:3])
+    return row
+
+
+def _grid_command(args: argparse.Namespace, pars: list[int]) -> int:
+    """`--grid URL`: the same fleet on the grid and on a local Chromium, alternating (see the module's doc)."""
+    if args.rounds < 1:
+        print("vigil bench fleet: --rounds must be at least 1", file=sys.stderr)
+        return 2
+    report: dict[str, Any] = {"runs": args.runs, "steps_per_run": 8, "cpus": os.cpu_count(),
+                              "grid": args.grid.split("?", 1)[0], "rows": []}  # (a browserless token not printed)
+    say = (lambda *a: print(*a, file=sys.stderr, flush=True)) if args.json else (lambda *a: print(*a, flush=True))
+    with tempfile.TemporaryDirectory(prefix="vigil-bench-fleet-") as tmp, DemoSite() as site:
+        path = os.path.join(tmp, "fleet.json")
+        Path(path).write_text(json.dumps(fleet_file_data(site, args.runs)))
+        for p in pars:
+            for i in range(args.rounds):
+                for label, extra in ((f"grid, --parallel {p}", ["--grid", args.grid]),
+                                     (f"local Chromium, --parallel {p}", [])):
+                    row = _grid_row(label, path, os.path.join(tmp, f"home-{len(report['rows'])}"), p, extra)
+                    row["round"] = i + 1
+                    report["rows"].append(row)
+                    say(_line(row) + f", first step after {row['first_step_median_s']} s (median), "
+                                     f"{row['first_step_slowest_s']} s (slowest run)")
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(grid_table(report))
+    return 0 if all(r["done"] == r["runs"] for r in report["rows"]) else 1
+
+
+def grid_table(report: dict[str, Any]) -> str:
+    lines = [f"{report['runs']} runs x {report['steps_per_run']} steps, --approve auto, {report['cpus']} CPUs; "
+             f"grid {report['grid']}; time to first step from the fleet's start",
+             f"{'mode':<34} {'round':>5} {'done':>6} {'wall s':>8} {'steps/s':>8} {'1st step med':>12} "
+             f"{'slowest':>8}"]
+    for r in report["rows"]:
+        lines.append(f"{r['mode']:<34} {r['round']:>5} {r['done']:>3}/{r['runs']:<2} {r['wall_s']:>8} "
+                     f"{r['steps_per_s']:>8} {r['first_step_median_s']!s:>12} {r['first_step_slowest_s']!s:>8}")
+        lines += [f"    {f}" for f in r["failed"]]
+    return "\n".join(lines)
 
 
 def table(report: dict[str, Any]) -> str:

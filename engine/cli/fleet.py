@@ -56,6 +56,12 @@ def _fail(msg: str, code: str = "BAD_ARGUMENT") -> int:
     return 2
 
 
+def grid_label(fleet: Any) -> str:
+    """The fleet's grid as it may be printed: a browserless URL without its token."""
+    grid = getattr(fleet.pool, "grid", None)
+    return grid.label if grid is not None else str(fleet.grid)
+
+
 def parse_browsers(text: str | None) -> list[str]:
     """`http://h:9222,ws://…` → the endpoint URLs; VigilError naming a bad one."""
     if not text:
@@ -167,7 +173,7 @@ async def _run(fleet: Any, args: argparse.Namespace, stdin: TextIO | None) -> in
     out = PromptLine(sys.stderr if args.json else sys.stdout)
     kept = [r for r in fleet.runs if r.kept]
     print(f"fleet {fleet.id}: {len(fleet.runs)} runs" + (f" ({len(kept)} kept from before)" if kept else "")
-          + f", {fleet.parallel} at once, on " + (f"the grid {fleet.grid}" if fleet.grid else "")
+          + f", {fleet.parallel} at once, on " + (f"the grid {grid_label(fleet)}" if fleet.grid else "")
           + ("" if fleet.grid else ", ".join(fleet.browsers) or "a local Chromium"), file=out,
           flush=True)
     seen: dict[str, str] = {}

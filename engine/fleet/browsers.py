@@ -24,6 +24,7 @@ from typing import Any
 
 from engine.browser.browser import Browser
 from engine.errors import ErrorCode, VigilError
+from engine.fleet.browserless import BrowserlessClient, is_browserless
 from engine.fleet.grid import KEEPALIVE_S, GridClient, GridError
 from engine.tab import Tab
 
@@ -65,9 +66,11 @@ class BrowserPool:
         urls = [u.strip() for u in (endpoints or []) if u.strip()]
         self.endpoints = [Endpoint(label=u, url=u) for u in urls] or [Endpoint(label=LOCAL)]
         # a Selenium Grid: `endpoints` holds the grid's own row; each run's session is an Endpoint of its own
-        self.grid = GridClient(grid, headless=headless, keepalive=keepalive) if grid else None
-        if self.grid is not None:
-            self.endpoints = [Endpoint(label=self.grid.url, url=self.grid.url)]
+        self.grid: GridClient | BrowserlessClient | None = None
+        if grid:  # browserless: a browser per run, leased alike
+            kind = BrowserlessClient if is_browserless(grid) else GridClient
+            self.grid = kind(grid, headless=headless, keepalive=keepalive)
+            self.endpoints = [Endpoint(label=self.grid.label, url=self.grid.url)]
         self.sessions: list[Endpoint] = []
         self.local = local  # a Browser already launched to use instead of launching one (left open at the end)
         self.headless, self.timeout = headless, timeout
@@ -154,8 +157,9 @@ class BrowserPool:
                 msg = getattr(exc, "message", None) or str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 self.mark_dead(e, f"a new browser context could not be opened there ({msg})")
 
-    async def _lease(self, grid: GridClient, on_waiting: Callable[[], None] | None) -> tuple[Endpoint, Browser[Tab]]:
-        e = Endpoint(label=grid.url, url=grid.url, busy=1, runs=1)
+    async def _lease(self, grid: GridClient | BrowserlessClient,
+                     on_waiting: Callable[[], None] | None) -> tuple[Endpoint, Browser[Tab]]:
+        e = Endpoint(label=grid.label, url=grid.url, busy=1, runs=1)
         stack = contextlib.AsyncExitStack()
         try:
             s, browser = await stack.enter_async_context(grid.lease(
@@ -163,7 +167,7 @@ class BrowserPool:
         except VigilError as exc:
             await stack.aclose()
             raise NoBrowserError(exc.message) from None
-        e.label, e.session, e.base, e._lease = f"{grid.url} ({s.describe()})", s, browser, stack
+        e.label, e.session, e.base, e._lease = f"{grid.label} ({s.describe()})", s, browser, stack
         self.sessions.append(e)
         self.endpoints[0].busy += 1
         self.endpoints[0].runs += 1

@@ -94,6 +94,11 @@ class GridClient:
         self.http = httpx.AsyncClient(timeout=probe)
         self.open: dict[str, GridSession] = {}   # sessions asked for and not yet deleted
 
+    @property
+    def label(self) -> str:
+        """What runs and errors name it by."""
+        return self.url
+
     async def status(self) -> dict[str, Any]:
         try:
             r = await self.http.get(self.url + "/status")
@@ -232,36 +237,39 @@ class GridClient:
                     on_lost: Callable[[GridSession, str], None] | None) -> None:
         while True:
             await asyncio.sleep(self.keepalive)
-            why = await self.ping(s) or await self._cdp_silent(browser)
+            why = await self.ping(s) or await cdp_silent(browser, self.probe)
             if why is None:
                 continue
             log.warning("grid session lost: %s: %s", s.describe(), why)
             if on_lost is not None:
                 on_lost(s, why)
-            await self._cut(browser)
+            await cut_sockets(browser)
             return
-
-    async def _cdp_silent(self, browser: Browser[Tab]) -> str | None:
-        cdp = browser._cdp
-        if cdp is None or cdp.closed:
-            return "its DevTools connection closed"
-        try:
-            await cdp.send("Browser.getVersion", timeout=self.probe)
-        except Exception as exc:  # a timeout or a closed socket alike: the browser behind it is gone
-            return f"its browser did not answer a DevTools call within {self.probe:g} s ({type(exc).__name__})"
-        return None
-
-    @staticmethod
-    async def _cut(browser: Browser[Tab]) -> None:
-        """Close the dead session's sockets so the run's pending calls fail now rather than at their timeouts."""
-        if browser._cdp is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(browser._cdp.close(), 3)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(browser.pw_browser.close(), 3)
 
     async def close(self) -> None:
         """Delete what is still open (a safety net: each lease deletes its own) and close the HTTP client."""
         for s in list(self.open.values()):
             await self.delete(s)
         await self.http.aclose()
+
+
+async def cdp_silent(browser: Browser[Tab], probe: float) -> str | None:
+    """None while `browser` answers a cheap DevTools call within `probe` s, else why not (a hub or a browserless
+    keeps the websocket open when the browser behind it dies: only a call with a timeout tells)."""
+    cdp = browser._cdp
+    if cdp is None or cdp.closed:
+        return "its DevTools connection closed"
+    try:
+        await cdp.send("Browser.getVersion", timeout=probe)
+    except Exception as exc:  # a timeout or a closed socket alike: the browser behind it is gone
+        return f"its browser did not answer a DevTools call within {probe:g} s ({type(exc).__name__})"
+    return None
+
+
+async def cut_sockets(browser: Browser[Tab]) -> None:
+    """Close a lost browser's sockets so the run's pending calls fail now rather than at their timeouts."""
+    if browser._cdp is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(browser._cdp.close(), 3)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(browser.pw_browser.close(), 3)

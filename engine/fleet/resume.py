@@ -71,4 +71,4 @@ def resume_fleet(store: Any, fleet_id: str, *, path: str | None = None, parallel
                  browsers=browsers if browsers is not None else list(opts.get("browsers") or []),
                  max_steps=max_steps or int(opts.get("max_steps") or 30), store=store, fleet_id=rec.id,
                  headless=headless, timeout=timeout, keep=keep, grid=grid or opts.get("grid") or None,
-                 retry_lost=retry_lost)
+                 retry_lost=retry_lost or bool(opts.get("retry_lost")))

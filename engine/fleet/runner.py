@@ -332,9 +332,11 @@ class Fleet:
     async def _grid_or_endpoint(self) -> None:
         """A `grid` URL that is not a Selenium Grid (ws://…, a DevTools http://host:9222) is used as today's
         endpoints are: one browser, a context per run."""
+        from engine.fleet.browserless import BrowserlessClient
         from engine.fleet.grid import is_selenium_grid
 
-        if self.pool.grid is None or await is_selenium_grid(self.pool.grid.url):
+        if self.pool.grid is None or isinstance(self.pool.grid, BrowserlessClient) \
+                or await is_selenium_grid(self.pool.grid.url):
             return
         assert self.grid is not None
         await self.pool.close()

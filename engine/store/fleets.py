@@ -80,7 +80,10 @@ class FleetBook:
     def save_fleet(self, fleet: Any, spec: Any) -> None:
         """Record a fleet about to run (a new one, or one resumed: then its row is taken over by this process)."""
         opts = {"parallel": fleet.parallel, "approve": fleet.approve, "browsers": fleet.browsers,
-                "max_steps": fleet.max_steps}
+                "max_steps": fleet.max_steps, "retry_lost": bool(getattr(fleet, "retry_lost", False))}
+        grid = getattr(getattr(fleet, "pool", None), "grid", None)
+        if getattr(fleet, "grid", None):  # (a browserless token is not kept: --resume is given --grid again)
+            opts["grid"] = grid.label if grid is not None else fleet.grid
         pid, token, at = os.getpid(), process_token(os.getpid()) or "", now()
         with self.store._tx() as c:
             c.execute("INSERT INTO fleets(id, name, path, digest, options, status, owner_pid, owner_start, created_at, "

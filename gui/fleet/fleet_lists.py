@@ -93,6 +93,8 @@ class RunTable(QTableWidget):
             row = self._rows[run.name] = self.rowCount()
             self.insertRow(row)
         words, colour = STATE_LOOK.get(run.state, (run.state, INK))
+        if getattr(run, "waiting_for", None) and not run.finished:  # a grid queued its session: not a timeout
+            words, colour = status_word("browser"), AMBER
         outcome = run.answer if run.state == "done" else (run.reason or "")
         cells = (run.name, words, str(run.steps), run.browser or "", outcome or "")
         for col, text in enumerate(cells):

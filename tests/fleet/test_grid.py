@@ -243,3 +243,26 @@ def test_grid_key_and_option_checks(tmp_path, capsys):
     path.write_text(json.dumps({"runs": data["runs"]}))
     assert main(["fleet", str(path), "--grid", dead, "--browsers", dead, "--no-record"]) == 2
     assert "either --browsers or --grid" in capsys.readouterr().err
+
+
+def test_a_grid_fleet_resumes_on_its_grid_and_never_keeps_a_browserless_token(tmp_path):
+    """The grid and --retry-lost are kept with the fleet, so --resume goes on with them; a browserless URL is kept
+    without its token (a credential): --resume is given --grid again. Nothing runs here (no browser needed)."""
+    from engine.fleet.browserless import BrowserlessClient
+    from engine.fleet.resume import resume_fleet
+    from engine.store import Store
+    from engine.store.fleets import FleetBook
+
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps({"runs": [{"name": "a", "task": "x", "url": "http://127.0.0.1:9/",
+                                          "script": steps("a")}]}))
+    with Store.open(tmp_path / "s.db") as store:
+        for grid, kept in (("http://127.0.0.1:4444", "http://127.0.0.1:4444"),
+                           ("ws://127.0.0.1:3000/?token=s3cr3t-T0KEN", "ws://127.0.0.1:3000/")):
+            fleet = Fleet(load_fleet(str(path)), approve="auto", grid=grid, retry_lost=True, store=store)
+            FleetBook(store).save_fleet(fleet, fleet.spec)
+            again = resume_fleet(store, fleet.id)
+            assert again.grid == kept and again.retry_lost, (again.grid, again.retry_lost)
+        assert isinstance(fleet.pool.grid, BrowserlessClient) and fleet.pool.grid.label == "ws://127.0.0.1:3000/"
+    for f in tmp_path.glob("s.db*"):  # (the -wal file too)
+        assert b"s3cr3t-T0KEN" not in f.read_bytes(), f

@@ -81,3 +81,22 @@ def test_the_fleet_files_grid_is_offered_and_emptying_it_means_this_machine(qtbo
     _key(qtbot, Qt.Key.Key_Delete)
     _key(qtbot, Qt.Key.Key_Return)
     assert dlg.options() == FleetOptions(parallel=2, grid=None, retry_lost=False)
+
+
+def test_a_run_whose_grid_queued_its_session_reads_waiting_for_a_browser(qtbot):
+    """In the Fleet view's run list, a run the grid keeps in its queue says so (not "queued", not a timeout), and
+    says "running" once its browser came."""
+    from engine.fleet.runner import FleetRun
+    from gui.fleet.fleet_lists import RunTable
+
+    spec = load_fleet({"name": "checkout", "runs": RUNS[:2]})
+    runs = [FleetRun(spec=s) for s in spec.runs]
+    table = RunTable()
+    qtbot.addWidget(table)
+    table.set_runs(runs)
+    runs[1].waiting_for = "a browser"
+    table.update_run(runs[1])
+    assert "waiting for a browser" in table.state_of("r1") and "queued" in table.state_of("r0")
+    runs[1].waiting_for, runs[1].state = None, "running"
+    table.update_run(runs[1])
+    assert table.state_of("r1") == "running"
