@@ -288,7 +288,7 @@ def _grid_row(label: str, path: str, home: str, parallel: int, extra: list[str])
     data, child = _fleet(path, home, parallel, extra)
     row = _figures(label, data["runs"], child.seconds, child.peak_kb)
     firsts = _first_steps(home, t0)
-    row.update(parallel=parallel, first_step_median_s=statistics.median(firsts) if firsts else None,
+    row.update(parallel=parallel, first_step_median_s=round(statistics.median(firsts), 2) if firsts else None,
                first_step_slowest_s=firsts[-1] if firsts else None,
                failed=[f"{r['name']}: {r.get('reason')}" for r in data["runs"] if r.get("status") != "done"][:3])
     return row
