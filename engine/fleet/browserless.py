@@ -21,7 +21,7 @@ import httpx2 as httpx  # the HTTP client openai and mcp already bring (engine/m
 
 from engine.browser.browser import Browser
 from engine.errors import VigilError
-from engine.fleet.grid import KEEPALIVE_S, PROBE_S, GridError, GridSession, cdp_silent, cut_sockets
+from engine.fleet.grid import KEEPALIVE_S, PROBE_S, GridError, GridSession, cdp_silent, keep_checking
 from engine.tab import Tab
 
 log = logging.getLogger("vigil.fleet")
@@ -95,7 +95,8 @@ class BrowserlessClient:
             s = GridSession(grid=self.label, id=urllib.parse.urlsplit(ws).path.rsplit("/", 1)[-1], cdp=ws,
                             node=self.label)
             self.open[s.id] = s
-            keeper = asyncio.ensure_future(self._keep(s, browser, on_lost))
+            keeper = asyncio.ensure_future(keep_checking(s, browser, lambda: cdp_silent(browser, self.probe),
+                                                        self.keepalive, on_lost))
             yield s, browser
         finally:
             if not start.done():
@@ -108,19 +109,6 @@ class BrowserlessClient:
                 await asyncio.wait_for(browser.close(), 10)
             if s is not None:
                 self.open.pop(s.id, None)
-
-    async def _keep(self, s: GridSession, browser: Browser[Tab],
-                    on_lost: Callable[[GridSession, str], None] | None) -> None:
-        while True:
-            await asyncio.sleep(self.keepalive)
-            why = await cdp_silent(browser, self.probe)
-            if why is None:
-                continue
-            log.warning("browserless browser lost: %s: %s", s.describe(), why)
-            if on_lost is not None:
-                on_lost(s, why)
-            await cut_sockets(browser)
-            return
 
     async def close(self) -> None:
         """Nothing is left to release: each lease closes its browser."""

@@ -16,7 +16,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -235,16 +235,9 @@ class GridClient:
 
     async def _keep(self, s: GridSession, browser: Browser[Tab],
                     on_lost: Callable[[GridSession, str], None] | None) -> None:
-        while True:
-            await asyncio.sleep(self.keepalive)
-            why = await self.ping(s) or await cdp_silent(browser, self.probe)
-            if why is None:
-                continue
-            log.warning("grid session lost: %s: %s", s.describe(), why)
-            if on_lost is not None:
-                on_lost(s, why)
-            await cut_sockets(browser)
-            return
+        async def check() -> str | None:
+            return await self.ping(s) or await cdp_silent(browser, self.probe)
+        await keep_checking(s, browser, check, self.keepalive, on_lost)
 
     async def close(self) -> None:
         """Delete what is still open (a safety net: each lease deletes its own) and close the HTTP client."""
@@ -273,3 +266,19 @@ async def cut_sockets(browser: Browser[Tab]) -> None:
             await asyncio.wait_for(browser._cdp.close(), 3)
     with contextlib.suppress(Exception):
         await asyncio.wait_for(browser.pw_browser.close(), 3)
+
+
+async def keep_checking(s: GridSession, browser: Browser[Tab], check: Callable[[], Awaitable[str | None]],
+                        every: float, on_lost: Callable[[GridSession, str], None] | None) -> None:
+    """Every `every` s, `check()` (None while the session is sound, else why not); the first failure is told to
+    `on_lost(s, why)`, the browser's sockets are cut, and the watch ends."""
+    while True:
+        await asyncio.sleep(every)
+        why = await check()
+        if why is None:
+            continue
+        log.warning("browser lost: %s: %s", s.describe(), why)
+        if on_lost is not None:
+            on_lost(s, why)
+        await cut_sockets(browser)
+        return

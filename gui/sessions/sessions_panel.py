@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -465,19 +466,8 @@ class SessionsPanel(QWidget):
     def ask_export(self, session_id: str) -> QFileDialog:
         """Ask where to write the HTML report (the JSON and Playwright traces go next to it), then write them."""
         s = self.summary(session_id)
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", s.title if s is not None else "session").strip("-.")[:48] or "session"
-        folder = self._export_dir or str(Path.home())
-        dlg = QFileDialog(self, "Export session", str(Path(folder) / f"{stem}-{session_id[:8]}.html"),
-                          "HTML report (*.html)")
-        dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dlg.setDefaultSuffix("html")
-        if QGuiApplication.platformName() in ("offscreen", "minimal"):
-            dlg.setOption(QFileDialog.Option.DontUseNativeDialog, True)
-        dlg.fileSelected.connect(lambda path: spawn(self.export_to(session_id, path)))
-        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.export_dialog = dlg
-        dlg.open()  # not exec(): a nested event loop would stall the engine
-        return dlg
+        return self._ask_save("Export session", f"{_stem(s.title if s is not None else '')}-{session_id[:8]}.html",
+                              "HTML report (*.html)", "html", lambda path: spawn(self.export_to(session_id, path)))
 
     async def export_to(self, session_id: str, html_path: str) -> list[Path]:
         """Write the HTML report to `html_path`, the JSON trace (.json) and Playwright trace (.trace.zip) beside it."""
@@ -498,14 +488,18 @@ class SessionsPanel(QWidget):
         """Ask where to write the Playwright test (a test_*.py file), then write it."""
         s = self.summary(session_id)
         stem = re.sub(r"[^A-Za-z0-9]+", "_", s.title if s is not None else "session").strip("_").lower()[:40]
+        return self._ask_save("Export as test", f"test_{stem or 'session'}.py", "Python test (*.py)", "py",
+                              lambda path: spawn(self.export_test_to(session_id, path)))
+
+    def _ask_save(self, title: str, name: str, kinds: str, suffix: str, then: Callable[[str], object]) -> QFileDialog:
+        """A save dialog for `name` in the last export folder; `then(path)` once a path is chosen."""
         folder = self._export_dir or str(Path.home())
-        dlg = QFileDialog(self, "Export as test", str(Path(folder) / f"test_{stem or 'session'}.py"),
-                          "Python test (*.py)")
+        dlg = QFileDialog(self, title, str(Path(folder) / name), kinds)
         dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dlg.setDefaultSuffix("py")
+        dlg.setDefaultSuffix(suffix)
         if QGuiApplication.platformName() in ("offscreen", "minimal"):
             dlg.setOption(QFileDialog.Option.DontUseNativeDialog, True)
-        dlg.fileSelected.connect(lambda path: spawn(self.export_test_to(session_id, path)))
+        dlg.fileSelected.connect(then)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.export_dialog = dlg
         dlg.open()  # not exec(): a nested event loop would stall the engine
@@ -527,19 +521,9 @@ class SessionsPanel(QWidget):
     def ask_export_trace(self, session_id: str) -> QFileDialog:
         """Ask where to write the Playwright trace (a .zip), then write it."""
         s = self.summary(session_id)
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", s.title if s is not None else "session").strip("-.")[:48] or "session"
-        folder = self._export_dir or str(Path.home())
-        dlg = QFileDialog(self, "Export trace", str(Path(folder) / f"{stem}-{session_id[:8]}.trace.zip"),
-                          "Playwright trace (*.zip)")
-        dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dlg.setDefaultSuffix("zip")
-        if QGuiApplication.platformName() in ("offscreen", "minimal"):
-            dlg.setOption(QFileDialog.Option.DontUseNativeDialog, True)
-        dlg.fileSelected.connect(lambda path: spawn(self.export_trace_to(session_id, path)))
-        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.export_dialog = dlg
-        dlg.open()  # not exec(): a nested event loop would stall the engine
-        return dlg
+        name = f"{_stem(s.title if s is not None else '')}-{session_id[:8]}.trace.zip"
+        return self._ask_save("Export trace", name, "Playwright trace (*.zip)", "zip",
+                              lambda path: spawn(self.export_trace_to(session_id, path)))
 
     async def export_trace_to(self, session_id: str, zip_path: str) -> Path | None:
         """Write the session's Playwright trace to `zip_path`; the path, or None (said in the banner)."""
@@ -560,3 +544,8 @@ class SessionsPanel(QWidget):
         for w in [*self.views, self.export_dialog, self.delete_box]:
             if w is not None and shiboken6.isValid(w):
                 w.close()
+
+
+def _stem(title: str) -> str:
+    """A file name's stem from a session's title."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", title or "session").strip("-.")[:48] or "session"
