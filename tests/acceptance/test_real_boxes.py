@@ -32,6 +32,28 @@ _OPTION_TRUTH = """([scroller, option]) => {
 }"""
 
 
+# resolves once the element's scroll position held still for 6 frames (a widget may scroll its menu to the active
+# option, smoothly, after it opens), 3 s at most
+_SCROLL_STILL = """(sel) => new Promise((done) => {
+  const el = document.querySelector(sel), t0 = performance.now();
+  let last = null, still = 0;
+  const tick = () => {
+    const now = el ? el.scrollTop : 0;
+    still = now === last ? still + 1 : 0;
+    last = now;
+    if (still >= 6 || performance.now() - t0 > 3000) done(now); else requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})"""
+
+
+async def _scrolled(page, sel: str, top: int) -> None:
+    """Scroll `sel` to `top` once the widget stopped scrolling it itself, and wait until it holds still there."""
+    await page.evaluate(_SCROLL_STILL, sel)
+    await page.evaluate("([sel, top]) => { document.querySelector(sel).scrollTop = top; }", [sel, top])
+    await page.evaluate(_SCROLL_STILL, sel)
+
+
 def _near(a, b, tol=1.5) -> bool:
     return all(abs(p - q) <= tol for p, q in zip(a, b, strict=True))
 
@@ -69,18 +91,14 @@ def test_options_scrolled_out_of_their_menu_are_not_boxed(harness, server):
         # Tom Select: a 40-city list in its dropdown's scroll area, scrolled 10 options down
         await page.click("#ts-city + .ts-wrapper .ts-control")
         await page.wait_for_selector("#ts-city-ts-dropdown .option")
-        await asyncio.sleep(0.4)   # (the menu scrolls to its active option as it opens)
-        await page.evaluate("document.querySelector('#ts-city-ts-dropdown').scrollTop = 290")
-        await asyncio.sleep(0.3)
+        await _scrolled(page, "#ts-city-ts-dropdown", 290)   # (the menu scrolls to its active option as it opens)
         out_ts = await _check_menu(tab, "#ts-city-ts-dropdown", "#ts-city-ts-dropdown .option",
                                    "option")
         await page.keyboard.press("Escape")
         # Select2: its results list (a portal at the end of <body>)
         await page.click(".select2-container:has(#select2-s2-city-container) .select2-selection")
         await page.wait_for_selector(".select2-results__option")
-        await asyncio.sleep(0.4)
-        await page.evaluate("document.querySelector('.select2-results__options').scrollTop = 250")
-        await asyncio.sleep(0.3)
+        await _scrolled(page, ".select2-results__options", 250)
         out_s2 = await _check_menu(tab, ".select2-results__options", ".select2-results__option", "option")
         assert out_ts >= 20 and out_s2 >= 20
         # the native <select> Tom Select keeps (cut to nothing by clip / clip-path) shows none of its options
