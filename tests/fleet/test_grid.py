@@ -77,15 +77,18 @@ class Grid:
 
     def start(self) -> None:
         port = self.hub.rsplit(":", 1)[1]
+        # the event bus on ports of its own (not 4442/4443): another grid on this machine does not collide
+        pub, sub = (f"tcp://127.0.0.1:{free_port()}" for _ in range(2))
+        bus = ("--publish-events", pub, "--subscribe-events", sub)
         # a short health check: the hub stops sending new sessions to the killed node within seconds
-        self.procs["hub"] = self._java("hub", "hub", "--host", "127.0.0.1", "--port", port,
+        self.procs["hub"] = self._java("hub", "hub", "--host", "127.0.0.1", "--port", port, *bus,
                                        "--healthcheck-interval", "2")
         for i, slots in enumerate(SLOTS, 1):
             (self.tmp / f"node{i}.toml").write_text(NODE_TOML.format(slots=slots))
             p = free_port()
             self.nodes[f"http://127.0.0.1:{p}"] = self.procs[f"node{i}"] = self._java(
                 f"node{i}", "node", "--config", str(self.tmp / f"node{i}.toml"), "--host", "127.0.0.1",
-                "--port", str(p), "--hub", self.hub, "--session-timeout", str(SESSION_TIMEOUT))
+                "--port", str(p), "--hub", self.hub, *bus, "--session-timeout", str(SESSION_TIMEOUT))
         deadline = time.monotonic() + 40
         while time.monotonic() < deadline:
             with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
