@@ -1,2 +1,2 @@
-"""The recorded sessions: the Sessions tab (`sessions_panel`), one session read-only (`session_view`) and
-how their status and times read (`session_text`)."""
+"""The recorded sessions: the Sessions tab (`sessions_panel`) and its exports (`session_exports`), one session
+read-only (`session_view`) and how their status and times read (`session_text`)."""

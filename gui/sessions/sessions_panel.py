@@ -1,12 +1,11 @@
 """The Sessions side tab: every recorded session, newest first, with the tab's own session marked.
 
-Filter, rename (F2 on the title, or Rename), and the actions on the selected session: Open (a
-double-click on the row, Enter, or Open: a read-only view), Export… (asks where, then writes the HTML
-report with the JSON trace and the Playwright trace beside it), Export as test…, Export trace… (a Playwright trace
-zip) and Delete… (asks first) are carried out here, through the window's
-controller; Replay and New session concern the run, so the window does them (`replay_requested`,
-`new_session_requested`). Titles, URLs and domains come from pages and tasks, so every cell and label
-is plain text, and none of it goes into a tooltip (Qt guesses tooltip formats).
+Filter, rename (F2 on the title, or Rename), and the actions on the selected session: Open (a double-click on
+the row, Enter, or Open: a read-only view) and Delete… (asks first) are carried out here, Export…, Export as
+test… and Export trace… by its `SessionExports` (gui.sessions.session_exports), through the window's controller;
+Replay and New session concern the run, so the window does them (`replay_requested`, `new_session_requested`).
+Titles, URLs and domains come from pages and tasks, so every cell and label is plain text, and none of it goes
+into a tooltip (Qt guesses tooltip formats).
 
 A store found damaged (at open: the controller says why there is none; later — a big store is checked
 whole on a thread after it opened, or a read meets a damaged page) is said here in the line under the
@@ -17,14 +16,11 @@ refuses every read and write then).
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QBrush, QColor, QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -41,10 +37,10 @@ from PySide6.QtWidgets import (
 
 from engine.errors import VigilError
 from engine.models.text import bidi_safe
-from gui.kit.aio import spawn
 from gui.kit.flow_layout import FlowLayout
 from gui.kit.labels import PlainLabel
 from gui.kit.look import BANNER_FG, BLUE, TEXT
+from gui.sessions.session_exports import SessionExports
 from gui.sessions.session_text import local_time, short_time, status_text
 from gui.sessions.session_view import SessionView
 from gui.supervisor.session_library import SessionSummary
@@ -89,8 +85,6 @@ class SessionsPanel(QWidget):
         self._filling = False
         self.views: list[SessionView] = []          # read-only windows opened from here
         self.delete_box: QMessageBox | None = None
-        self.export_dialog: QFileDialog | None = None
-        self._export_dir: str | None = None
         self.damage: str | None = None  # what is damaged in the store, with what to do, once known
         self._watched: SessionLibrary | None = None
         self.damage_found.connect(self._show_damage)
@@ -157,15 +151,13 @@ class SessionsPanel(QWidget):
         self.open_btn = QPushButton("Open")
         self.open_btn.setToolTip("A read-only view of the session: plan, chat, steps and their screenshots")
         self.rename_btn = QPushButton("Rename")
-        self.export_btn = QPushButton("Export…")
-        self.export_btn.setToolTip("Write an HTML report (screenshots inline) with a JSON trace and a Playwright trace "
-                                   "beside it")
-        self.export_trace_btn = QPushButton("Export trace…")
-        self.export_trace_btn.setToolTip("Write a Playwright trace zip: open it with `playwright show-trace` or at "
-                                         "trace.playwright.dev (each step a group with its pictures and verdict)")
-        self.export_test_btn = QPushButton("Export as test…")
-        self.export_test_btn.setToolTip("Write a runnable pytest-playwright test of the session's executed steps, "
-                                        "with a check per verified step (secrets read from environment variables)")
+        self.exports = SessionExports(self, lambda: self.library, self._title, self.status.emit, self.error.emit)
+        x = self.exports
+        self.export_btn, self.export_trace_btn, self.export_test_btn = x.html_btn, x.trace_btn, x.test_btn
+        # the export actions, as the window and the tests call them on the panel
+        self.ask_export, self.export_to = x.ask_export, x.export_to
+        self.ask_export_test, self.export_test_to = x.ask_export_test, x.export_test_to
+        self.ask_export_trace, self.export_trace_to = x.ask_export_trace, x.export_trace_to
         self.replay_btn = QPushButton("Replay")
         self.replay_btn.setToolTip("Run the session's steps again in this tab, with the approval policy of the "
                                    "task row; the replay is kept as a new session")
@@ -338,6 +330,15 @@ class SessionsPanel(QWidget):
     def summary(self, session_id: str) -> SessionSummary | None:
         return self._summaries.get(session_id)
 
+    def _title(self, session_id: str) -> str:
+        s = self._summaries.get(session_id)
+        return s.title if s is not None else ""
+
+    @property
+    def export_dialog(self) -> QFileDialog | None:
+        """The save dialog an export opened last (None before the first)."""
+        return self.exports.dialog
+
     # -- reactions -----------------------------------------------------------------------------
     def _on_selected(self, action) -> None:
         sid = self.selected_id()
@@ -418,7 +419,7 @@ class SessionsPanel(QWidget):
             self.error.emit(f"Could not rename the session: {exc.message}")
         self.refresh()
 
-    # -- open, delete, export --------------------------------------------------------------------
+    # -- open, delete --------------------------------------------------------------------------
     def open_session(self, session_id: str) -> SessionView | None:
         """A read-only window on a stored session (non-modal; several may be open)."""
         if self.library is None:
@@ -463,89 +464,9 @@ class SessionsPanel(QWidget):
         self.status.emit(f"Deleted session {session_id[:8]}.", 8000)
         return True
 
-    def ask_export(self, session_id: str) -> QFileDialog:
-        """Ask where to write the HTML report (the JSON and Playwright traces go next to it), then write them."""
-        s = self.summary(session_id)
-        return self._ask_save("Export session", f"{_stem(s.title if s is not None else '')}-{session_id[:8]}.html",
-                              "HTML report (*.html)", "html", lambda path: spawn(self.export_to(session_id, path)))
-
-    async def export_to(self, session_id: str, html_path: str) -> list[Path]:
-        """Write the HTML report to `html_path`, the JSON trace (.json) and Playwright trace (.trace.zip) beside it."""
-        if self.library is None:
-            return []
-        self._export_dir = str(Path(html_path).expanduser().parent)
-        self.status.emit(f"Exporting session {session_id[:8]}…", 0)
-        try:
-            paths = await self.library.export(session_id, html_path)
-        except VigilError as exc:
-            self.status.emit("", 0)
-            self.error.emit(f"Export failed: {exc.message}")
-            return []
-        self.status.emit(f"Exported session {session_id[:8]}: " + ", ".join(map(str, paths)), 15000)
-        return paths
-
-    def ask_export_test(self, session_id: str) -> QFileDialog:
-        """Ask where to write the Playwright test (a test_*.py file), then write it."""
-        s = self.summary(session_id)
-        stem = re.sub(r"[^A-Za-z0-9]+", "_", s.title if s is not None else "session").strip("_").lower()[:40]
-        return self._ask_save("Export as test", f"test_{stem or 'session'}.py", "Python test (*.py)", "py",
-                              lambda path: spawn(self.export_test_to(session_id, path)))
-
-    def _ask_save(self, title: str, name: str, kinds: str, suffix: str, then: Callable[[str], object]) -> QFileDialog:
-        """A save dialog for `name` in the last export folder; `then(path)` once a path is chosen."""
-        folder = self._export_dir or str(Path.home())
-        dlg = QFileDialog(self, title, str(Path(folder) / name), kinds)
-        dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dlg.setDefaultSuffix(suffix)
-        if QGuiApplication.platformName() in ("offscreen", "minimal"):
-            dlg.setOption(QFileDialog.Option.DontUseNativeDialog, True)
-        dlg.fileSelected.connect(then)
-        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.export_dialog = dlg
-        dlg.open()  # not exec(): a nested event loop would stall the engine
-        return dlg
-
-    async def export_test_to(self, session_id: str, py_path: str) -> Path | None:
-        """Write the session as a pytest-playwright test to `py_path`; the path, or None (said in the banner)."""
-        if self.library is None:
-            return None
-        self._export_dir = str(Path(py_path).expanduser().parent)
-        try:
-            path = await self.library.export_test(session_id, py_path)
-        except VigilError as exc:
-            self.error.emit(f"Export as test failed: {exc.message}")
-            return None
-        self.status.emit(f"Exported session {session_id[:8]} as a test: {path} (run it with pytest)", 15000)
-        return path
-
-    def ask_export_trace(self, session_id: str) -> QFileDialog:
-        """Ask where to write the Playwright trace (a .zip), then write it."""
-        s = self.summary(session_id)
-        name = f"{_stem(s.title if s is not None else '')}-{session_id[:8]}.trace.zip"
-        return self._ask_save("Export trace", name, "Playwright trace (*.zip)", "zip",
-                              lambda path: spawn(self.export_trace_to(session_id, path)))
-
-    async def export_trace_to(self, session_id: str, zip_path: str) -> Path | None:
-        """Write the session's Playwright trace to `zip_path`; the path, or None (said in the banner)."""
-        if self.library is None:
-            return None
-        self._export_dir = str(Path(zip_path).expanduser().parent)
-        try:
-            path = await self.library.export_trace(session_id, zip_path)
-        except VigilError as exc:
-            self.error.emit(f"Export trace failed: {exc.message}")
-            return None
-        self.status.emit(f"Exported session {session_id[:8]} as a Playwright trace: {path} (open it with "
-                         "playwright show-trace)", 15000)
-        return path
-
     def close_windows(self) -> None:
         """Close what was opened from here (it reads the store, which closes with the engine)."""
         for w in [*self.views, self.export_dialog, self.delete_box]:
             if w is not None and shiboken6.isValid(w):
                 w.close()
 
-
-def _stem(title: str) -> str:
-    """A file name's stem from a session's title."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", title or "session").strip("-.")[:48] or "session"
