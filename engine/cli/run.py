@@ -128,7 +128,6 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
     from engine.loop.gates import AutoApprove, TerminalGate
     from engine.loop.planner import close_planner
     from engine.loop.runner import AgentLoop
-    from engine.store.live_trace import LiveTrace
 
     def fail(msg: str, code: str = "BAD_ARGUMENT") -> int:
         return _fail(msg, code, command)
@@ -182,8 +181,10 @@ async def execute(args: argparse.Namespace, planner, planner_name: str, task: st
                 await close_planner(planner)
                 return fail(f"{recorder.cause} Nothing was run. To run without keeping the session, add "
                             "--no-record.", recorder.cause_code)
-            live = LiveTrace(loop) if getattr(args, "trace", None) else None
-            if live is not None:
+            live = None
+            if getattr(args, "trace", None):  # (Playwright's own trace: its module is needed only then)
+                from engine.store.live_trace import LiveTrace
+                live = LiveTrace(loop)
                 await live.start()
             try:
                 result = await loop.run(task)
