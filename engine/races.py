@@ -1,11 +1,12 @@
 """Awaiting one thing unless another happens first: a page call unless a dialog blocks the page
-(engine.tab), a step's work unless the person presses Stop (engine.loop.runner); and several at once, none
-left running when one fails (`together`)."""
+(engine.tab), a step's work unless the person presses Stop (engine.loop.runner); several at once, none
+left running when one fails (`together`); and clean-up that must finish however often it is cancelled
+(`to_the_end`)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -45,3 +46,35 @@ async def together(*steps: Awaitable[Any]) -> list[Any]:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+async def to_the_end(*steps: Callable[[], Awaitable[Any]], limit: float = 15.0) -> None:
+    """Run each clean-up step in turn to its end, however often the caller is cancelled meanwhile (Ctrl+C cancels a
+    fleet's runs, and `asyncio.run` cancels what is left again as it shuts down): a grid session left behind holds
+    a slot until the grid's own timeout. A step that is cancelled is started again, one that fails is left, and all
+    of them together get `limit` seconds. The caller's cancellation is raised once they are done."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+
+    async def run_all() -> None:
+        for step in steps:
+            while loop.time() < deadline:
+                try:
+                    await asyncio.wait_for(step(), deadline - loop.time())
+                    break
+                except asyncio.CancelledError:  # (the loop shutting down cancels this task too): again
+                    task = asyncio.current_task()
+                    if task is not None:
+                        task.uncancel()
+                except Exception:  # noqa: BLE001 - a failed clean-up step does not keep the next from running
+                    break
+
+    work = asyncio.ensure_future(run_all())
+    cancelled = False
+    while not work.done():
+        try:
+            await asyncio.shield(work)
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError

@@ -21,7 +21,8 @@ import httpx2 as httpx  # the HTTP client openai and mcp already bring (engine/m
 
 from engine.browser.browser import Browser
 from engine.errors import VigilError
-from engine.fleet.grid import KEEPALIVE_S, PROBE_S, GridError, GridSession, cdp_silent, keep_checking
+from engine.fleet.grid import KEEPALIVE_S, PROBE_S, GridError, GridSession, cdp_silent, end_lease, keep_checking
+from engine.races import to_the_end
 from engine.tab import Tab
 
 log = logging.getLogger("vigil.fleet")
@@ -101,12 +102,7 @@ class BrowserlessClient:
         finally:
             if not start.done():
                 start.cancel()
-            if keeper is not None:
-                keeper.cancel()
-                with contextlib.suppress(BaseException):
-                    await keeper
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(browser.close(), 10)
+            await to_the_end(lambda: end_lease(keeper, browser))  # (closing it ends its session: however cancelled)
             if s is not None:
                 self.open.pop(s.id, None)
 

@@ -26,6 +26,7 @@ from engine.browser.browser import Browser
 from engine.errors import ErrorCode, VigilError
 from engine.fleet.browserless import BrowserlessClient, is_browserless
 from engine.fleet.grid import KEEPALIVE_S, GridClient, GridError
+from engine.races import to_the_end
 from engine.tab import Tab
 
 log = logging.getLogger("vigil.fleet")
@@ -178,8 +179,7 @@ class BrowserPool:
         if e._lease is not None:  # a grid's session: close its browser, delete the session
             stack, e._lease = e._lease, None
             self.endpoints[0].busy = max(0, self.endpoints[0].busy - 1)
-            with contextlib.suppress(Exception):
-                await asyncio.shield(stack.aclose())
+            await to_the_end(stack.aclose)  # (a Ctrl+C that cancels the run again does not cut it short)
             return
         if browser is not None:
             with contextlib.suppress(Exception):

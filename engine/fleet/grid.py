@@ -24,6 +24,7 @@ import httpx2 as httpx  # the HTTP client openai and mcp already bring (engine/m
 
 from engine.browser.browser import Browser
 from engine.errors import ErrorCode, VigilError
+from engine.races import to_the_end
 from engine.tab import Tab
 
 log = logging.getLogger("vigil.fleet")
@@ -224,14 +225,8 @@ class GridClient:
                                 args=None, launch_timeout=self.launch_timeout)
             keeper = asyncio.ensure_future(self._keep(s, browser, on_lost))
             yield s, browser
-        finally:
-            if keeper is not None:
-                keeper.cancel()
-                with contextlib.suppress(BaseException):
-                    await keeper
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(browser.close(), 10)
-            await asyncio.shield(self.delete(s))
+        finally:  # (Ctrl+C cancels the run, and asyncio.run again as it shuts down: the session is deleted anyway)
+            await to_the_end(lambda: end_lease(keeper, browser), lambda: self.delete(s))
 
     async def _keep(self, s: GridSession, browser: Browser[Tab],
                     on_lost: Callable[[GridSession, str], None] | None) -> None:
@@ -257,6 +252,17 @@ async def cdp_silent(browser: Browser[Tab], probe: float) -> str | None:
     except Exception as exc:  # a timeout or a closed socket alike: the browser behind it is gone
         return f"its browser did not answer a DevTools call within {probe:g} s ({type(exc).__name__})"
     return None
+
+
+async def end_lease(keeper: asyncio.Task[None] | None, browser: Browser[Tab]) -> None:
+    """A lease's end, however it ends (a grid's and a browserless's alike): the keeper's watch stopped, then the
+    browser closed (10 s at most; a browser already gone is not an error)."""
+    if keeper is not None:
+        keeper.cancel()
+        with contextlib.suppress(BaseException):
+            await keeper
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(browser.close(), 10)
 
 
 async def cut_sockets(browser: Browser[Tab]) -> None:

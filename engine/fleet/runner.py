@@ -22,6 +22,7 @@ from engine.loop.gates import AutoApprove
 from engine.loop.planner import close_planner
 from engine.loop.runner import AgentLoop
 from engine.models import POLICIES, ApprovalRequest, Decision, RunResult, StepRecorded
+from engine.races import together
 from engine.tab import Tab
 
 log = logging.getLogger("vigil.fleet")
@@ -318,7 +319,9 @@ class Fleet:
                         self._end(r, "failed", exc.message)
                     todo = []
                 sem = asyncio.Semaphore(self.parallel)
-                await asyncio.gather(*(self._guarded(r, sem) for r in todo))
+                # (not a plain gather: cancelled (Ctrl+C), it would return at the first run that ends and leave
+                # the others releasing their browsers while the pool closes under them)
+                await together(*(self._guarded(r, sem) for r in todo))
         finally:
             await self.pool.close()
             if self.grants is not None:

@@ -269,3 +269,34 @@ def test_a_grid_fleet_resumes_on_its_grid_and_never_keeps_a_browserless_token(tm
         assert isinstance(fleet.pool.grid, BrowserlessClient) and fleet.pool.grid.label == "ws://127.0.0.1:3000/"
     for f in tmp_path.glob("s.db*"):  # (the -wal file too)
         assert b"s3cr3t-T0KEN" not in f.read_bytes(), f
+
+
+def test_ctrl_c_on_a_grid_fleet_deletes_its_sessions(grid, tmp_path):
+    """Ctrl+C (SIGINT) on `vigil fleet --grid` while its runs hold grid sessions: the command says it was
+    interrupted (exit 130, no traceback) and no session is left on the grid for the node's timeout to reap."""
+    env = {**os.environ, "VIGIL_HOME": str(tmp_path / "home")}
+    with DemoSite() as site:
+        path = tmp_path / "f.json"
+        path.write_text(json.dumps({"runs": [{"name": n, "task": f"Fill in {n}", "url": site.url(n),
+                                              "script": steps(n, wait_ms=60_000)} for n in ("k1", "k2")]}))
+        cli = subprocess.Popen([sys.executable, "-m", "engine.cli", "fleet", str(path), "--grid", grid.hub,
+                                "--approve", "auto", "--parallel", "2", "--no-record"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            lines: list[str] = []
+            deadline = time.monotonic() + 40
+            assert cli.stdout is not None
+            while sum("(grid node " in x for x in lines) < 2 and time.monotonic() < deadline:
+                line = cli.stdout.readline()
+                if not line:
+                    break
+                lines.append(line)
+            held = grid.sessions()
+            assert len(held) == 2, ("".join(lines), held)
+            cli.send_signal(signal.SIGINT)
+            out, _ = cli.communicate(timeout=20)
+        finally:
+            stop_process(cli, signal.SIGKILL)
+    out = "".join(lines) + out
+    assert cli.returncode == 130 and "vigil: interrupted" in out and "Traceback" not in out, (cli.returncode, out)
+    assert grid.sessions() == [], (grid.sessions(), out)   # deleted by Vigil, not reaped by the node's timeout

@@ -1,10 +1,10 @@
-"""engine.races.unless: the one place where 'await X unless Y happens first' is decided."""
+"""engine.races: `unless` (the one place where "await X unless Y happens first" is decided) and `to_the_end`."""
 
 import asyncio
 
 import pytest
 
-from engine.races import unless
+from engine.races import to_the_end, unless
 
 
 def run(coro):
@@ -67,3 +67,41 @@ def test_a_tie_lost_by_a_failed_call_does_not_leave_an_unretrieved_error(recwarn
         out = await unless(work, stop, interrupt_wins_tie=True)
         return out, work._log_traceback  # False once the exception was retrieved
     assert run(go()) == ((False, None), False)
+
+
+@pytest.mark.parametrize("waited", [True, False])
+def test_clean_up_runs_to_its_end_however_often_it_is_cancelled(waited):
+    """A run's `finally` releases what it holds (a grid session) with `to_the_end`: cancelled twice while it
+    releases, and (not waited for) cancelled again by asyncio.run's shutdown, every step still ends."""
+    done: list[str] = []
+
+    async def release(what: str) -> None:
+        await asyncio.sleep(0.05)
+        done.append(what)
+
+    async def failing() -> None:
+        raise OSError("the browser was already gone")
+
+    async def worker(started: asyncio.Event) -> None:
+        try:
+            started.set()
+            await asyncio.Event().wait()
+        finally:
+            await to_the_end(lambda: release("browser closed"), failing, lambda: release("session deleted"))
+
+    async def go() -> bool | None:
+        started = asyncio.Event()
+        task = asyncio.ensure_future(worker(started))
+        await started.wait()
+        task.cancel()
+        await asyncio.sleep(0.01)
+        task.cancel()  # (Ctrl+C cancels a fleet's runs; gather cancels them again)
+        await asyncio.sleep(0.01)
+        if not waited:
+            return None  # asyncio.run cancels the task again as it shuts down
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return task.cancelled()
+
+    assert run(go()) in (True, None)
+    assert done == ["browser closed", "session deleted"]
