@@ -89,6 +89,7 @@ class BrowserHolds:
         self._refused_sites: dict[str, str] = {}   # site → why the page's first try to go there was refused
         self._visited: set[str] = set()              # sites the run's pages went to (let through)
         self._mark = 0
+        self._download_refused = False  # a download the running step set off was refused
         self._browser: Browser[Any] | None = None
         self._ended: Browser[Any] | None = None  # the run that ended's browser (its late downloads are decided here)
         self._arming: asyncio.Future[None] | None = None
@@ -129,6 +130,7 @@ class BrowserHolds:
     # -- steps -----------------------------------------------------------------------------------
     def begin_step(self) -> None:
         self.sites, self.downloads_ok, self.acting = set(), False, False
+        self._download_refused = False
         self.effect: StepEffect | None = None  # what the running step was approved to do
 
     def approved(self, action: Action, node: VirtualNode | None, base_url: str, reasons: list[str],
@@ -151,6 +153,12 @@ class BrowserHolds:
         self._mark = len(self.exits)
         inc.exits = [x.model_copy() for x in new[:_MAX_PER_STEP]]
         self.begin_step()
+
+    def refused_in_step(self) -> bool:
+        """Something the running step's action set off was held and refused (an exit, a submission, a download):
+        the step fails BLOCKED whatever the page shows next, so its verification need not wait any longer."""
+        return self._download_refused or any(not x.allowed and x.during_step and x.reason
+                                             for x in self.exits[self._mark:])
 
     @property
     def busy(self) -> bool:
@@ -249,9 +257,11 @@ class BrowserHolds:
             return "the run had ended before the download reached Vigil, and nobody approved it"
         where = urllib.parse.urlsplit(info.url).hostname or "the page"
         why = f"the page downloads {info.name} from {where} to this machine (not what the step was approved for)"
-        return await self._ask(why, f"The page is downloading {info.name} ({info.url}). Keep it (approve) or "
-                                    "cancel it (reject)?",
-                               Action(name="wait", ms=1), f"Keep the download {info.name}")
+        refused = await self._ask(why, f"The page is downloading {info.name} ({info.url}). Keep it (approve) or "
+                                       "cancel it (reject)?",
+                                  Action(name="wait", ms=1), f"Keep the download {info.name}")
+        self._download_refused = self._download_refused or (refused is not None and self.acting)
+        return refused
 
     async def _ask(self, why: str, summary: str, action: Action, description: str) -> str | None:
         """None when the person lets it through; else why it is refused."""

@@ -71,6 +71,7 @@ from engine.models import (
 )
 from engine.models.browsing import PageIncidents
 from engine.models.loop import Actor, Policy, TaskStatus
+from engine.observe.sentinel import ends_when
 from engine.observe.stability import on_quiet
 from engine.races import together
 from engine.secret_values import scrub
@@ -485,7 +486,8 @@ class AgentLoop:
                     result = await self.watch.switched(run)
                 self.observer.forget()  # another tab: the previous snapshot's IDs are not this page's
             else:
-                with on_quiet(picture):
+                # (a step whose exit or download the browser refused ends BLOCKED: its outcome is not waited for)
+                with on_quiet(picture), ends_when(self.watch.holds.refused_in_step):
                     result = await self.page.act(run, expect)
         except VigilError as exc:  # the action layer reports page problems in the result; be safe anyway
             result = ActionResult(success=False, action=run.to_string(), node_id=run.node_id, error_code=exc.code,

@@ -5,8 +5,10 @@ against the state captured before it ran — so a click that "worked" but only f
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -315,6 +317,25 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
 
 PostFacts = Callable[[], Awaitable[dict]]
 
+# Told by the loop (within `ends_when`): the browser held and refused what the step's action did (a script leaving
+# the site, a download): the step fails BLOCKED whatever the page shows next, so its outcome is not waited for.
+_REFUSED: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("vigil_refused", default=None)
+
+
+@contextlib.contextmanager
+def ends_when(refused: Callable[[], bool]) -> Iterator[None]:
+    """Within this block a verification still waiting for its outcome ends as soon as `refused()` is true."""
+    token = _REFUSED.set(refused)
+    try:
+        yield
+    finally:
+        _REFUSED.reset(token)
+
+
+def _refused() -> bool:
+    check = _REFUSED.get()
+    return check is not None and check()
+
 
 async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcome, pre: PreState, target: str | None,
                  post_facts: PostFacts | None = None, started: float | None = None,
@@ -322,7 +343,7 @@ async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcom
     """Check `exp` now; while it is not met, look again every 200 ms until its timeout from `started`.
     Any change: a page the action opened (a new tab, a popup; more pages than `pages_before`) ends the wait —
     the change happened elsewhere, and the step's incidents say what it was. A step that led to a page the server
-    answered with an HTTP error is not looked at again."""
+    answered with an HTTP error is not looked at again, nor one whose doings the browser refused (`ends_when`)."""
     started = time.monotonic() if started is None else started
     while True:
         post = await observe_post(page, snapshots, pre, post_facts)
@@ -333,6 +354,9 @@ async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcom
             return res
         if exp.type == "any_change" and pages_before is not None and page.pages_in_context() > pages_before:
             return res
+        if _refused():
+            return res.model_copy(update={"feedback": f"{res.feedback} Not waited for any longer: the browser refused "
+                                                      "what the step set off."})
         await asyncio.sleep(0.2)
 
 

@@ -123,6 +123,8 @@ def test_script_and_redirect_exits_are_refused_where_no_person_is_present(harnes
         assert path in r.message and "no person is watching to approve it" in r.message and "\n" not in r.message
         assert s[i].url_after.startswith(f"http://127.0.0.1:{rec.port}/page/script"), s[i].url_after
         assert s[i].incidents.exits[0].to_site == OTHER and not s[i].incidents.exits[0].allowed
+        # the refusal ended the step: its verification did not wait out its window for an outcome
+        assert "Not waited for any longer: the browser refused" in r.verification.feedback, r.verification
     assert "with a POST" in s[3].result.message
     # the timer fires after the click: held wherever it lands (in the click's step or the wait after it)
     late = [x for st in s[4:6] if st.incidents for x in st.incidents.exits]
