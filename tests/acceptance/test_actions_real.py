@@ -325,8 +325,13 @@ def test_type_and_enter_is_judged_by_the_submission(server, harness):
         r = await tab.type(_pid(await tab.snapshot(), "textbox", "Dead field"), "x", submit=True)
         assert r.success and not r.verification.success  # Enter did nothing
         assert "nothing happened" in r.verification.feedback, r.message
-        r = await tab.type(_pid(await tab.snapshot(), "textbox", "Coupon"), "SAVE10", submit=True)
+        assert r.verification.expected is not None and r.verification.expected.type == "submitted"  # the default
+        # the same judge as the default (the dead field above proves Enter defaults to it); the page's error is there
+        # as Enter returns, so a 1 s window spares the 3 s a judged failure otherwise waits out
+        r = await tab.type(_pid(await tab.snapshot(), "textbox", "Coupon"), "SAVE10", submit=True,
+                           expect={"type": "submitted", "timeout_ms": 1000})
         assert r.success and not r.verification.success, r.message  # it reacted, with an error
+        assert r.verification.verified_outcome == "submitted", r.verification
         assert "coupon code is not valid" in r.verification.feedback
         # the caller's own expectation still rules
         r = await tab.type(_pid(await tab.snapshot(), "textbox", "Dead field"), "y", submit=True,

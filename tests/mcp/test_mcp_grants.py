@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 
 import pytest
@@ -21,13 +20,27 @@ from engine.store import Store
 from engine.store.grants import GrantBook, kind_of, new_run_id, parse_grant, session_grants
 from engine.store.schema import StoreError
 
-from support.mcp_server import ROOT, items_of, ref
+from support.cli_inprocess import vigil_in_process
+from support.mcp_server import items_of, ref
+
+
+def _vigil_mcp(home, *args: str) -> subprocess.CompletedProcess:
+    """`vigil mcp ARGS` that ends without serving (grants, bad options), in this process on the store in `home`: the
+    same code a `vigil mcp` process runs, without its second of Python start-up (the store is shared with the
+    server process all the same)."""
+    saved = os.environ.get("VIGIL_HOME")
+    os.environ["VIGIL_HOME"] = str(home)
+    try:
+        return vigil_in_process("mcp", *args)
+    finally:
+        if saved is None:
+            os.environ.pop("VIGIL_HOME", None)
+        else:
+            os.environ["VIGIL_HOME"] = saved
 
 
 def _grants(home, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "VIGIL_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "engine.mcp", "grants", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    return _vigil_mcp(home, "grants", *args)
 
 
 def test_a_grant_covers_one_kind_on_one_origin_for_its_own_run_only(tmp_path):
@@ -102,9 +115,7 @@ def test_vigil_mcp_grants_lists_and_revokes_and_says_where_grants_are_given(tmp_
 
 
 def test_a_server_run_applies_its_grants_and_no_later_run_does(tmp_path, server):
-    code = subprocess.run([sys.executable, "-m", "engine.mcp", "--approve", "auto", "--grant", "tap@127.0.0.1"],
-                          cwd=ROOT, env={**os.environ, "VIGIL_HOME": str(tmp_path)}, capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    code = _vigil_mcp(tmp_path, "--approve", "auto", "--grant", "tap@127.0.0.1")  # refused before it serves
     assert code.returncode == 2 and "'tap' is not a kind of step a grant can cover" in code.stderr
 
     s = HttpServer("--approve", "ask", "--terminal", "--grant", f"click@127.0.0.1:{server.port}", "--grant",
