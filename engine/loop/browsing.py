@@ -166,6 +166,14 @@ class PageWatch:
             self._downloads_mark = len(b.downloads.items)
             b.popups.begin_step()
 
+    def did_besides(self) -> bool:
+        """The running step already did something besides the page: a download began, a dialog was raised (its
+        incidents will say so, and that is the change it made)."""
+        b = self.browser
+        if b is not None and len(b.downloads.items) > self._downloads_mark:
+            return True
+        return any(d.window()[1] for d in self._watchers)
+
     def approved(self, action: Action, node: VirtualNode | None, base_url: str, reasons: list[str],
                  asked: bool, effect: StepEffect | None = None) -> None:
         """The step about to run, and what the gate approved it for (`BrowserHolds.approved`)."""

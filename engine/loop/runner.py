@@ -486,8 +486,9 @@ class AgentLoop:
                     result = await self.watch.switched(run)
                 self.observer.forget()  # another tab: the previous snapshot's IDs are not this page's
             else:
-                # (a step whose exit or download the browser refused ends BLOCKED: its outcome is not waited for)
-                with on_quiet(picture), ends_when(self.watch.holds.refused_in_step):
+                # (a step whose exit or download the browser refused ends BLOCKED, and one that downloaded or raised a
+                # dialog did its change besides the page: neither waits for an outcome on the page)
+                with on_quiet(picture), ends_when(self.watch.holds.refused_in_step, self.watch.did_besides):
                     result = await self.page.act(run, expect)
         except VigilError as exc:  # the action layer reports page problems in the result; be safe anyway
             result = ActionResult(success=False, action=run.to_string(), node_id=run.node_id, error_code=exc.code,

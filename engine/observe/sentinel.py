@@ -317,24 +317,35 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
 
 PostFacts = Callable[[], Awaitable[dict]]
 
-# Told by the loop (within `ends_when`): the browser held and refused what the step's action did (a script leaving
-# the site, a download): the step fails BLOCKED whatever the page shows next, so its outcome is not waited for.
-_REFUSED: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("vigil_refused", default=None)
+# Told by the loop (within `ends_when`): whether the browser held and refused what the step's action set off (a
+# script leaving the site, a download: the step fails BLOCKED whatever the page shows next), and whether the step
+# did something besides the page (a download began, a dialog was raised: that is the change an any-change step
+# made). Either way the outcome is not waited for any longer.
+_ENDS: contextvars.ContextVar[tuple[Callable[[], bool], Callable[[], bool]] | None] = contextvars.ContextVar(
+    "vigil_verification_ends", default=None)
 
 
 @contextlib.contextmanager
-def ends_when(refused: Callable[[], bool]) -> Iterator[None]:
-    """Within this block a verification still waiting for its outcome ends as soon as `refused()` is true."""
-    token = _REFUSED.set(refused)
+def ends_when(refused: Callable[[], bool], besides: Callable[[], bool]) -> Iterator[None]:
+    """Within this block a verification still waiting for its outcome ends as soon as `refused()` is true, and an
+    any-change one as soon as `besides()` is."""
+    token = _ENDS.set((refused, besides))
     try:
         yield
     finally:
-        _REFUSED.reset(token)
+        _ENDS.reset(token)
 
 
-def _refused() -> bool:
-    check = _REFUSED.get()
-    return check is not None and check()
+def _ended(exp: ExpectedOutcome, res: VerificationResult) -> VerificationResult | None:
+    """The verification as it ends early (see `ends_when`), or None while it goes on waiting."""
+    hooks = _ENDS.get()
+    if hooks is None:
+        return None
+    refused, besides = hooks
+    if refused():
+        return res.model_copy(update={"feedback": f"{res.feedback} Not waited for any longer: the browser refused "
+                                                  "what the step set off."})
+    return res if exp.type == "any_change" and besides() else None
 
 
 async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcome, pre: PreState, target: str | None,
@@ -343,7 +354,8 @@ async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcom
     """Check `exp` now; while it is not met, look again every 200 ms until its timeout from `started`.
     Any change: a page the action opened (a new tab, a popup; more pages than `pages_before`) ends the wait —
     the change happened elsewhere, and the step's incidents say what it was. A step that led to a page the server
-    answered with an HTTP error is not looked at again, nor one whose doings the browser refused (`ends_when`)."""
+    answered with an HTTP error is not looked at again, nor one whose doings the browser refused, nor an any-change
+    one that downloaded or raised a dialog (`ends_when`)."""
     started = time.monotonic() if started is None else started
     while True:
         post = await observe_post(page, snapshots, pre, post_facts)
@@ -354,9 +366,9 @@ async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcom
             return res
         if exp.type == "any_change" and pages_before is not None and page.pages_in_context() > pages_before:
             return res
-        if _refused():
-            return res.model_copy(update={"feedback": f"{res.feedback} Not waited for any longer: the browser refused "
-                                                      "what the step set off."})
+        early = _ended(exp, res)
+        if early is not None:
+            return early
         await asyncio.sleep(0.2)
 
 
