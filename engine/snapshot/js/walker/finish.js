@@ -110,7 +110,7 @@
     DOC_SCROLLER = BODY = count = maxNodes = htmlClips = inl = rawT = rawTN = comp = compRows = undefined;
     cutsScratch = lstOnly = memo = NC = escRows = scrollers = controls = remote = floats = newFloat = undefined;
     pzRows = walked = copied = walkedRows = walkedForced = layOf = nRows = END = RAW = tWalk = undefined;
-    recovered = tIds = hits = map = occNow = changed = WALKED = proof = tProof = trustedN = deferred = undefined;
+    recovered = tIds = hits = map = occNow = changed = WALKED = proof = tProof = trustedN = deferred = early = undefined;
     exactMs = exactN = left = tOcc = newInfo = tEnd = old = truncated = seq = out = diff = base = se = undefined;
   }
 

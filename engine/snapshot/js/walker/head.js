@@ -40,8 +40,11 @@
   // Text the same colour as what is behind it cannot be read: compare computed rgb() colours.
   const WHITE = 'rgb(255, 255, 255)';
   const rgbOf = (c) => { const m = /^rgba?\((\d+), (\d+), (\d+)/.exec(c); return m ? [+m[1], +m[2], +m[3]] : null; };
+  // (the pair before is asked again most of the time: text after text in one block; the map holds the others)
+  let lastFg = '', lastBg = '', lastSame = false;
   const sameColour = (a, b) => {
     if (a === b) return true;
+    if (a === lastFg && b === lastBg) return lastSame;
     const key = a + '|' + b;
     let r = colourPairs.get(key);
     if (r === undefined) {
@@ -49,6 +52,7 @@
       r = !!(p && q) && Math.abs(p[0] - q[0]) + Math.abs(p[1] - q[1]) + Math.abs(p[2] - q[2]) < 24;
       colourPairs.set(key, r);
     }
+    lastFg = a; lastBg = b; lastSame = r;
     return r;
   };
 

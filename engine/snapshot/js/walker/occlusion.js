@@ -28,6 +28,8 @@
   // outside its box, MathML, a slider (its thumb overflows its box), a rendered <script>/<style>, closed
   // shadow roots not found yet, a cut walk. A sample of the proven controls is still hit-tested (below).
   const PROOF_MIN = 40, BAND = 32, PROOF_ROW_MS = 0.004;
+  // (the inline tags whose box is made of their own lines: not a picture, not a slot)
+  const TEXT_INLINE = new Set([...INLINE].filter((t) => t !== 'img' && t !== 'svg' && t !== 'slot'));
   function topNode(n) {   // what a hit test in the document returns for a node: its host in the document tree
     for (let r = n.getRootNode(); r !== document; r = n.getRootNode()) {
       if (!r.host) return null;
@@ -88,7 +90,10 @@
       return true;
     };
     for (let i = 0; i < nRows; i++) {
-      const el = memo[i].el;
+      const m = memo[i], el = m.el;
+      // (an inline box — display: inline, a text-level tag, not a host — is the union of its fragments, each around
+      // its own words: its box, listed above, holds where its text is drawn; not measured again)
+      if (m.b === 0 && m.il === 1 && m.r && m.r[2] > 0 && m.r[3] > 0 && TEXT_INLINE.has(el.localName)) continue;
       if (el.namespaceURI === SVG_NS || !el.firstChild && !el.shadowRoot) continue;   // (an <svg>'s words are in its box)
       const node = rows[i][7] & 4 ? topNode(el) : el;
       if (!texts(el, node, layOf.has(i))) return false;
@@ -184,7 +189,7 @@
   }
 
   // Per walk: set by occlusionPhase() (the walk runs the parts' phases in order).
-  let hits, map, occNow, changed, WALKED, proof, tProof, trustedN, deferred, exactMs, exactN, left, tOcc;
+  let hits, map, occNow, changed, WALKED, proof, tProof, trustedN, deferred, early, exactMs, exactN, left, tOcc;
   function occlusionPhase() {
     // at 25 % / 75 % of its width and height: inside the shape of any box (a border-radius draws at
     // most an ellipse, which holds them), and clear of the thin edges neighbours overlap (a grid's
@@ -222,6 +227,7 @@
     // controls proven clear and not hit-tested
     proof = null, tProof = 0, trustedN = 0;
     deferred = [];
+    early = [];      // [el, x1, y1, x2, y2, points that hit something else]: the timed hit tests
     exactMs = 0, exactN = 0, left = occCandidates.length;
     for (const [ri, el, x, y, w, h, clip] of occCandidates) {
       left--;
@@ -247,17 +253,25 @@
       if (proofWorth(left) && proofFor(el, x1, y1, x2, y2)) { deferred.push([ri, el, x1, y1, x2, y2]); continue; }
       if (exactN < 8 && proof === null) {   // (the first controls' hit tests are timed: proofWorth)
         const t = performance.now();
-        hitTest(ri, el, x1, y1, x2, y2);
+        const bad = hitTest(ri, el, x1, y1, x2, y2);
         exactMs += performance.now() - t; exactN++;
+        early.push([el, x1, y1, x2, y2, bad]);
       } else hitTest(ri, el, x1, y1, x2, y2);
     }
     // The candidates proven clear by geometry: a sample is hit-tested as a check of the proof; if any point of the
     // sample hits something the proof did not expect, the proof is not trusted and every one of them is hit-tested.
     if (deferred.length) {
+      // A control hit-tested before the proof was built that the proof says is clear checks it as a sampled one
+      // does: it stands for the first of the sample (the first controls of the page).
+      let trusted = true, checked = 0;
+      for (const [el, x1, y1, x2, y2, bad] of early) {
+        if (!proofFor(el, x1, y1, x2, y2)) continue;
+        checked++;
+        if (bad !== 0) { trusted = false; break; }
+      }
       // (the first, the last and evenly between: three, and one more per 64)
       const every = Math.max(1, Math.floor(deferred.length / (2 + (deferred.length >> 6))));
-      let trusted = true;
-      for (let q = 0; q < deferred.length && trusted; q++) {
+      for (let q = checked && deferred.length > 1 ? 1 : 0; q < deferred.length && trusted; q++) {
         if (q % every !== 0 && q !== deferred.length - 1) continue;
         const d = deferred[q];
         if (hitTest(d[0], d[1], d[2], d[3], d[4], d[5]) !== 0) trusted = false;

@@ -383,7 +383,9 @@
       const ov = cs.overflowY, ovx = cs.overflowX;
       const clipsY = ov !== 'visible', clipsX = ovx !== 'visible';
       const isDocScroller = el === DOC_SCROLLER;
-      if ((clipsY || clipsX) && !isDocScroller) memoScr = [el.scrollLeft, el.scrollTop];
+      // (an <input> always clips, the browser's own style says so; its scroll moves only the words inside it,
+      // which no row holds: not read, not watched)
+      if ((clipsY || clipsX) && !isDocScroller && tag !== 'input') memoScr = [el.scrollLeft, el.scrollTop];
       let ownClip = clipsY || clipsX;
       if (el === rootEl) { htmlClips = ownClip; ownClip = false; }      // the viewport's overflow
       else if (el === BODY && !htmlClips) ownClip = false;     // propagated to the viewport
@@ -425,12 +427,15 @@
     const ahid = ahidAnc || ariaHidden;
     let bg = bgAnc;
     let hid = 0;
+    let fsz = null;   // the font size, once read (a style read costs: read at most once)
     // (the background only matters to this element's own text and to what is inside it: a leaf
     // without text does not read it)
     if (!dead && (text || el.firstElementChild || isHost || tag === 'slot')) {
-      const bc = cs.backgroundColor;
       if (cs.backgroundImage !== 'none') bg = null;                 // a picture behind: colour unknown
-      else if (bc && bc !== 'rgba(0, 0, 0, 0)' && bc !== 'transparent') bg = bc.indexOf('rgba') === 0 ? null : bc;
+      else {
+        const bc = cs.backgroundColor;
+        if (bc && bc !== 'rgba(0, 0, 0, 0)' && bc !== 'transparent') bg = bc.indexOf('rgba') === 0 ? null : bc;
+      }
     }
     // (aria-hidden is the reason given first; flag 524288 says a person still sees it — it is read —,
     // unlike the visually-hidden copy inside an aria-hidden box)
@@ -439,7 +444,7 @@
       else if (clip[4] === 1) hid = 3;   // inside a box that clips its overflow and has no size
       else if (display !== 'contents' && (w < 2 || h < 2) && (interactive || cs.overflowX !== 'visible' || cs.overflowY !== 'visible' || !text)) hid = 4;
       else if (display !== 'contents' && (x + SX + w <= 0 || y + SY + h <= 0)) hid = 5;
-      else if ((text || !interactive) && parseFloat(cs.fontSize) === 0) hid = 6;
+      else if ((text || !interactive) && (fsz = parseFloat(cs.fontSize)) === 0) hid = 6;
       else if (text && !svgEl) {   // (SVG text is painted with its fill, not its colour)
         const fg = cs.color;
         if (fg === 'rgba(0, 0, 0, 0)' || fg === 'transparent') hid = 2;
@@ -463,7 +468,7 @@
     }
     // A wrapped inline element (a link over two lines of a paragraph): one box per line.
     let lr = null;
-    if (display === 'inline' && rect && ratio > 0 && h > 1.7 * parseFloat(cs.fontSize)) lr = lineRects(el);
+    if (display === 'inline' && rect && ratio > 0 && h > 1.7 * (fsz === null ? parseFloat(cs.fontSize) : fsz)) lr = lineRects(el);
     let extra = 0;
     if (st || at || sc || vbox || lr) {
       extra = {}; if (st) extra.st = st; if (at) extra.a = at; if (sc) extra.sc = sc; if (vbox) extra.vb = vbox; if (lr) extra.lr = lr;
