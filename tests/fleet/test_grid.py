@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -132,6 +133,31 @@ def steps(name: str, *, wait_ms: int = 0) -> list[dict]:
             {"action": "finish", "answer": f"entered {name}"}]
 
 
+async def ctrl_c_fleet(grid: Grid, path: Path, env: dict, runs: int) -> tuple[int, str, list[str], list[str]]:
+    """`vigil fleet PATH --grid` interrupted (SIGINT) once its `runs` runs hold grid sessions: its exit status, what
+    it printed, those sessions' ids, and the sessions on the grid right after it exited."""
+    cli = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "engine.cli", "fleet", str(path), "--grid", grid.hub, "--approve", "auto",
+        "--parallel", str(runs), "--no-record", env=env, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT)
+    assert cli.stdout is not None
+    out, held = "", []
+    try:
+        while len(held) < runs:
+            line = (await asyncio.wait_for(cli.stdout.readline(), 40)).decode()
+            if not line:
+                break
+            out += line
+            held += re.findall(r"\(grid node \S+, session (\w+)\)", line)
+        cli.send_signal(signal.SIGINT)
+        rest, _ = await asyncio.wait_for(cli.communicate(), 20)
+    finally:
+        if cli.returncode is None:
+            cli.kill()
+            await cli.wait()
+    return cli.returncode or 0, out + rest.decode(), held, await asyncio.to_thread(grid.sessions)
+
+
 def test_sessions_kept_alive_queued_a_node_killed_and_all_deleted(grid, tmp_path):
     """3 runs: `idle` waits past the node's session timeout and lives; a node `idle` is not on is killed while a
     run there is under way: its runs end naming it within 15 s and start again on a new session (--retry-lost).
@@ -146,6 +172,9 @@ def test_sessions_kept_alive_queued_a_node_killed_and_all_deleted(grid, tmp_path
         cli_file = tmp_path / "cli.json"
         cli_file.write_text(json.dumps({"runs": [{"name": n, "task": f"Fill in {n}", "url": site.url(n),
                                                   "script": steps(n)} for n in ("c1", "c2")]}))
+        stop_file = tmp_path / "stopped.json"
+        stop_file.write_text(json.dumps({"runs": [{"name": n, "task": f"Fill in {n}", "url": site.url(n),
+                                                   "script": steps(n, wait_ms=60_000)} for n in ("k1", "k2")]}))
         fleet = Fleet(load_fleet(data), parallel=3, approve="auto", retry_lost=True, keepalive=1.0)
         waited: set[str] = set()
         killed: dict[str, float] = {}
@@ -201,12 +230,17 @@ def test_sessions_kept_alive_queued_a_node_killed_and_all_deleted(grid, tmp_path
             return out.decode(), cli.returncode or 0
 
         async def both() -> tuple:
-            return await asyncio.gather(fleet.run(), meanwhile())
+            done = await asyncio.gather(fleet.run(), meanwhile())
+            # then Ctrl+C on a fleet whose two runs hold the grid's two live slots (two runs: a plain gather of them
+            # once returned at the first one's end and closed the pool under the other's DELETE)
+            stopped = await ctrl_c_fleet(grid, stop_file, env, 2)
+            timeline.append(f"{time.monotonic() - t0:.1f} ctrl+c done")
+            return (*done, stopped)
 
         timeline: list[str] = []
         t0 = time.monotonic()
         fleet.subscribe(watch)
-        result, (cli_out, cli_code) = asyncio.run(asyncio.wait_for(both(), 90))
+        result, (cli_out, cli_code), stopped = asyncio.run(asyncio.wait_for(both(), 120))
         seconds = time.monotonic() - t0
     runs = {r.name: r for r in result.runs}
     print("\n".join(timeline))  # shown with -s: where the seconds went
@@ -225,6 +259,9 @@ def test_sessions_kept_alive_queued_a_node_killed_and_all_deleted(grid, tmp_path
     assert cli_code == 0, cli_out
     assert f"on the grid {grid.hub}" in cli_out and "2 of 2 runs done" in cli_out, cli_out
     assert f"running on {grid.hub} (grid node " in cli_out and WAITING_BROWSER in cli_out, cli_out
+    code, out, held, after = stopped  # Ctrl+C: said, no traceback, and its sessions deleted by Vigil at once
+    assert code == 130 and "vigil: interrupted" in out and "Traceback" not in out and len(held) == 2, (code, out)
+    assert not set(held) & set(after), (held, after, out)
     assert grid.sessions() == [] and not fleet.pool.grid.open, grid.sessions()   # every session deleted
     print(f"grid fleet: {seconds:.1f} s; kill → run ended in "
           + ", ".join(f"{n} {ended[n] - killed['at']:.1f} s" for n in ended))
@@ -270,33 +307,3 @@ def test_a_grid_fleet_resumes_on_its_grid_and_never_keeps_a_browserless_token(tm
     for f in tmp_path.glob("s.db*"):  # (the -wal file too)
         assert b"s3cr3t-T0KEN" not in f.read_bytes(), f
 
-
-def test_ctrl_c_on_a_grid_fleet_deletes_its_sessions(grid, tmp_path):
-    """Ctrl+C (SIGINT) on `vigil fleet --grid` while its runs hold grid sessions: the command says it was
-    interrupted (exit 130, no traceback) and no session is left on the grid for the node's timeout to reap."""
-    env = {**os.environ, "VIGIL_HOME": str(tmp_path / "home")}
-    with DemoSite() as site:
-        path = tmp_path / "f.json"
-        path.write_text(json.dumps({"runs": [{"name": n, "task": f"Fill in {n}", "url": site.url(n),
-                                              "script": steps(n, wait_ms=60_000)} for n in ("k1", "k2")]}))
-        cli = subprocess.Popen([sys.executable, "-m", "engine.cli", "fleet", str(path), "--grid", grid.hub,
-                                "--approve", "auto", "--parallel", "2", "--no-record"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            lines: list[str] = []
-            deadline = time.monotonic() + 40
-            assert cli.stdout is not None
-            while sum("(grid node " in x for x in lines) < 2 and time.monotonic() < deadline:
-                line = cli.stdout.readline()
-                if not line:
-                    break
-                lines.append(line)
-            held = grid.sessions()
-            assert len(held) == 2, ("".join(lines), held)
-            cli.send_signal(signal.SIGINT)
-            out, _ = cli.communicate(timeout=20)
-        finally:
-            stop_process(cli, signal.SIGKILL)
-    out = "".join(lines) + out
-    assert cli.returncode == 130 and "vigil: interrupted" in out and "Traceback" not in out, (cli.returncode, out)
-    assert grid.sessions() == [], (grid.sessions(), out)   # deleted by Vigil, not reaped by the node's timeout
