@@ -156,8 +156,24 @@ class _Masker:
         if hasattr(value, "model_dump_json"):
             text = value.model_dump_json()
             clean = self.text(text)
-            return value if clean == text else type(value).model_validate_json(clean)
+            if clean == text:
+                return value
+            try:
+                return type(value).model_validate_json(clean)
+            except ValueError:  # (pydantic's ValidationError) a secret's digits inside a number, an epoch-ms time:
+                # mask the model's strings only, its numbers as they are
+                return type(value).model_validate_json(json.dumps(self._strings(json.loads(text))))
         return value
+
+    def _strings(self, data: Any) -> Any:
+        """Parsed JSON with every string masked (keys and numbers as they are)."""
+        if isinstance(data, str):
+            return self.text(data)
+        if isinstance(data, list):
+            return [self._strings(v) for v in data]
+        if isinstance(data, dict):
+            return {k: self._strings(v) for k, v in data.items()}
+        return data
 
 
 def _credential_key(key: object, value: object) -> bool:
