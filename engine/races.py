@@ -48,24 +48,33 @@ async def together(*steps: Awaitable[Any]) -> list[Any]:
         raise
 
 
+RESTARTS = 3
+"""How often one clean-up step is started again after being cancelled (asyncio.run's shutdown cancels once)."""
+
+
 async def to_the_end(*steps: Callable[[], Awaitable[Any]], limit: float = 15.0) -> None:
     """Run each clean-up step in turn to its end, however often the caller is cancelled meanwhile (Ctrl+C cancels a
     fleet's runs, and `asyncio.run` cancels what is left again as it shuts down): a grid session left behind holds
-    a slot until the grid's own timeout. A step that is cancelled is started again, one that fails is left, and all
-    of them together get `limit` seconds. The caller's cancellation is raised once they are done."""
+    a slot until the grid's own timeout. A step cancelled from outside is started again (`RESTARTS` times at most),
+    one that fails — or cancels itself — is left, and all of them together get `limit` seconds. The caller's
+    cancellation is raised once they are done."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limit
 
     async def run_all() -> None:
         for step in steps:
+            restarts = 0
             while loop.time() < deadline:
                 try:
                     await asyncio.wait_for(step(), deadline - loop.time())
                     break
                 except asyncio.CancelledError:  # (the loop shutting down cancels this task too): again
                     task = asyncio.current_task()
-                    if task is not None:
-                        task.uncancel()
+                    # a step that cancelled itself (no one cancelled this task) would only do so again
+                    if task is None or not task.cancelling() or restarts >= RESTARTS:
+                        break
+                    task.uncancel()
+                    restarts += 1
                 except Exception:  # noqa: BLE001 - a failed clean-up step does not keep the next from running
                     break
 

@@ -105,3 +105,29 @@ def test_clean_up_runs_to_its_end_however_often_it_is_cancelled(waited):
 
     assert run(go()) in (True, None)
     assert done == ["browser closed", "session deleted"]
+
+
+def test_a_clean_up_step_that_cancels_itself_is_left_at_once():
+    """A step whose own work was cancelled (not the caller) is not started again until `limit` runs out: it
+    would only cancel itself again. The steps after it still run."""
+    done: list[str] = []
+    starts = 0
+
+    async def cancels_itself() -> None:
+        nonlocal starts
+        starts += 1
+        inner = asyncio.get_running_loop().create_future()
+        inner.cancel()
+        await inner
+
+    async def release() -> None:
+        done.append("session deleted")
+
+    async def go() -> float:
+        loop = asyncio.get_running_loop()
+        t = loop.time()
+        await to_the_end(cancels_itself, release, limit=5.0)
+        return loop.time() - t
+
+    assert run(go()) < 1.0
+    assert starts == 1 and done == ["session deleted"]
