@@ -155,18 +155,15 @@ class _Masker:
             return tuple(self.walk(v) for v in value)
         if hasattr(value, "model_dump_json"):
             text = value.model_dump_json()
-            clean = self.text(text)
-            if clean == text:
+            if self.text(text) == text:  # (the common case: nothing in it to mask, the model as it is)
                 return value
-            try:
-                return type(value).model_validate_json(clean)
-            except ValueError:  # (pydantic's ValidationError) a secret's digits inside a number, an epoch-ms time:
-                # mask the model's strings only, its numbers as they are
-                return type(value).model_validate_json(json.dumps(self._strings(json.loads(text))))
+            # its strings are masked one by one, never its JSON text: a secret's digits inside a number (an
+            # epoch-ms time) are not a secret shown, and masking them would break the number
+            return type(value).model_validate_json(json.dumps(self._strings(json.loads(text))))
         return value
 
     def _strings(self, data: Any) -> Any:
-        """Parsed JSON with every string masked (keys and numbers as they are)."""
+        """Parsed JSON with every string value masked (keys are the names the code gives, numbers as they are)."""
         if isinstance(data, str):
             return self.text(data)
         if isinstance(data, list):

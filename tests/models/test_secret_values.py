@@ -21,3 +21,14 @@ def test_a_code_inside_a_number_leaves_the_number_and_masks_the_words():
     clean_run = scrub(result, [CODE], any_prefix=True)
     assert CODE not in clean_run.model_dump_json() and "4938" not in (clean_run.answer or "")
     assert clean_run.status == "success"
+
+
+def test_a_secret_that_begins_with_a_field_name_masks_values_not_the_models_keys():
+    """A password that begins with a field's name ("answer-42x" ends a word at "answer") matched the key in the
+    model's JSON text: the masked key was then unknown, and an optional field silently lost its value. Only the
+    model's strings are masked."""
+    result = RunResult(task="place the order", status="success", answer="the order is placed", steps=[],
+                       messages=[], url="http://127.0.0.1:8000/done", incidents=["typed answer-42x into Password"])
+    clean = scrub(result, ["answer-42x"])
+    assert clean.answer == "the order is placed" and clean.task == "place the order"
+    assert "answer-42x" not in clean.model_dump_json() and clean.incidents == ["typed •••••••• into Password"]
