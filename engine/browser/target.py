@@ -122,6 +122,9 @@ class PageTarget:
         # when a person last pressed a button or key in this page through the window (InputForwarder):
         # Vigil's own clock, which the page cannot set (time.monotonic(); 0: never)
         self.person_input_at = 0.0
+        # when the main frame last painted two animation frames after a settle's probe (time.monotonic();
+        # scroll events queued before then have fired): a snapshot check just after needs no frame of its own
+        self.painted_at = -1e9
         self.owner: Any = None                  # the Browser whose tab this is
         # the style sheets the browser applied (CSS domain, enabled per session when first asked)
         self.stylesheets = StyleSheets(cdp.send, self._mine)

@@ -115,7 +115,11 @@ async def _paint(page: PageTarget, timeout: float, start: bool = False, since: f
     except (VigilError, TimeoutError):
         return None
     v = r.get("result", {}).get("value")
-    return v if isinstance(v, list) else None
+    if not isinstance(v, list):
+        return None
+    if len(v) > 5 and v[5]:
+        page.painted_at = time.monotonic()
+    return v
 
 
 def _action_start(since_epoch: float | None, last_input: float, called: float) -> float:

@@ -54,7 +54,7 @@ class SnapshotCache:
             if not force and self._snapshot is not None and self._generation == self.page.generation:
                 # checked (or taken) a moment ago: the frame that delivers scroll events has already
                 # been waited for, so the versions are read at once (a step asks two or three times in a row)
-                at_once = time.monotonic() - self._checked_at < RECHECK_AT_ONCE_S
+                at_once = time.monotonic() - self._last_frame() < RECHECK_AT_ONCE_S
                 keys = await self._page_versions(wait_frame=not at_once)
                 if keys is not None and keys == self._keys:
                     if not at_once:
@@ -72,6 +72,13 @@ class SnapshotCache:
             self._snapshot, self._keys, self._generation = snap, taken.walk_keys, gen
             self._checked_at = time.monotonic()
             return snap
+
+    def _last_frame(self) -> float:
+        """When a frame was last waited for: by this cache's own check, or by a settle's two painted frames.
+        Those are the main frame's, but every frame of a page is given its frames by the same begin-frame
+        source, so the child frames had theirs too (a throttled one gets none either way: the wait below
+        gives up after 50 ms and reads it as it is)."""
+        return max(self._checked_at, self.page.painted_at)
 
     async def _frame_version(self, frame_id: str, wait_frame: bool = True) -> tuple | None:
         """What `capture.walk_key` would say of this frame's document now, or None when it cannot be

@@ -5,6 +5,7 @@ kept only if the page did not change after it, and reaches the step's record and
 
 from __future__ import annotations
 
+import asyncio
 import io
 
 from PIL import Image
@@ -68,6 +69,39 @@ def test_retyping_replaces_the_text_with_one_insertion(server, harness):
     assert value == "second"
     # the old text selected, the insertion replaces it: no Delete key was needed
     assert seen == ["insertText:first text", "insertText:second"]
+
+
+def test_a_snapshot_checked_right_after_a_settle_needs_no_frame_of_its_own(server, harness):
+    """Before the snapshot cache trusts a page's versions it lets a frame pass (scroll events fire with the next
+    frame). A settle that has just seen two painted frames is that frame: the next step's observation, right after
+    it, reads the versions at once. Later, the check waits for a frame again."""
+    frame_waits: list[str] = []
+
+    async def go(tab):
+        await tab.snapshot()
+        cdp = tab.target.cdp
+        send = cdp.send
+
+        async def counting(method, params=None, *args, **kwargs):
+            if method == "Runtime.evaluate" and "requestAnimationFrame" in (params or {}).get("expression", ""):
+                frame_waits.append("check")
+            return await send(method, params, *args, **kwargs)
+
+        cdp.send = counting
+        try:
+            await tab.wait_stable(since=0.0)
+            right_after = await tab.snapshot()
+            after_settle = len(frame_waits)
+            await asyncio.sleep(0.1)
+            later = await tab.snapshot()
+        finally:
+            del cdp.send
+        return right_after is later, after_settle, len(frame_waits) - after_settle
+
+    same, after_settle, later = harness.page(server.url(PAGE), go)
+    assert same, "nothing changed: the cached snapshot both times"
+    assert after_settle == 0, "the settle's painted frames were waited for again"
+    assert later == 1, "a check long after the settle lets a frame pass first"
 
 
 def _fill_share(jpeg: bytes, box: tuple[int, int, int, int]) -> float:
