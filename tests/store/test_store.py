@@ -141,6 +141,8 @@ WRITER = textwrap.dedent("""
         with open(out + ".tmp", "w") as f:   # the counter only moves after the step is committed
             f.write(str(i + 1))
         os.replace(out + ".tmp", out)
+        while i == 0 and len(sys.argv) > 5 and not os.path.exists(sys.argv[5]):
+            time.sleep(0.002)   # the other writer's first step is in too: the rest of both runs overlap
     if mode == "hold":   # a step half-written: the write lock is held, nothing committed, then SIGKILL
         store._conn.execute("BEGIN IMMEDIATE")
         store._conn.execute("INSERT INTO steps(session_id, idx, status, actor, recorded_at, body) "
@@ -206,7 +208,9 @@ def test_sigkill_with_a_step_half_written_keeps_exactly_the_committed_ones(home,
 
 def test_two_processes_writing_at_once(home, tmp_path):
     go = tmp_path / "go"
-    (a, out_a), (b, out_b) = (_spawn(tmp_path, "run", name, 200, str(go)) for name in ("a", "b"))
+    # (each waits after its first step for the other's: a loaded machine could otherwise run one after the other)
+    (a, out_a), (b, out_b) = (_spawn(tmp_path, "run", name, 200, str(go), str(tmp_path / other))
+                              for name, other in (("a", "b"), ("b", "a")))
     _wait_for(lambda: Path(f"{out_a}.sid").exists() and Path(f"{out_b}.sid").exists())
     go.write_text("go")   # both have opened the store and created their session: now both write
     assert (a.wait(timeout=60), b.wait(timeout=60)) == (0, 0)
