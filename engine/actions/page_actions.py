@@ -201,6 +201,9 @@ class PageActions:
                 pre.mark = c.mark
             if c.data.get("noop") and expect is None:
                 exp = ExpectedOutcome(type="no_change")  # already as asked: nothing was meant to change
+            elif c.data.get("shown_as") and expect is None:
+                # a multiple select's choice is a chip or a live message, never the field's value: that is the change
+                exp = ExpectedOutcome(type="any_change")
         except VigilError as exc:
             page.invalidate()
             if c.target is not None and exc.code is not ErrorCode.MISDIRECTED:
