@@ -71,3 +71,36 @@ def test_no_covered_control_slips_past_the_proof(harness, server):
     assert res["clean"][3] == []
     assert any("Sticky header" in (d or "") for d in res["sticky"][3])
     assert any("Fixed footer" in (d or "") for d in res["footer"][3])
+
+
+# The words of a row far below the view, drawn up over row 12's "Details" by a negative indent in vertical writing
+# (their element's box stays down there): the proof measures the text of rows out of view as one Range per run of rows
+# first, and must still see these words where they are drawn.
+FAR_TEXT = """() => {
+  const m = document.getElementById('m150'), r = document.getElementById('m12').getBoundingClientRect();
+  m.style.cssText = 'position:relative;z-index:4;writing-mode:vertical-lr;height:20px;overflow:visible;' +
+    'color:transparent;font-size:30px;white-space:pre';
+  m.textContent = 'WWWWWWWWWW';
+  m.style.textIndent = -(m.getBoundingClientRect().top - r.top + 4) + 'px';
+  const t = document.createRange(); t.selectNodeContents(m.firstChild);
+  const b = t.getBoundingClientRect();
+  const x = r.left + r.width / 2, far = m.getBoundingClientRect().top > innerHeight;
+  return [far, b.top < r.top && b.bottom > r.bottom && b.left < x && b.right > x];
+}"""
+
+
+def test_words_drawn_from_far_below_the_view_are_seen(harness, server):
+    async def body(tab):
+        placed = await tab.page.evaluate(FAR_TEXT)
+        await tab.page.evaluate(PROOF, tab.key)
+        snap = await tab.snapshot(force=True)
+        await tab.page.evaluate(EXACT, tab.key)
+        exact = await tab.snapshot(force=True)
+        m12 = _by_id_attr(snap)["m12"]
+        return (placed, snap.stats.timings_ms.get("page_proven", 0),
+                [_row(n) for n in snap.nodes()] == [_row(n) for n in exact.nodes()], m12.occluded, m12.occluded_by_desc)
+
+    placed, proven, same, occluded, desc = harness.page(server.url("occlusion_attacks.html?clean"), body, timeout=60)
+    assert placed == [True, True], "the words were not drawn from below the view over row 12"
+    assert proven > 0 and same
+    assert occluded and "WWWW" in (desc or ""), desc

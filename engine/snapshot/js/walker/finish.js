@@ -19,10 +19,11 @@
   function sameJson(a, b) {
     if (a === b) return true;
     if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) || Array.isArray(b)) return false;
-    const ka = Object.keys(a), kb = Object.keys(b);
-    if (ka.length !== kb.length) return false;
-    for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || !sameJson(a[ka[i]], b[kb[i]])) return false;
-    return true;
+    // (the same keys in the same order: for-in over one, the keys of the other)
+    const kb = Object.keys(b);
+    let i = 0;
+    for (const k in a) if (k !== kb[i++] || !sameJson(a[k], b[k])) return false;
+    return i === kb.length;
   }
 
   // Per walk: set by finishPhase() (the walk runs the parts' phases in order).
@@ -65,11 +66,12 @@
       // Parents in the compact form (`pd`): a kept row's parent is the one it had, shifted as its run
       // is; only the rows whose parent moved otherwise are listed, so the reply follows the change.
       const same = [], ch = [], body = [], pd = [];
-      const of = old.final;
+      const of = old.final, oldMemo = old.memo;
       let runI = -1, runJ = -1, runN = 0;
       for (let i = 0; i < nRows; i++) {
         const r = rows[i];
-        const j = old.map.get(memo[i].el);
+        // (an unchanged page keeps every row where it was: one look at the same row before the map)
+        const el = memo[i].el, j = i < oldMemo.length && oldMemo[i].el === el ? i : old.map.get(el);
         let eq = j !== undefined;
         if (eq) {
           const o = of[j];

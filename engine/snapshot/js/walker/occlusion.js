@@ -27,7 +27,8 @@
   // cannot read, list markers, quotes), the top layer (a modal's backdrop, popovers, full screen), SVG drawn
   // outside its box, MathML, a slider (its thumb overflows its box), a rendered <script>/<style>, closed
   // shadow roots not found yet, a cut walk. A sample of the proven controls is still hit-tested (below).
-  const PROOF_MIN = 40, BAND = 32, PROOF_ROW_MS = 0.004;
+  // (RUN_MIN, RUN_MAX: the rows of a run of sibling subtrees out of view whose text is measured as one Range)
+  const PROOF_MIN = 40, BAND = 32, PROOF_ROW_MS = 0.004, RUN_MIN = 16, RUN_MAX = 512;
   // (the inline tags whose box is made of their own lines: not a picture, not a slot)
   const TEXT_INLINE = new Set([...INLINE].filter((t) => t !== 'img' && t !== 'svg' && t !== 'slot'));
   function topNode(n) {   // what a hit test in the document returns for a node: its host in the document tree
@@ -89,7 +90,39 @@
       }
       return true;
     };
+    // A run of sibling subtrees whose boxes lie out of view is measured first as one Range: its box holds the boxes of
+    // all the text in them, so when it does not reach the viewport, none of that text can be hit there (add() would
+    // drop each box) and it is not measured node by node. (Where it does reach it, they are, as before.)
+    let single = 0;   // rows before this one are measured node by node (they were in a run that reached the viewport)
+    const unseenRun = (i) => {
+      const p = rows[i][0];
+      if (p < 0) return 0;
+      let j = i, last = -1;
+      while (j < nRows && rows[j][0] === p && j - i < RUN_MAX) {
+        const r = memo[j].r;
+        if (!r || !(r[0] + r[2] < 0 || r[1] + r[3] < 0 || r[0] > VW || r[1] > VH)) break;
+        const e = END[j];
+        let plainTree = true;   // (no shadow tree in it: a Range of the document does not hold its text)
+        for (let k = j; k < e && plainTree; k++) {
+          const x = memo[k].el;
+          if ((rows[k][7] & 4) || x.shadowRoot || S.closed.has(x)) plainTree = false;
+        }
+        if (!plainTree) break;
+        last = j; j = e;
+      }
+      if (last < 0 || j - i < RUN_MIN) return 0;
+      single = j;
+      let u;
+      try { range.setStartBefore(memo[i].el); range.setEndAfter(memo[last].el); u = range.getBoundingClientRect(); }
+      catch (e) { return 0; }
+      // (2 px: the union is in single precision)
+      return u.width <= 0 || u.height <= 0 || u.right < -2 || u.bottom < -2 || u.left > VW + 2 || u.top > VH + 2 ? j : 0;
+    };
     for (let i = 0; i < nRows; i++) {
+      if (i >= single) {
+        const e = unseenRun(i);
+        if (e) { i = e - 1; continue; }
+      }
       const m = memo[i], el = m.el;
       // (an inline box — display: inline, a text-level tag, not a host — is the union of its fragments, each around
       // its own words: its box, listed above, holds where its text is drawn; not measured again)
@@ -107,7 +140,7 @@
   // every control, 'proof' always tries the proof (tests and the benchmark compare the two).
   function proofWorth(left) {
     if (proof !== null || S.occlusion === 'proof') return true;
-    if (S.occlusion === 'exact' || occCandidates.length < PROOF_MIN || exactN < 2) return false;
+    if (S.occlusion === 'exact' || occCandidates.length < PROOF_MIN || exactN < 1) return false;
     return (exactMs / exactN) * left > PROOF_ROW_MS * nRows;
   }
   // Whether geometry proves the control clear: every box that meets its hit points is its own, a label's, or a
@@ -187,6 +220,18 @@
     occNow.set(el, res);
     return n - ok;
   }
+  // The check of a proven control in the sample: its centre hit-tested (a hit test costs milliseconds on a page of
+  // many boxes: one point each, so the sample spans the page). Clear, as the proof says: the control itself, one of
+  // its own (a label), or a container the point falls through to. (Proven controls are in the document tree.)
+  function centreClear(el, x1, y1, x2, y2) {
+    const top = document.elementFromPoint((x1 + x2) / 2, (y1 + y2) / 2);
+    hits++;
+    if (!top || top === el) return true;
+    const owners = ownersOf(el);
+    for (let q = top; q; q = up(q)) if (owners.has(q)) return true;
+    for (let q = up(el); q; q = up(q)) if (q === top) return true;
+    return false;
+  }
 
   // Per walk: set by occlusionPhase() (the walk runs the parts' phases in order).
   let hits, map, occNow, changed, WALKED, proof, tProof, trustedN, deferred, early, exactMs, exactN, left, tOcc;
@@ -198,8 +243,7 @@
     // inside those is the element. A hit on one of its own ancestors means the point fell through
     // the element (a rounded corner, a transparent edge): it says nothing. Anything else covers it.
     hits = 0;
-    map = new Map();
-    for (let i = 0; i < nRows; i++) map.set(memo[i].el, i);
+    rowMap();
     // An incremental walk hit-tests again only where something changed: the boxes of the rows in changed
     // subtrees and of the ancestors whose box moved (where they are and where they were), and of the
     // elements gone. A control copied from the last walk whose visible part meets none of them keeps its
@@ -271,17 +315,19 @@
       }
       // (the first, the last and evenly between: three, and one more per 64)
       const every = Math.max(1, Math.floor(deferred.length / (2 + (deferred.length >> 6))));
+      let sampled = 0;
       for (let q = checked && deferred.length > 1 ? 1 : 0; q < deferred.length && trusted; q++) {
         if (q % every !== 0 && q !== deferred.length - 1) continue;
         const d = deferred[q];
-        if (hitTest(d[0], d[1], d[2], d[3], d[4], d[5]) !== 0) trusted = false;
-        d[0] = -1;
+        if (!centreClear(d[1], d[2], d[3], d[4], d[5])) trusted = false;
+        sampled++;
       }
+      // (not trusted: every one is hit-tested, the sampled ones too)
       for (const d of deferred) {
-        if (d[0] < 0) continue;
-        if (trusted) { occNow.set(d[1], false); trustedN++; }
+        if (trusted) occNow.set(d[1], false);
         else hitTest(d[0], d[1], d[2], d[3], d[4], d[5]);
       }
+      if (trusted) trustedN = deferred.length - sampled;
     }
     tOcc = performance.now();
   }

@@ -115,8 +115,16 @@
 
   // Per walk: set by passesPhase() (the walk runs the parts' phases in order).
   let nRows, END, RAW, tWalk, recovered, tIds;
+  // Each walked element's row (`map`, declared in occlusion.js): made once a walk, when first needed (labels named by
+  // aria-labelledby, occlusion; the next walk keeps it).
+  function rowMap() {
+    if (!map) { map = new Map(); for (let i = 0; i < nRows; i++) map.set(memo[i].el, i); }
+    return map;
+  }
+
   function passesPhase() {
     nRows = rows.length;
+    map = null;
     // Where each subtree ends, and which subtrees lean on boxes above them.
     END = new Int32Array(nRows);
     for (let i = nRows - 1; i >= 0; i--) {
@@ -179,7 +187,7 @@
         const r = rows[ri];
         const lb = (r[7] & 8) && r[14] && r[14].a ? r[14].a['aria-labelledby'] : null;
         if (!lb) continue;
-        if (!rowOf) { rowOf = new Map(); for (let q = 0; q < nRows; q++) rowOf.set(memo[q].el, q); }
+        if (!rowOf) rowOf = rowMap();
         for (const id of lb.split(/\s+/)) {
           const t = id && byIdIn(memo[ri].el, id);
           const q = t ? rowOf.get(t) : undefined;
