@@ -104,3 +104,29 @@ def test_words_drawn_from_far_below_the_view_are_seen(harness, server):
     assert placed == [True, True], "the words were not drawn from below the view over row 12"
     assert proven > 0 and same
     assert occluded and "WWWW" in (desc or ""), desc
+
+
+# A zero-height flex container with a line-height far above its font's: its line box reaches up over rows 12 to 24,
+# where its glyphs are not (they sit mid-line) and its own box is not (zero height). A hit test there returns it.
+LINE_BOX = """() => {
+  const m = document.getElementById('m150'), r = document.getElementById('m12').getBoundingClientRect();
+  m.style.cssText = 'position:relative;z-index:4;display:flex;align-items:flex-end;height:0;overflow:visible;' +
+    'color:transparent;font-size:30px;white-space:pre';
+  m.textContent = 'WWWWWWWWWWWWWWWWWWWW';
+  m.style.lineHeight = (2 * (m.getBoundingClientRect().bottom - (r.top + r.height / 2))) + 'px';
+}"""
+
+
+def test_a_line_box_far_taller_than_its_words_is_seen_where_it_takes_hits(harness, server):
+    async def body(tab):
+        await tab.page.evaluate(LINE_BOX)
+        await tab.page.evaluate(PROOF, tab.key)
+        snap = await tab.snapshot(force=True)
+        await tab.page.evaluate(EXACT, tab.key)
+        exact = await tab.snapshot(force=True)
+        covered = sorted(k for k, n in _by_id_attr(exact).items() if n.occluded and "WWWW" in (n.occluded_by_desc or ""))
+        return covered, [_row(n) for n in snap.nodes()] == [_row(n) for n in exact.nodes()]
+
+    covered, same = harness.page(server.url("occlusion_attacks.html?clean"), body, timeout=60)
+    assert covered, "the line box covers no control: the page did not set up the attack"
+    assert same, "the proof called controls clear that the line box covers"

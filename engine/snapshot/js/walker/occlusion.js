@@ -80,13 +80,24 @@
     }
     // Text, where it is drawn (a Range's boxes: it may overflow its element, or be indented out of it). White space
     // alone in a flex or grid container is not drawn (CSS Flexbox §4, Grid §6): not measured.
+    // A line is hit across its whole line box, not only where its glyphs are: a line-height far above the font's
+    // (a zero-height flex container with a huge line-height) takes hits far from its text, so the box is grown by the
+    // leading on both sides (read once per element; an ordinary line-height adds under a few px, which changes nothing).
     const range = document.createRange();
     const texts = (p, node, lay) => {
+      let lead = -1, vertical = false;   // (a line written top to bottom has its leading to its sides)
       for (let c = p.firstChild; c; c = c.nextSibling) {
         if (c.nodeType !== 3 || (lay && !/\S/.test(c.data))) continue;
         range.selectNodeContents(c);
         const rc = range.getBoundingClientRect();
-        if (!add(rc.left, rc.top, rc.right, rc.bottom, node)) return false;
+        if (lead < 0) {
+          const cs = p.nodeType === 1 ? getComputedStyle(p) : null, lh = cs ? parseFloat(cs.lineHeight) : NaN;
+          lead = lh > 0 ? lh : 0;
+          vertical = !!cs && cs.writingMode.startsWith('vertical') || !!cs && cs.writingMode.startsWith('sideways');
+        }
+        const across = vertical ? rc.width : rc.height, grow = lead > 1.5 * across ? lead - across : 0;
+        const ex = vertical ? grow : 0, ey = vertical ? 0 : grow;
+        if (!add(rc.left - ex, rc.top - ey, rc.right + ex, rc.bottom + ey, node)) return false;
       }
       return true;
     };
