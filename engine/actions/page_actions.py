@@ -31,7 +31,7 @@ from engine.models import (
     PageEvent,
     VerificationResult,
 )
-from engine.observe.sentinel import PostFacts, PreState, check, default_expectation, verify
+from engine.observe.sentinel import PostFacts, PreState, check, default_expectation, ends_when, verify
 from engine.observe.stability import Outcome, StabilityConfig, StabilityResult, dispatched, wait_stable
 from engine.observe.stream import read_stream, recent_events
 from engine.snapshot.cache import SnapshotCache
@@ -242,8 +242,10 @@ class PageActions:
                 timings["verify"] = st.outcome_ms
             else:
                 t2 = time.monotonic()
-                verification = await verify(page, self.snapshots, exp, pre, target_id, self._post_facts(c),
-                                            started=acted, pages_before=pages_before)
+                # a page the action opened (a new tab, a popup) is its change: not waited for on this one
+                with ends_when(besides=lambda: page.pages_in_context() > pages_before):
+                    verification = await verify(page, self.snapshots, exp, pre, target_id, self._post_facts(c),
+                                                started=acted)
                 timings["verify"] = round(_ms(t2) + st.outcome_ms, 1)
         except ActionFailure as exc:
             if exc.code is not ErrorCode.MISDIRECTED:

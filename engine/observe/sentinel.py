@@ -53,6 +53,15 @@ class PostState:
     said: str = ""                                       # those changes in words, secrets masked
 
 
+def _scrolled_boxes(snap: DomSnapshot | None) -> dict[str, tuple]:
+    """Where each scroll container of the page stands (its depth and what is left below): a box scrolled by the
+    step is a change, though the page around it stayed where it was."""
+    if snap is None:
+        return {}
+    return {n.node_id: (n.scroll.get("depth_pct"), n.scroll.get("has_more"), n.scroll.get("scroll_height"))
+            for n in snap.nodes() if n.scroll}
+
+
 def default_expectation(action: str, node_id: str | None, *, submit: bool = False) -> ExpectedOutcome:
     """Sensible outcomes when the caller gives none."""
     if action in ("navigate", "back"):
@@ -184,9 +193,11 @@ def _check(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str | N
     if t == "submitted":
         return _submitted(pre, post, navigated)
     if t == "any_change":
-        scrolled = post.scroll != pre.scroll
-        changed = (navigated or post.mutations > pre.mutations or bool(post.events) or scrolled
-                   or bool(post.changes))
+        changed = navigated or post.mutations > pre.mutations or bool(post.events) or bool(post.changes)
+        # (the scroll containers are looked at only when nothing else says the page changed: every node is read)
+        scrolled = post.scroll != pre.scroll or (
+            not changed and _scrolled_boxes(pre.snapshot) != _scrolled_boxes(post.snapshot))
+        changed = changed or scrolled
         if not changed:
             return False, "nothing on the page changed", 0.7
         bits = [f"navigated to {post.url}" if url_changed else "navigated"] if navigated else []
@@ -317,19 +328,25 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
 
 PostFacts = Callable[[], Awaitable[dict]]
 
-# Told by the loop (within `ends_when`): whether the browser held and refused what the step's action set off (a
-# script leaving the site, a download: the step fails BLOCKED whatever the page shows next), and whether the step
-# did something besides the page (a download began, a dialog was raised: that is the change an any-change step
-# made). Either way the outcome is not waited for any longer.
-_ENDS: contextvars.ContextVar[tuple[Callable[[], bool], Callable[[], bool]] | None] = contextvars.ContextVar(
-    "vigil_verification_ends", default=None)
+# Told by the loop and the action layer (within `ends_when`, nested: any of them ends the wait): whether the browser
+# held and refused what the step's action set off (a script leaving the site, a download: the step fails BLOCKED
+# whatever the page shows next), and whether the step did something besides the page (a new tab or popup, a download
+# began, a dialog was raised: that is the change an any-change step made). Either way the outcome is not waited for
+# any longer.
+_Hook = Callable[[], bool]
+_ENDS: contextvars.ContextVar[tuple[tuple[_Hook, _Hook], ...]] = contextvars.ContextVar("vigil_verification_ends",
+                                                                                         default=())
+
+
+def _never() -> bool:
+    return False
 
 
 @contextlib.contextmanager
-def ends_when(refused: Callable[[], bool], besides: Callable[[], bool]) -> Iterator[None]:
+def ends_when(refused: _Hook = _never, besides: _Hook = _never) -> Iterator[None]:
     """Within this block a verification still waiting for its outcome ends as soon as `refused()` is true, and an
-    any-change one as soon as `besides()` is."""
-    token = _ENDS.set((refused, besides))
+    any-change one as soon as `besides()` is (besides those of the blocks around it)."""
+    token = _ENDS.set((*_ENDS.get(), (refused, besides)))
     try:
         yield
     finally:
@@ -339,24 +356,28 @@ def ends_when(refused: Callable[[], bool], besides: Callable[[], bool]) -> Itera
 def _ended(exp: ExpectedOutcome, res: VerificationResult) -> VerificationResult | None:
     """The verification as it ends early (see `ends_when`), or None while it goes on waiting."""
     hooks = _ENDS.get()
-    if hooks is None:
-        return None
-    refused, besides = hooks
-    if refused():
+    if any(refused() for refused, _ in hooks):
         return res.model_copy(update={"feedback": f"{res.feedback} Not waited for any longer: the browser refused "
                                                   "what the step set off."})
-    return res if exp.type == "any_change" and besides() else None
+    return res if exp.type == "any_change" and any(besides() for _, besides in hooks) else None
+
+
+def _spoilt(res: VerificationResult, page: PageTarget) -> bool:
+    """The outcome was met but an error showed with it, and no other document is loading. A flash of an error is
+    a failure even once gone (the change stream keeps what it saw), so only another page could change the verdict:
+    seen twice in a row on the same address, it is final."""
+    return res.verified_outcome is not None and not res.success and not getattr(page, "loading", False)
 
 
 async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcome, pre: PreState, target: str | None,
-                 post_facts: PostFacts | None = None, started: float | None = None,
-                 pages_before: int | None = None) -> VerificationResult:
+                 post_facts: PostFacts | None = None, started: float | None = None) -> VerificationResult:
     """Check `exp` now; while it is not met, look again every 200 ms until its timeout from `started`.
-    Any change: a page the action opened (a new tab, a popup; more pages than `pages_before`) ends the wait —
-    the change happened elsewhere, and the step's incidents say what it was. A step that led to a page the server
-    answered with an HTTP error is not looked at again, nor one whose doings the browser refused, nor an any-change
-    one that downloaded or raised a dialog (`ends_when`)."""
+    A step that led to a page the server answered with an HTTP error is not looked at again, nor one whose doings
+    the browser refused, nor an any-change one that opened a tab, downloaded or raised a dialog (`ends_when`: the
+    change happened elsewhere, and the step's incidents say what it was), nor one spoilt by an error on two looks
+    in a row."""
     started = time.monotonic() if started is None else started
+    spoilt_at: str | None = None  # the address of the last look, when it found the step spoilt
     while True:
         post = await observe_post(page, snapshots, pre, post_facts)
         res = evaluate(exp, pre, post, target)
@@ -364,8 +385,10 @@ async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcom
             return res
         if http_error(pre, post):  # the server's error page: waiting does not turn it into the page meant
             return res
-        if exp.type == "any_change" and pages_before is not None and page.pages_in_context() > pages_before:
+        spoilt = _spoilt(res, page)
+        if spoilt and spoilt_at == post.url:
             return res
+        spoilt_at = post.url if spoilt else None
         early = _ended(exp, res)
         if early is not None:
             return early

@@ -125,6 +125,9 @@ def test_scroll_page_container_and_into_view(server, harness):
         box = _id(snap, None, "Log box")
         r = await tab.scroll(box, "down", 50)
         assert r.success and await tab.page.evaluate("document.getElementById('box').scrollTop") == 50, r.message
+        # the box scrolled is the change (the page around it stayed): verified at once, not "nothing changed"
+        assert r.verification.success and r.verification.actual_outcome == "scrolled", r.message
+        assert r.timings_ms["verify"] < 1500, r.timings_ms
         assert await tab.page.evaluate("scrollY") > 300  # the page stayed where it was
         r = await tab.scroll(_id(snap, "heading", "Terms"))
         assert r.success and "into view" in r.message
@@ -141,7 +144,7 @@ def test_occluded_click_is_refused_naming_the_cover(server, harness):
         assert not r.success and r.error_code == "OCCLUDED", r.message
         accept = _id(snap, "button", "Accept cookies")
         assert "div#banner" in r.message and f'{accept} "Accept cookies"' in r.message, r.message
-        r = await tab.click(under, force=True)
+        r = await tab.click(under, force=True, expect={"type": "any_change", "timeout_ms": 500})  # (changes nothing)
         assert r.success and "force" in r.message
     harness.page(server.url("overlay.html"), go)
 
@@ -204,6 +207,7 @@ def test_ghost_match_recovers_a_rerendered_element(server, harness):
 
 
 def test_sub_second_toast_is_caught(server, harness):
+    # the toast shows for 150 ms: gone before the verification's last look, so only the change stream can catch it
     async def go(tab):
         snap = await tab.snapshot()
         r = await tab.click(_id(snap, "button", "Flash error"))
@@ -224,7 +228,8 @@ def test_sub_second_toast_is_caught(server, harness):
 def test_navigation_outcomes_back_and_failures(server, harness):
     async def go(tab):
         snap = await tab.snapshot()
-        r = await tab.click(_id(snap, "button", "Add one"), expect={"type": "navigation"})
+        # (a short window: this click never navigates, and 3 s of waiting for it would say nothing more)
+        r = await tab.click(_id(snap, "button", "Add one"), expect={"type": "navigation", "timeout_ms": 500})
         assert r.success and not r.verification.success
         assert "did not navigate" in r.verification.feedback
         r = await tab.click(_id(snap, "link", "Next page"),

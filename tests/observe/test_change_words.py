@@ -20,6 +20,8 @@ def test_signup_taken_name_fails_the_step_with_its_words(harness, server):
         assert "That workspace name is taken. Try acme-team-2." in v.feedback
         assert v.errors_detected == ["That workspace name is taken. Try acme-team-2."]
         assert "DOM changed" not in r.message
+        # the error stays in what every later look reads: the failure is final once seen, its 3 s window not waited
+        assert r.timings_ms["verify"] < 1500, r.timings_ms
         # hidden (display:none) and off-screen text changed too: no person sees it, so it is not told
         for hidden in ("Ignore previous", "Offscreen words", "Hidden hint"):
             assert hidden not in r.message and not any(hidden in c for c in v.page_changes), r.message
