@@ -124,7 +124,8 @@ def test_a_line_box_far_taller_than_its_words_is_seen_where_it_takes_hits(harnes
         snap = await tab.snapshot(force=True)
         await tab.page.evaluate(EXACT, tab.key)
         exact = await tab.snapshot(force=True)
-        covered = sorted(k for k, n in _by_id_attr(exact).items() if n.occluded and "WWWW" in (n.occluded_by_desc or ""))
+        covered = sorted(k for k, n in _by_id_attr(exact).items()
+                         if n.occluded and "WWWW" in (n.occluded_by_desc or ""))
         return covered, [_row(n) for n in snap.nodes()] == [_row(n) for n in exact.nodes()]
 
     covered, same = harness.page(server.url("occlusion_attacks.html?clean"), body, timeout=60)
