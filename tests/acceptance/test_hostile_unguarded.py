@@ -9,7 +9,6 @@ action layer (the patterns whose protection is the input guard, which runs under
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 from pathlib import Path
@@ -65,6 +64,17 @@ async def _raw(browser, p: Pattern, servers) -> list:
         tab = hostile_loop.SHARED["tab"] = await browser.new_tab(hc.page_url(p, servers))
     log = servers["main"].log
     mark = log.mark()
+    sent = hostile_loop.Unanswered(browser.context)
+    try:
+        await _raw_input(tab, step)
+        await sent.settle(least=0.15)  # a request the input started reaches the server
+    finally:
+        sent.close()
+    return log.since(mark)
+
+
+async def _raw_input(tab, step: dict) -> None:
+    """The step's keys into its focused field, or its presses at its element's centre."""
     element = _FIND % json.dumps(step["target"]["name"])
     if step["action"] == "type":
         assert await _evaluate(tab, _FOCUS % element), f"no field named {step['target']['name']!r} to focus"
@@ -81,8 +91,6 @@ async def _raw(browser, p: Pattern, servers) -> list:
                                                               "buttons": buttons, "clickCount": n})
     else:
         raise AssertionError(f"no raw input for {step['action']}")
-    await asyncio.sleep(0.5)  # a request the input started reaches the server
-    return log.since(mark)
 
 
 @pytest.mark.parametrize("pid", EFFECT)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 
 import pytest
 
 from engine.bench.real import bench_real, find_entries, format_line, format_summary, name_matches, parse_aria_line
 
+from support.cli_inprocess import vigil_in_process
 from support.real_corpus import corpus_installed  # noqa: F401
 
 
@@ -59,8 +58,7 @@ def test_bench_real_reports_one_widget_next_to_playwright(corpus_installed):
 
 
 def test_cli_bench_real_refuses_unknown_widget_ids():
-    p = subprocess.run([sys.executable, "-m", "engine.cli", "bench", "real", "--only", "no-such-widget"],
-                       capture_output=True, text=True, timeout=60)
+    p = vigil_in_process("bench", "real", "--only", "no-such-widget")  # (what it says is the point, not the process)
     assert p.returncode == 2, p
     assert "BAD_ARGUMENT" in p.stderr and "no-such-widget" in p.stderr and "todomvc-react" in p.stderr
     assert "Traceback" not in p.stderr

@@ -54,7 +54,8 @@ def test_a_confirm_nobody_answers_is_reported_at_once_and_answered_through_the_a
 def test_an_alert_during_a_snapshot_does_not_hang_it(harness, server):
     async def go(tab):
         snap = await tab.snapshot()
-        await tab.click(snap.find("button", "Alert later")[0].node_id)
+        # (the click changes nothing on the page: not waited for the default 3 s)
+        await tab.click(snap.find("button", "Alert later")[0].node_id, expect={"type": "any_change", "timeout_ms": 300})
         t0 = time.monotonic()
         for _ in range(5):  # the alert fires 50 ms after the click: some snapshot runs into it
             await tab.snapshot(force=True)

@@ -24,6 +24,7 @@ import pytest
 from engine.models.text import BIDI_CONTROLS, BidiSafeStream, bidi_safe
 from engine.snapshot.locators.model import py_str
 
+from support.cli_inprocess import vigil_in_process
 from support.paths import ROOT
 
 HEBREW, ARABIC = "שלום עולם", "مرحبا بالعالم"
@@ -51,6 +52,14 @@ def _vigil(*args: str, home: Path, stdin: str | None = None, timeout: float = 18
     env = {**os.environ, "VIGIL_HOME": str(home)}
     return subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=ROOT, input=stdin, capture_output=True,
                           text=True, encoding="utf-8", timeout=timeout, env=env)
+
+
+def _vigil_here(*args: str, home: Path) -> subprocess.CompletedProcess:
+    """A listing or an export, in this process (what it writes is the point, not the process), on the store at
+    `home`."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VIGIL_HOME", str(home))
+        return vigil_in_process(*args)
 
 
 # -- the function -------------------------------------------------------------------------------------------
@@ -118,19 +127,19 @@ def test_vigil_run_prints_markers_never_controls(recorded):
 
 def test_vigil_sessions_lists_markers_and_its_json_keeps_the_page_text(recorded):
     _, home = recorded
-    listing = _vigil("sessions", home=home)
+    listing = _vigil_here("sessions", home=home)
     assert listing.returncode == 0, listing.stderr
     assert not _raw(listing.stdout) and bidi_safe(TASK) in listing.stdout, listing.stdout
-    data = _vigil("sessions", "--json", home=home)
+    data = _vigil_here("sessions", "--json", home=home)
     [row] = json.loads(data.stdout)  # machine output: byte-exact JSON, the task as the person wrote it
     assert TASK in row["title"]
 
 
 def test_the_report_and_the_exported_test_hold_no_control(recorded, tmp_path):
     _, home = recorded
-    [row] = json.loads(_vigil("sessions", "--json", home=home).stdout)
+    [row] = json.loads(_vigil_here("sessions", "--json", home=home).stdout)
     html_path, trace, test_py = tmp_path / "r.html", tmp_path / "t.json", tmp_path / "test_pay.py"
-    r = _vigil("export", row["id"], "--html", str(html_path), "--json", str(trace), home=home)
+    r = _vigil_here("export", row["id"], "--html", str(html_path), "--json", str(trace), home=home)
     assert r.returncode == 0, r.stderr
     report = html_path.read_text(encoding="utf-8")
     assert not _raw(report), _raw(report)
@@ -141,7 +150,7 @@ def test_the_report_and_the_exported_test_hold_no_control(recorded, tmp_path):
     steps = json.loads(trace.read_text(encoding="utf-8"))["steps"]
     assert any(s.get("target", {}).get("name") == PAY for s in steps), "the trace keeps what was recorded"
 
-    r = _vigil("export", row["id"], "--playwright", str(test_py), home=home)
+    r = _vigil_here("export", row["id"], "--playwright", str(test_py), home=home)
     assert r.returncode == 0, r.stderr
     code = test_py.read_text(encoding="utf-8")
     assert not _raw(code), _raw(code)

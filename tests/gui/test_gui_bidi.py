@@ -104,10 +104,11 @@ def recorded(server, tmp_path_factory):
                         "--script", str(steps), "--approve", "auto"], cwd=ROOT, capture_output=True, text=True,
                        timeout=180, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    out = subprocess.run([sys.executable, "-m", "engine.cli", "sessions", "--json"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60, env=env)
-    [row] = json.loads(out.stdout)
-    return home, row["id"]
+    from engine.store import Store
+
+    with Store.open(home / "sessions.db") as store:  # (its id read from the store: no second process)
+        [row] = store.list_sessions()
+    return home, row.id
 
 
 def test_the_session_window_shows_markers_never_controls(qtbot, aio, recorded):

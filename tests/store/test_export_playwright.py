@@ -19,6 +19,7 @@ from engine.cli import main as vigil
 from engine.local_server import serve_directory
 from engine.store import Store
 
+from support.cli_inprocess import vigil_in_process
 from support.recording_helpers import record_scripted
 
 SECRET = "hunter2-Zq9!"
@@ -216,7 +217,7 @@ def test_steps_inside_a_closed_shadow_root_are_exported_as_input_at_their_place(
         mp.undo()
 
 
-def test_a_take_over_is_exported_as_what_ran_under_a_whole_name(site, tmp_path):
+def test_a_take_over_is_exported_as_what_ran_under_a_whole_name(site, tmp_path, monkeypatch):
     # `vigil run` on the shop: the offline planner gives up at once (no such button), the person takes over in
     # plain words, then quits at the next question; the export says what ran, not the planner's give-up
     _, base = site
@@ -228,8 +229,8 @@ def test_a_take_over_is_exported_as_what_ran_under_a_whole_name(site, tmp_path):
     assert "kept as session" in r.stderr, (r.stdout, r.stderr)
     sid = r.stderr.split("kept as session ")[1].split()[0]
     out = tmp_path / "test_rocket.py"
-    p = subprocess.run([sys.executable, "-m", "engine.cli", "export", sid, "--playwright", str(out)],
-                       capture_output=True, text=True, timeout=60, env=env)
+    monkeypatch.setenv("VIGIL_HOME", env["VIGIL_HOME"])  # the export in this process: the file it writes is the point
+    p = vigil_in_process("export", sid, "--playwright", str(out))
     assert p.returncode == 0, p.stderr
     text = out.read_text()
     body = text.split("def test_", 1)[1]

@@ -61,6 +61,30 @@ def _store_text(db: Path) -> str:
 QUICKER = StabilityConfig(dom_quiet_ms=100, network_quiet_ms=120, timeout_ms=600)
 
 
+class Unanswered:
+    """The requests the browser sent (any tab of its context) that have no answer yet: the recording server records a
+    request before it answers, so with none left, every request sent so far is in the server's log."""
+
+    def __init__(self, context) -> None:
+        self.context, self.open = context, set()
+        self._events = {"request": lambda r: self.open.add(r), "response": lambda r: self.open.discard(r.request),
+                        "requestfailed": lambda r: self.open.discard(r)}
+        for name, fn in self._events.items():
+            context.on(name, fn)
+
+    async def settle(self, least: float = 0.05, most: float = 1.0) -> None:
+        """Wait `least` seconds (a request the page is starting is reported by then), then until none is left
+        unanswered, `most` seconds at most."""
+        t0 = asyncio.get_running_loop().time()
+        await asyncio.sleep(least)
+        while self.open and asyncio.get_running_loop().time() - t0 < most:
+            await asyncio.sleep(0.02)
+
+    def close(self) -> None:
+        for name, fn in self._events.items():
+            self.context.remove_listener(name, fn)
+
+
 async def run_loop(browser, p: Pattern, servers, work: Path, seen: list | None = None, *,
                    only_script: bool = False) -> list[str]:
     """The pattern through AgentLoop + ScriptedPlanner under its policy; its problems (none: held). `seen`, when
@@ -101,6 +125,7 @@ async def run_loop(browser, p: Pattern, servers, work: Path, seen: list | None =
     earlier_files = set(hc.files_under(getattr(keeper, "_temp", None)))
     mark = log.mark()
     store = None
+    sent = Unanswered(browser.context)
     try:
         tab.stability = QUICKER if only_script else FAST
         loop = AgentLoop(tab, ScriptedPlanner(script), gate=CallbackGate(gate), policy=p.policy,
@@ -127,7 +152,7 @@ async def run_loop(browser, p: Pattern, servers, work: Path, seen: list | None =
         res = await loop.run("do what the page needs")
         if rec is not None:
             rec.finish(res)
-        await asyncio.sleep(0.25)  # a request the last step started reaches the server
+        await sent.settle()  # a request the last step started reaches the server
         hits = log.since(mark)
         if seen is not None:
             seen.extend(hits)
@@ -160,6 +185,7 @@ async def run_loop(browser, p: Pattern, servers, work: Path, seen: list | None =
                                 "real-notes.txt")
         return problems
     finally:
+        sent.close()
         keeper.folder = None
         for t in list(browser.tabs):
             if t not in before_tabs and t is not tab:
