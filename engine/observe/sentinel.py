@@ -274,10 +274,7 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
     http = http_error(pre, post)
     if http:  # the page the step led to is the server's error page: said with the outcome, and an error seen
         actual = f"{actual}, which answered {http}" if met else f"{actual}; the page answered {http}"
-    # On another page (not just another #fragment), what the stream saw is that page's content
-    # arriving — a search result mentioning "error" is no error message: only alerts count there.
-    moved = urlsplit(post.url)[:4] != urlsplit(pre.url)[:4]
-    errors = [e.text for e in post.events if e.category == "error" and (not moved or e.kind == "invalid")]
+    errors = _stream_errors(pre, post)
     if http:
         errors.insert(0, http)
     new_err = {k: v for k, v in _error_nodes(post.snapshot).items() if k not in _error_nodes(pre.snapshot)}
@@ -362,11 +359,21 @@ def _ended(exp: ExpectedOutcome, res: VerificationResult) -> VerificationResult 
     return res if exp.type == "any_change" and any(besides() for _, besides in hooks) else None
 
 
-def _spoilt(res: VerificationResult, page: PageTarget) -> bool:
-    """The outcome was met but an error showed with it, and no other document is loading. A flash of an error is
-    a failure even once gone (the change stream keeps what it saw), so only another page could change the verdict:
-    seen twice in a row on the same address, it is final."""
-    return res.verified_outcome is not None and not res.success and not getattr(page, "loading", False)
+def _stream_errors(pre: PreState, post: PostState) -> list[str]:
+    """The error messages the change stream saw since the action. On another page (not just another #fragment),
+    what the stream saw is that page's content arriving — a search result mentioning "error" is no error message:
+    only fields marked invalid count there."""
+    moved = urlsplit(post.url)[:4] != urlsplit(pre.url)[:4]
+    return [e.text for e in post.events if e.category == "error" and (not moved or e.kind == "invalid")]
+
+
+def _spoilt(res: VerificationResult, pre: PreState, post: PostState, page: PageTarget) -> bool:
+    """The outcome was met but an error the change stream saw showed with it, and no other document is loading. The
+    stream keeps what it saw (a flash of an error is a failure even once gone), so only another page could change
+    the verdict: seen twice in a row on the same address, it is final. (An error seen only in the page as it is now
+    may still go: that is waited for as before.)"""
+    return (res.verified_outcome is not None and not res.success and not getattr(page, "loading", False)
+            and bool(_stream_errors(pre, post)))
 
 
 async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcome, pre: PreState, target: str | None,
@@ -385,7 +392,7 @@ async def verify(page: PageTarget, snapshots: SnapshotCache, exp: ExpectedOutcom
             return res
         if http_error(pre, post):  # the server's error page: waiting does not turn it into the page meant
             return res
-        spoilt = _spoilt(res, page)
+        spoilt = _spoilt(res, pre, post, page)
         if spoilt and spoilt_at == post.url:
             return res
         spoilt_at = post.url if spoilt else None
