@@ -6,7 +6,7 @@ sessions; what was written goes to the status bar, a failure to the banner."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,16 +69,8 @@ class SessionExports:
 
     async def export_test_to(self, session_id: str, py_path: str) -> Path | None:
         """Write the session as a pytest-playwright test to `py_path`; the path, or None (said in the banner)."""
-        library = self._library_for(py_path)
-        if library is None:
-            return None
-        try:
-            path = await library.export_test(session_id, py_path)
-        except VigilError as exc:
-            self.fail(f"Export as test failed: {exc.message}")
-            return None
-        self.say(f"Exported session {session_id[:8]} as a test: {path} (run it with pytest)", 15000)
-        return path
+        return await self._write(session_id, py_path, lambda lib: lib.export_test(session_id, py_path),
+                                 "Export as test", "as a test: {path} (run it with pytest)")
 
     def ask_export_trace(self, session_id: str) -> QFileDialog:
         """Ask where to write the Playwright trace (a .zip), then write it."""
@@ -88,17 +80,23 @@ class SessionExports:
 
     async def export_trace_to(self, session_id: str, zip_path: str) -> Path | None:
         """Write the session's Playwright trace to `zip_path`; the path, or None (said in the banner)."""
-        library = self._library_for(zip_path)
+        return await self._write(session_id, zip_path, lambda lib: lib.export_trace(session_id, zip_path),
+                                 "Export trace", "as a Playwright trace: {path} (open it with playwright show-trace)")
+
+    async def _write(self, session_id: str, path: str, write: Callable[[SessionLibrary], Awaitable[Path]], what: str,
+                     done: str) -> Path | None:
+        """One file of the session written to `path` by `write(library)`; the path, or None when it failed (`what`
+        failed, said in the banner). `done` says it in the banner, `{path}` standing for where it went."""
+        library = self._library_for(path)
         if library is None:
             return None
         try:
-            path = await library.export_trace(session_id, zip_path)
+            written = await write(library)
         except VigilError as exc:
-            self.fail(f"Export trace failed: {exc.message}")
+            self.fail(f"{what} failed: {exc.message}")
             return None
-        self.say(f"Exported session {session_id[:8]} as a Playwright trace: {path} (open it with "
-                 "playwright show-trace)", 15000)
-        return path
+        self.say(f"Exported session {session_id[:8]} " + done.format(path=written), 15000)
+        return written
 
     def _library_for(self, path: str) -> SessionLibrary | None:
         """The sessions to export from (None without a store); the next dialog opens in `path`'s folder."""
