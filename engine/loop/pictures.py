@@ -17,8 +17,9 @@ one whose mark is the page's mark then — and that began after the last request
 and after the last moving animation the settle saw — is the after picture: nothing changed after its
 frame. When none qualifies, a new one is asked for then. A picture begun at an outcome check whose mark
 is the last one's takes that one's frame (no second capture). The step does not wait for a picture still
-being taken: `LatePicture` sends it after the step's record, before the next step is proposed (the planner
-may be asked meanwhile: an MCP client gets the step's result without waiting for its picture)."""
+being taken: `LatePicture` sends it after the step's record, before the next step's input goes out (the planner
+may be asked and the next step judged meanwhile: an MCP client gets the step's result without waiting for its
+picture, and its next call's checks overlap it)."""
 
 from __future__ import annotations
 
@@ -280,9 +281,9 @@ class StepPictures:
 class LatePicture:
     """A step's after picture still being taken when the step's result was ready: the step's record is published
     without it, and the picture follows it (`StepPictureTaken`: the store keeps it with the step, the window shows
-    it; the record itself gets its hash). The loop waits for it before the next step is proposed (once the planner
-    has answered) and before the run ends, so a run's pictures are all in when it returns; a cancelled run does not
-    wait (the step stays stored, without that picture)."""
+    it; the record itself gets its hash). The loop waits for it before the next step's input goes out (or a person
+    is asked about that step) and before the run ends, so a run's pictures are all in when it returns; a cancelled
+    run does not wait (the step stays stored, without that picture)."""
 
     def __init__(self, take: Take, publish: Callable[[StepPictureTaken], None]) -> None:
         self._take, self._publish = take, publish

@@ -110,7 +110,8 @@ class AgentLoop:
         self.max_steps, self.target_timeout_ms = max_steps, target_timeout_ms
         self.pictures = StepPictures(lambda: self.page, enabled=screenshots)
         # the last step's after picture while it is still being taken: its record is already published, the
-        # picture follows it (StepPictureTaken) before the next step is proposed and before the run ends
+        # picture follows it (StepPictureTaken) before the next step's input (or a person asked about it) and before
+        # the run ends
         self.late_picture = LatePicture(self.pictures.take, lambda ev: self.bus.publish(ev))
         # with `artifacts`, each executed step's StepRecorded event carries the before/after JPEGs and
         # snapshots (StepArtifacts) — what the session store keeps; it costs one snapshot per step
@@ -272,11 +273,9 @@ class AgentLoop:
             p = await ask_planner(self.planner, obs, self.stopping)
             timings["model"] = ms_since(t)  # the planner's time (a model's or backend's round trips included)
             return p
-        # the last step's after picture (asked of the browser before this observation) is in before the next step is
-        # proposed, judged or run: nothing of the next step gets into it. It is waited for while the planner is
-        # asked (an MCP client gets the last step's result without waiting for it, and its next call's checks
-        # overlap it)
-        p, _ = await together(planned(), self.late_picture.wait())
+        # the last step's after picture may still be coming: the next step is proposed and judged (reading the
+        # page, changing nothing) meanwhile, and waits for it before a person is asked or its input goes out
+        p = await planned()
         self._exchange = exchange_of(self.planner)
         try:  # what leaves the loop never carries typed secrets
             guess = resolve_target(obs.snapshot, p.action.target) if p.action.target is not None else None
@@ -379,6 +378,8 @@ class AgentLoop:
         """The gate's decision when a person is asked; else the standing grant's or the policy's approval."""
         timings = step.draft.timings_ms
         t = time.monotonic()
+        if step.ask:  # the person judges the step with the last one's after picture shown
+            await self.late_picture.wait()
         decision = await self.asker.ask(step.request) if step.ask else (
             Decision(kind="approve", reason=f"a standing grant of the person: {step.granted}") if step.granted
             else Decision.approve())
@@ -389,7 +390,9 @@ class AgentLoop:
     async def _before_input(self, draft: StepDraft, in_page: bool) -> tuple[DomSnapshot, Screenshot | None]:
         """The page as it is right before input is dispatched, and its picture (the last step's after picture
         when nothing changed since it was taken; none when the person acts in the page themselves)."""
-        fresh = await self.observer.now(draft.index)
+        # the last step's after picture is in before anything of this step reaches the page (its frame was asked
+        # for already; the wait is for it to be stored with its step, ahead of this one's input)
+        fresh, _ = await together(self.observer.now(draft.index), self.late_picture.wait())
         t_shot = time.monotonic()
         shot_before = None if in_page else await self.pictures.unchanged(fresh) or await self.pictures.take()
         draft.timings_ms["screenshots"] = ms_since(t_shot)
@@ -513,7 +516,7 @@ class AgentLoop:
         snap_after = verified_snapshot(self.page, result, acted_on) or await after_snapshot(self.page)
         t_shot = time.monotonic()
         # a picture still being taken is not waited for: the record is published without it, and the picture
-        # follows (StepPictureTaken), before the next step is proposed
+        # follows (StepPictureTaken), before the next step's input goes out
         pending = await self.pictures.after(picture, self.page is acted_on)
         timings["screenshots"] = round(timings.get("screenshots", 0) + ms_since(t_shot), 1)
         return snap_after, pending

@@ -5,8 +5,8 @@ tab append to it (messages and steps carry on numbering), and navigating keeps i
 url and domain follow the page. The recorder listens to the loop's event bus. Each step (record and
 snapshots) is committed in the callback, before the loop goes on to the next one — a killed process
 never loses a recorded step. An after picture that came after its step's record
-(`StepPictureTaken`) is added to the stored step by a background write, queued before the planner
-is asked for the next step; so are the pictures that came with the record (transcoded to WebP on the
+(`StepPictureTaken`) is added to the stored step by a background write, queued before the next step's
+input; so are the pictures that came with the record (transcoded to WebP on the
 writer thread: `Store.add_step_pictures`). The chat messages and plan updates around a step go to the store's
 background writer (`engine.store.writer`: one thread, in order, flushed before each step is
 written), so their fsyncs are off the loop's critical path. The loop waits for every write of a

@@ -1,6 +1,7 @@
 """A tool call's step is answered without waiting for its after picture (issue 41): the MCP client gets the step's
-result — decided, run, verified, recorded — while the picture is still being taken, and the picture is in, and
-attached to the step's record, before the next step is proposed (nothing of the next step gets into it).
+result — decided, run, verified, recorded — while the picture is still being taken; the next step is proposed and
+judged meanwhile, and the picture is in, and attached to the step's record, before that step's input goes out
+(nothing of the next step gets into it).
 
 Real Chromium on the fixture server; each real capture is answered 400 ms late, so a result that waited for its
 picture would come more than 400 ms after its input."""
@@ -32,6 +33,18 @@ def _step(action: str, name: str, role: str, **kw) -> ProposedStep:
     return ProposedStep(action=Action(name=action, target=TargetQuery(role=role, name=name), **kw))
 
 
+def _inputs_seen(tab, events: list[tuple[str, int, float]]) -> None:
+    """Each input command the page gets is noted (as "input", -1) in `events`, then sent as before."""
+    dialogs = tab.target.dialogs
+    send = dialogs.send_through
+
+    async def noted(method, params=None, **kw):
+        if method.startswith("Input."):
+            events.append(("input", -1, time.monotonic()))
+        return await send(method, params, **kw)
+    dialogs.send_through = noted
+
+
 def test_a_tool_calls_answer_does_not_wait_for_the_after_picture_and_the_next_step_does(server, harness):
     events: list[tuple[str, int, float]] = []
 
@@ -43,6 +56,7 @@ def test_a_tool_calls_answer_does_not_wait_for_the_after_picture_and_the_next_st
 
     async def go(tab):
         _slow_captures(tab)
+        _inputs_seen(tab, events)
         planner = ToolCallPlanner()
         loop = AgentLoop(tab, planner, gate=AutoApprove(), policy="auto")
         loop.bus.subscribe(seen)
@@ -65,8 +79,10 @@ def test_a_tool_calls_answer_does_not_wait_for_the_after_picture_and_the_next_st
     # the answer came with the step verified and recorded, before its picture (which was still being taken)
     assert at[("done", 0)] <= at[("recorded", 0)] <= answered < at[("picture", 0)], events
     assert answered - at[("done", 0)] < SLOW_CAPTURE_S, "the answer waited for the step's after picture"
-    # the next step was proposed (and its input went out) only once that picture was in; every picture reached
-    # its step's record
-    assert at[("picture", 0)] < at[("proposed", 1)] < at[("done", 1)], events
+    # the next step was proposed while that picture was still being taken, and its input went out only once the
+    # picture was in; every picture reached its step's record
+    assert at[("proposed", 1)] < at[("picture", 0)] < at[("done", 1)], events
+    second_inputs = [t for kind, _i, t in events if kind == "input" and t > at[("proposed", 1)]]
+    assert second_inputs and min(second_inputs) > at[("picture", 0)], events
     for st in res.steps[:2]:
         assert st.screenshot_after and st.screenshot_distance is not None, st

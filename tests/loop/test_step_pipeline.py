@@ -273,7 +273,7 @@ def test_a_steps_result_does_not_wait_for_its_after_picture_which_follows_its_re
         server, harness, tmp_path):
     """Captures made slow (each a real capture, 400 ms late): a step's result and its stored record come without
     waiting for the after picture; the picture follows (StepPictureTaken), is added to the stored step and to the
-    run's record, and is in before the planner is asked for the next step."""
+    run's record, and is in before the next step's input goes out (that step is proposed and judged meanwhile)."""
     from engine.models import ActionDone, StepPictureTaken, StepProposed
 
     store = Store.open(tmp_path / "late.db")
@@ -304,9 +304,9 @@ def test_a_steps_result_does_not_wait_for_its_after_picture_which_follows_its_re
         assert at[("recorded", i)] < at[("picture", i)], events
         assert at[("picture", i)] - at[("done", i)] > 0.2, "the step's result waited for its after picture"
         assert res.steps[i].screenshot_after and res.steps[i].screenshot_distance is not None, res.steps[i]
-    # the planner was asked for step 1 (and step 1's input went out) only once step 0's picture was in: nothing
-    # the page does while the next step is planned gets into the last step's picture
-    assert at[("picture", 0)] < at[("proposed", 1)] < at[("done", 1)], events
+    # step 1 was proposed while step 0's picture was still being taken (its frame asked for already: nothing the page
+    # does meanwhile gets into it), and ran only once that picture was in
+    assert at[("proposed", 1)] < at[("picture", 0)] < at[("done", 1)], events
     data = store.load(sid)
     for i in (0, 1):
         assert data.steps[i].screenshot_after == res.steps[i].screenshot_after, "the stored record has no picture"
