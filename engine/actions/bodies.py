@@ -44,7 +44,7 @@ async def type_text(c: ActionContext, text: str, clear: bool, submit: bool) -> N
     # once the field has the focus (a page may add its listeners then), while the key watch is being armed
     mode: asyncio.Future[tuple[str, str]] | None = None
     if not c.masked:
-        mode = asyncio.ensure_future(inp.typing_mode(page, t.session_id, t.object_id, text))
+        mode = asyncio.ensure_future(inp.typing_mode(page, t.session_id, t.object_id, text, t.context_id))
     try:
         async with _watching_keys(c, t):  # keys that land anywhere but this field are stopped
             typing = ("insert", "a secret") if mode is None else await mode

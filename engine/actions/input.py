@@ -93,10 +93,8 @@ KEY_EVENTS = frozenset({"keydown", "keypress", "keyup", "beforeinput", "textInpu
 TEXT_TYPES = ("", "text", "search", "email", "url", "tel", "number")
 _OBJECT_GROUP = "vigil-keys"
 
-# On the field (this): why it must get real keystrokes whatever its listeners, else the event path of a key
-# typed into it — the field, its ancestors (slots, shadow roots and hosts on the way: the composed path), its
-# document and window — for DOMDebugger.getEventListeners. Returned by reference: [why, node, node, …].
-_PATH = ("function(TYPES) { const el = this, tag = el.localName; let why = null;"
+# On the field (this): why it must get real keystrokes whatever its listeners (`why`, null when none)
+_WHY = ("const el = this, tag = el.localName; let why = null;"
          " const at = (n, a) => (n.getAttribute && n.getAttribute(a)) || '';"
          " if (tag === 'input') { const ty = at(el, 'type').toLowerCase();"
          "   if (TYPES.indexOf(ty) < 0) why = 'an input of type ' + ty; }"
@@ -113,18 +111,39 @@ _PATH = ("function(TYPES) { const el = this, tag = el.localName; let why = null;
          "   else if (at(el, 'aria-controls') || at(el, 'aria-owns')) why = 'it controls another element (aria-controls"
          " or aria-owns: a list of suggestions)'; }"
          " if (!why) for (let n = el, i = 0; n && n.nodeType === 1 && i < 64; n = n.parentElement, i++)"
-         "   if (/(^|\\s)combobox(\\s|$)/.test(at(n, 'role'))) { why = 'it is a combobox'; break; }"
-         " const out = [why]; if (why) return out;"
+         "   if (/(^|\\s)combobox(\\s|$)/.test(at(n, 'role'))) { why = 'it is a combobox'; break; }")
+# …else the event path of a key typed into it — the field, its ancestors (slots, shadow roots and hosts on the way:
+# the composed path), its document and window — for DOMDebugger.getEventListeners. By reference: [why, node, …].
+_PATH = ("function(TYPES) { " + _WHY + " const out = [why]; if (why) return out;"
          " for (let n = el, i = 0; n && i < 4096; i++) {"
          "   out.push(n); n = n.assignedSlot || n.parentNode || n.host || null; }"
          " out.push(window); return out; }")
+# …else, read in the same call with the DevTools console's getEventListeners (GEL: what DOMDebugger's reads,
+# inline `on…` handlers included), every listener for a key event (KEYS) on that path, by value:
+# [why] or [null, n, [[i, type, source], …]] (i: 0 the field … n-1 its window; a listener object's handleEvent),
+# each source read with the toString the page had before its scripts ran (install.js: `source`); null without it.
+# (the path and the lists are walked by index: no Array method that a page could have replaced)
+_KEYS_ON_PATH = ("function(TYPES, KEYS, GEL, KEY) { " + _WHY + " if (why) return [why];"
+                 " const S = window[KEY], str = S && S.source; if (typeof str !== 'function') return null;"
+                 " const path = []; for (let n = el, i = 0; n && i < 4096; i++) {"
+                 "   path[path.length] = n; n = n.assignedSlot || n.parentNode || n.host || null; }"
+                 " path[path.length] = window;"
+                 " const src = (f) => { try { if (typeof f !== 'function') f = f && f.handleEvent;"
+                 "   return typeof f === 'function' ? str(f) : ''; } catch (e) { return ''; } };"
+                 " const found = []; for (let i = 0; i < path.length; i++) { const ls = GEL(path[i]) || {};"
+                 "   for (const t in ls) { if (KEYS[t] !== 1) continue; const arr = ls[t];"
+                 "     for (let j = 0; j < arr.length; j++)"
+                 "       found[found.length] = [i, t, src(arr[j] && arr[j].listener)]; } }"
+                 " return [null, path.length, found]; }")
+_READER_GROUP = "vigil-listener-reader"  # kept: one remote function per execution context
 
 
 def _where(i: int, n: int) -> str:
     return "the field" if i == 0 else "its window" if i == n - 1 else "its document" if i == n - 2 else "an ancestor"
 
 
-async def typing_mode(page: PageTarget, session_id: str, object_id: str, text: str) -> tuple[str, str]:
+async def typing_mode(page: PageTarget, session_id: str, object_id: str, text: str,
+                      context_id: int | None = None) -> tuple[str, str]:
     """("insert", why) when `text` can go into the field as one insertion (`Input.insertText`) without the
     page being able to tell it from typing, else ("keys", why). One insertion needs all of: a plain text
     field (input of type text/search/email/url/tel/number, or textarea; not editable content), no maxlength,
@@ -133,11 +152,61 @@ async def typing_mode(page: PageTarget, session_id: str, object_id: str, text: s
     break in the text, and no listener for a key
     event (keydown, keypress, keyup, beforeinput, textInput) that the page registered — inline `on…` handlers
     included — on the field, its ancestors (through shadow roots and slots), its document or its window.
-    Vigil's own listeners (its install script's) do not count. Anything unreadable means keystrokes."""
+    Vigil's own listeners (its install script's) do not count. Anything unreadable means keystrokes.
+    With the element's `context_id`, all of it is one call (`_KEYS_ON_PATH`); else, or when that call cannot be
+    made, a call per node of the path (`DOMDebugger.getEventListeners`)."""
     if not text:
         return "keys", "no text"
     if "\n" in text or "\r" in text:
         return "keys", "the text has a line break"
+    if context_id is not None:
+        at_once = await _mode_in_one_call(page, session_id, object_id, context_id)
+        if at_once is not None:
+            return at_once
+    return await _mode_node_by_node(page, session_id, object_id)
+
+
+async def _mode_in_one_call(page: PageTarget, sid: str, oid: str, ctx: int) -> tuple[str, str] | None:
+    """typing_mode's answer from `_KEYS_ON_PATH` (the reader asked for once per execution context), or None
+    when it could not be read that way."""
+    send, readers, key = page.cdp.send, page.listener_readers, (sid, ctx)
+    try:
+        reader = readers.get(key)
+        if reader is None:
+            r = await send("Runtime.evaluate", {"expression": "getEventListeners", "includeCommandLineAPI": True,
+                                                "contextId": ctx, "objectGroup": _READER_GROUP},
+                           session_id=sid, timeout=5)
+            res = r.get("result") or {}
+            if "exceptionDetails" in r or res.get("type") != "function" or not res.get("objectId"):
+                return None
+            if len(readers) >= 32:  # (those of documents gone)
+                readers.clear()
+            reader = readers[key] = res["objectId"]
+        r = await send("Runtime.callFunctionOn", {
+            "functionDeclaration": _KEYS_ON_PATH, "objectId": oid, "returnByValue": True,
+            "arguments": [{"value": list(TEXT_TYPES)}, {"value": dict.fromkeys(KEY_EVENTS, 1)}, {"objectId": reader},
+                          {"value": page.key}]},
+            session_id=sid, timeout=5)
+    except VigilError:  # (a reader of a context gone, an element of another one): asked for again next time
+        readers.pop(key, None)
+        return None
+    got = (r.get("result") or {}).get("value")
+    if "exceptionDetails" in r or not isinstance(got, list) or not got:
+        readers.pop(key, None)
+        return None
+    if got[0]:
+        return "keys", str(got[0])
+    if len(got) != 3 or not isinstance(got[2], list):
+        return None
+    own = page.scripts.install_source
+    for i, kind, source in got[2]:
+        if _ours_source(str(source), own):
+            continue
+        return "keys", f"the page listens for {kind} on {_where(int(i), int(got[1]))}"
+    return "insert", "no key listener, mask, list or length limit on the field"
+
+
+async def _mode_node_by_node(page: PageTarget, session_id: str, object_id: str) -> tuple[str, str]:
     send = page.cdp.send
     try:
         r = await send("Runtime.callFunctionOn", {"functionDeclaration": _PATH, "objectId": object_id,
@@ -185,5 +254,8 @@ async def typing_mode(page: PageTarget, session_id: str, object_id: str, text: s
 
 def _ours(listener: dict, own: str) -> bool:
     """Is this listener one of Vigil's own (its source text is part of the script Vigil installs)?"""
-    desc = (listener.get("handler") or {}).get("description") or ""
-    return len(desc) > 20 and desc in own
+    return _ours_source((listener.get("handler") or {}).get("description") or "", own)
+
+
+def _ours_source(source: str, own: str) -> bool:
+    return len(source) > 20 and source in own

@@ -32,6 +32,7 @@ class Target:
     facts: dict = field(default_factory=dict)
     point: tuple[float, float] | None = None  # top-level CSS px
     cover: dict | None = None
+    context_id: int | None = None  # the execution context the object lives in (its frame's document)
 
 
 async def call_on(page: PageTarget, sid: str, oid: str, fn: str, *args: Any, timeout: float = 10) -> Any:
@@ -57,8 +58,10 @@ async def release(page: PageTarget, sid: str) -> None:
 async def resolve(page: PageTarget, snap: DomSnapshot, node_id: str) -> Target:
     """The live element behind `node_id` in `snap`; UnknownNodeError (NOT_FOUND / STALE) otherwise."""
     node = snap.get(node_id)
-    sid, oid = await element_object(page, snap.ref(node_id), group=GROUP)
-    return Target(node, sid, oid)
+    ref = snap.ref(node_id)
+    sid, oid = await element_object(page, ref, group=GROUP)
+    ft = page.frames.get(ref.frame_id)  # (the context element_object resolved it in, unless it changed since)
+    return Target(node, sid, oid, context_id=ft.context_id if ft is not None and ft.session_id == sid else None)
 
 
 # The input guard (snapshot/js/input_guard.js) is called only from these strict-mode wrappers, so the

@@ -126,6 +126,9 @@ class PageTarget:
         # scroll events queued before then have fired): a snapshot check just after needs no frame of its own
         self.painted_at = -1e9
         self.owner: Any = None                  # the Browser whose tab this is
+        # the DevTools console's getEventListeners, per (session, execution context): its remote object id, asked
+        # for once (engine.actions.input reads a field's key listeners with it in one call)
+        self.listener_readers: dict[tuple[str, int], str] = {}
         # the style sheets the browser applied (CSS domain, enabled per session when first asked)
         self.stylesheets = StyleSheets(cdp.send, self._mine)
 

@@ -17,6 +17,11 @@
     ver: 0, lastFrames: [], suspects: [], events: [],
   };
   Object.defineProperty(window, KEY, { value: state, enumerable: false, configurable: false, writable: false });
+  // A function's source as the browser has it, with Function.prototype.toString as it was before page scripts ran
+  // (a page may replace it): engine.actions.input tells Vigil's own key listeners from the page's by it.
+  const toSource = Function.prototype.toString, apply = Reflect.apply;
+  Object.defineProperty(state, 'source', { value: (f) => apply(toSource, f, []), enumerable: false,
+                                           configurable: false, writable: false });
   const CLICKY = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'dblclick', 'touchstart']);
   const disguise = (fn, native) => {
     try { Object.defineProperty(fn, 'toString', { value: () => Function.prototype.toString.call(native), enumerable: false }); } catch (e) {}
