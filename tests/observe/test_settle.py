@@ -5,6 +5,7 @@ never hold a step, and a page that never stops changing costs the cap once and s
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 
 import pytest
@@ -44,6 +45,12 @@ PAGES = {
   function go() { o.textContent = 'done'; const d = frames[0].document; let k = 0;
     const step = () => { d.getElementById('n').textContent = String(++k); if (k < 30) setTimeout(step, 10); };
     setTimeout(step, 10); }
+</script>""",
+    # the outcome at once, then a change every 8 ms for 120 ms (a list still filling in as the page is first looked at)
+    "trailing": """<!doctype html><title>Trailing</title><button id=b onclick="go()">Go</button><p id=o>idle</p>
+<p id=n>0</p><script>
+  function go() { o.textContent = 'done'; let k = 0;
+    const step = () => { n.textContent = String(++k); if (k < 15) setTimeout(step, 8); }; setTimeout(step, 8); }
 </script>""",
     "tick": """<!doctype html><title>Tick</title><button id=b onclick="o.textContent = 'clicked'">Toggle</button>
 <p id=o>idle</p><p id=t>0</p><script>
@@ -248,3 +255,35 @@ def test_on_a_page_with_frames_the_first_look_checks_the_outcome_while_the_frame
     assert st.stable and st.outcome_seen, st.describe()
     assert checked and painted and checked[0] < painted[0], \
         f"the outcome was first checked after the frames painted ({checked} vs {painted}): no overlap"
+
+
+def test_a_page_still_changing_is_looked_at_again_once_quiet_enough_for_the_outcome(harness, site, monkeypatch):
+    """The page changes for a while after the action, its outcome shown from the start: between looks the settle
+    waits only for what the outcome check needs (outcome_quiet_ms of quiet, the next look's frames counting), not
+    for the whole quiet window — that cost a step a poll for nothing when its page changed once more just before
+    it was looked at. The outcome is still taken on a quiet page, after the last change."""
+    sleeps: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def noted(delay, *args, **kwargs):  # the real sleep; the settle's own are noted
+        if sys._getframe(1).f_globals.get("__name__") == stability.__name__:
+            sleeps.append(delay)
+        return await real_sleep(delay, *args, **kwargs)
+
+    monkeypatch.setattr(stability.asyncio, "sleep", noted)
+
+    async def body(tab):
+        async def outcome() -> bool:
+            return await tab.page.evaluate("document.getElementById('o').textContent") == "done"
+
+        t = time.monotonic()
+        await tab.page.click("#b")
+        st = await tab.wait_stable(since=t, outcome=outcome)
+        return st, await tab.page.evaluate("document.getElementById('n').textContent")
+
+    st, n = harness.page(site + "trailing", body)
+    assert st.stable and st.outcome_seen, st.describe()
+    assert n == "15", f"the outcome was taken in the middle of the changes (at {n} of 15)"
+    assert sleeps, "the page was never looked at while it changed"
+    quiet = StabilityConfig().outcome_quiet_ms / 1000
+    assert max(sleeps) <= quiet, f"waited longer than the outcome check needs between looks: {sleeps}"
