@@ -196,10 +196,8 @@ def test_outcome_is_not_checked_while_the_actions_request_is_in_flight(harness, 
     assert set(seen) <= {"loaded"}, f"the outcome was checked before the click's response came: {seen}"
 
 
-@pytest.mark.parametrize("page, frame", [("burst", 0), ("framed-burst", 1)], ids=["in the page", "in a child frame"])
-def test_a_burst_of_changes_is_waited_out_even_when_the_outcome_shows_at_once(harness, site, page, frame):
-    """The outcome shows at once, then a burst of changes follows (in the page itself, or inside a child frame
-    only): the settle waits the burst out."""
+def _go_until_done(frame: int = 0):
+    """A page's body: click Go, settle with the outcome "o says done", then read the count n (in `frame`)."""
     async def body(tab):
         async def outcome() -> bool:
             return await tab.page.evaluate("document.getElementById('o').textContent") == "done"
@@ -208,8 +206,14 @@ def test_a_burst_of_changes_is_waited_out_even_when_the_outcome_shows_at_once(ha
         await tab.page.click("#b")
         st = await tab.wait_stable(since=t, outcome=outcome)
         return st, await tab.page.frames[frame].evaluate("document.getElementById('n').textContent")
+    return body
 
-    st, n = harness.page(site + page, body)
+
+@pytest.mark.parametrize("page, frame", [("burst", 0), ("framed-burst", 1)], ids=["in the page", "in a child frame"])
+def test_a_burst_of_changes_is_waited_out_even_when_the_outcome_shows_at_once(harness, site, page, frame):
+    """The outcome shows at once, then a burst of changes follows (in the page itself, or inside a child frame
+    only): the settle waits the burst out."""
+    st, n = harness.page(site + page, _go_until_done(frame))
     assert st.stable, st.describe()
     assert n == "30", f"the settle ended in the middle of the burst (at {n} of 30): {st.describe()}"
 
@@ -272,16 +276,7 @@ def test_a_page_still_changing_is_looked_at_again_once_quiet_enough_for_the_outc
 
     monkeypatch.setattr(stability.asyncio, "sleep", noted)
 
-    async def body(tab):
-        async def outcome() -> bool:
-            return await tab.page.evaluate("document.getElementById('o').textContent") == "done"
-
-        t = time.monotonic()
-        await tab.page.click("#b")
-        st = await tab.wait_stable(since=t, outcome=outcome)
-        return st, await tab.page.evaluate("document.getElementById('n').textContent")
-
-    st, n = harness.page(site + "trailing", body)
+    st, n = harness.page(site + "trailing", _go_until_done())
     assert st.stable and st.outcome_seen, st.describe()
     assert n == "15", f"the outcome was taken in the middle of the changes (at {n} of 15)"
     assert sleeps, "the page was never looked at while it changed"
