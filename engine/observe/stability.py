@@ -397,11 +397,6 @@ async def wait_stable(page: PageTarget, config: StabilityConfig | None = None, *
         need = 0.0
         if probe is not None and dom_quiet < need_quiet:
             need = (need_quiet - dom_quiet) / 1000
-            if outcome is not None and checked_at != last_mut:
-                # the outcome is checked once the page has been quiet outcome_quiet_ms, not dom_quiet_ms: the next
-                # probe's two frames are most of that (a step whose page changed once more just before the probe
-                # waited out a whole poll for nothing)
-                need = max(0.0, (cfg.outcome_quiet_ms - dom_quiet) / 1000)
         if not ours and net_quiet < cfg.network_quiet_ms:
             need = max(need, (cfg.network_quiet_ms - net_quiet) / 1000)
         if ours or hold:

@@ -5,7 +5,6 @@ never hold a step, and a page that never stops changing costs the cap once and s
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 
 import pytest
@@ -45,12 +44,6 @@ PAGES = {
   function go() { o.textContent = 'done'; const d = frames[0].document; let k = 0;
     const step = () => { d.getElementById('n').textContent = String(++k); if (k < 30) setTimeout(step, 10); };
     setTimeout(step, 10); }
-</script>""",
-    # the outcome at once, then a change every 8 ms for 120 ms (a list still filling in as the page is first looked at)
-    "trailing": """<!doctype html><title>Trailing</title><button id=b onclick="go()">Go</button><p id=o>idle</p>
-<p id=n>0</p><script>
-  function go() { o.textContent = 'done'; let k = 0;
-    const step = () => { n.textContent = String(++k); if (k < 15) setTimeout(step, 8); }; setTimeout(step, 8); }
 </script>""",
     "tick": """<!doctype html><title>Tick</title><button id=b onclick="o.textContent = 'clicked'">Toggle</button>
 <p id=o>idle</p><p id=t>0</p><script>
@@ -196,8 +189,10 @@ def test_outcome_is_not_checked_while_the_actions_request_is_in_flight(harness, 
     assert set(seen) <= {"loaded"}, f"the outcome was checked before the click's response came: {seen}"
 
 
-def _go_until_done(frame: int = 0):
-    """A page's body: click Go, settle with the outcome "o says done", then read the count n (in `frame`)."""
+@pytest.mark.parametrize("page, frame", [("burst", 0), ("framed-burst", 1)], ids=["in the page", "in a child frame"])
+def test_a_burst_of_changes_is_waited_out_even_when_the_outcome_shows_at_once(harness, site, page, frame):
+    """The outcome shows at once, then a burst of changes follows (in the page itself, or inside a child frame
+    only): the settle waits the burst out."""
     async def body(tab):
         async def outcome() -> bool:
             return await tab.page.evaluate("document.getElementById('o').textContent") == "done"
@@ -206,14 +201,8 @@ def _go_until_done(frame: int = 0):
         await tab.page.click("#b")
         st = await tab.wait_stable(since=t, outcome=outcome)
         return st, await tab.page.frames[frame].evaluate("document.getElementById('n').textContent")
-    return body
 
-
-@pytest.mark.parametrize("page, frame", [("burst", 0), ("framed-burst", 1)], ids=["in the page", "in a child frame"])
-def test_a_burst_of_changes_is_waited_out_even_when_the_outcome_shows_at_once(harness, site, page, frame):
-    """The outcome shows at once, then a burst of changes follows (in the page itself, or inside a child frame
-    only): the settle waits the burst out."""
-    st, n = harness.page(site + page, _go_until_done(frame))
+    st, n = harness.page(site + page, body)
     assert st.stable, st.describe()
     assert n == "30", f"the settle ended in the middle of the burst (at {n} of 30): {st.describe()}"
 
@@ -259,26 +248,3 @@ def test_on_a_page_with_frames_the_first_look_checks_the_outcome_while_the_frame
     assert st.stable and st.outcome_seen, st.describe()
     assert checked and painted and checked[0] < painted[0], \
         f"the outcome was first checked after the frames painted ({checked} vs {painted}): no overlap"
-
-
-def test_a_page_still_changing_is_looked_at_again_once_quiet_enough_for_the_outcome(harness, site, monkeypatch):
-    """The page changes for a while after the action, its outcome shown from the start: between looks the settle
-    waits only for what the outcome check needs (outcome_quiet_ms of quiet, the next look's frames counting), not
-    for the whole quiet window — that cost a step a poll for nothing when its page changed once more just before
-    it was looked at. The outcome is still taken on a quiet page, after the last change."""
-    sleeps: list[float] = []
-    real_sleep = asyncio.sleep
-
-    async def noted(delay, *args, **kwargs):  # the real sleep; the settle's own are noted
-        if sys._getframe(1).f_globals.get("__name__") == stability.__name__:
-            sleeps.append(delay)
-        return await real_sleep(delay, *args, **kwargs)
-
-    monkeypatch.setattr(stability.asyncio, "sleep", noted)
-
-    st, n = harness.page(site + "trailing", _go_until_done())
-    assert st.stable and st.outcome_seen, st.describe()
-    assert n == "15", f"the outcome was taken in the middle of the changes (at {n} of 15)"
-    assert sleeps, "the page was never looked at while it changed"
-    quiet = StabilityConfig().outcome_quiet_ms / 1000
-    assert max(sleeps) <= quiet, f"waited longer than the outcome check needs between looks: {sleeps}"
