@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -37,6 +38,15 @@ class PreState:
     # the page just before the final step of an action (e.g. Enter after typing): mutations,
     # nav_count and the field's valueFp, so "submitted" judges the submission and not the typing
     mark: dict = field(default_factory=dict)
+
+    # read of the snapshot once, not again on each look of a verification (each reads every node)
+    @functools.cached_property
+    def scrolled_boxes(self) -> dict[str, tuple]:
+        return _scrolled_boxes(self.snapshot)
+
+    @functools.cached_property
+    def error_nodes(self) -> dict[str, str]:
+        return _error_nodes(self.snapshot)
 
 
 @dataclass
@@ -196,7 +206,7 @@ def _check(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str | N
         changed = navigated or post.mutations > pre.mutations or bool(post.events) or bool(post.changes)
         # (the scroll containers are looked at only when nothing else says the page changed: every node is read)
         scrolled = post.scroll != pre.scroll or (
-            not changed and _scrolled_boxes(pre.snapshot) != _scrolled_boxes(post.snapshot))
+            not changed and pre.scrolled_boxes != _scrolled_boxes(post.snapshot))
         changed = changed or scrolled
         if not changed:
             return False, "nothing on the page changed", 0.7
@@ -277,7 +287,7 @@ def evaluate(exp: ExpectedOutcome, pre: PreState, post: PostState, target: str |
     errors = _stream_errors(pre, post)
     if http:
         errors.insert(0, http)
-    new_err = {k: v for k, v in _error_nodes(post.snapshot).items() if k not in _error_nodes(pre.snapshot)}
+    new_err = {k: v for k, v in _error_nodes(post.snapshot).items() if k not in pre.error_nodes}
     for v in new_err.values():
         if not any(v in e or e in v for e in errors):
             errors.append(v)
